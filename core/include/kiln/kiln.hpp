@@ -1,0 +1,26 @@
+// kiln: a plugin-based GPU kernel registry with an autotuner.  The umbrella header.
+//
+//   #include <kiln/kiln.hpp>
+//   kiln::Runtime rt;
+//   auto a = kiln::Buffer::alloc(rt.device(0), kiln::f32, {m, n});
+//   auto b = kiln::Buffer::alloc(rt.device(0), kiln::f32, {m, n});
+//   auto c = kiln::Buffer::alloc(rt.device(0), kiln::f32, {m, n});
+//   rt.op("add")({a, b, c});
+#pragma once
+#include "kiln/args.hpp"
+#include "kiln/buffer.hpp"
+#include "kiln/device.hpp"
+#include "kiln/dispatcher.hpp"
+#include "kiln/dtype.hpp"
+#include "kiln/errors.hpp"
+#include "kiln/log.hpp"
+#include "kiln/op_schema.hpp"
+#include "kiln/param_space.hpp"
+#include "kiln/plugin.hpp"
+#include "kiln/problem.hpp"
+#include "kiln/registry.hpp"
+#include "kiln/runtime.hpp"
+#include "kiln/stream.hpp"
+#include "kiln/tensor_ref.hpp"
+#include "kiln/tuning_db.hpp"
+#include "kiln/variant.hpp"

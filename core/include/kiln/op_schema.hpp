@@ -1,0 +1,109 @@
+// OpSchema: the contract of one op name, shared by every variant of it (a family plugin, the
+// vendor plugin, third-party plugins).  It names the argument roles, validates arguments into a
+// Problem, and carries what the tuner and benchmarks need: the host reference, the tolerance per
+// dtype, the work formula, input generation and the bucketing rule for unseen shapes.
+//
+// Schema functions run inside the plugin that registered them, so they return Status rather
+// than throw (see errors.hpp).  Example (the add op, abridged):
+//
+//   auto s = std::make_shared<kiln::OpSchema>();
+//   s->name = "add";
+//   s->tensors = {{"a", kiln::Role::input}, {"b", kiln::Role::input}, {"c", kiln::Role::output}};
+//   s->dim_names = {"m", "n"};
+//   s->dtypes = {kiln::f32};
+//   s->make_problem = [](const kiln::Args& args, kiln::Problem& p) { ...; return kiln::Status(); };
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kiln/args.hpp"
+#include "kiln/errors.hpp"
+#include "kiln/problem.hpp"
+
+namespace kiln {
+
+enum class Role { input, output, inout };
+
+struct TensorRole {
+  std::string name;
+  Role role = Role::input;
+};
+
+struct ScalarRole {
+  std::string name;
+  double default_value = 0.0;
+};
+
+enum class WorkUnit { flop, byte };
+
+// The dtype and shape the tuner allocates for one tensor role of a problem.
+struct TensorSpec {
+  DType dtype = DType::f32;
+  Shape shape;
+};
+
+struct OpSchema {
+  std::string name;
+  std::string summary;
+  std::vector<TensorRole> tensors;
+  std::vector<ScalarRole> scalars;
+  std::vector<std::string> dim_names;  // the Problem's dims, in key order
+  // Dims a shape string may leave out (e.g. gemm's tf32 = 0, topk's largest = 1).
+  std::map<std::string, std::int64_t> dim_defaults;
+  std::vector<DType> dtypes;           // the problem dtypes this op accepts
+  WorkUnit work_unit = WorkUnit::byte;
+
+  // Required.  Validates args (dtypes, shapes, strides) and fills p.dtype and p.dims; the core
+  // has already checked the tensor count, nulls and that all tensors share one device, and fills
+  // p.schema, p.device and p.align_bytes itself.
+  std::function<Status(const Args& args, Problem& p)> make_problem;
+  // Required.  Dense shapes and dtypes of the tensors of a problem (for the tuner and tests).
+  std::function<Status(const Problem& p, std::vector<TensorSpec>& specs)> tensor_specs;
+  // Required.  The host reference: computes the outputs of `args` (host memory) in place.
+  std::function<Status(const Args& args, const Problem& p)> reference;
+  // Required.  FLOP or bytes moved by one call, for throughput figures.
+  std::function<double(const Problem& p)> work;
+  // Relative error norm accepted for a problem; default by p.dtype: 1e-5 f32, 1e-12 f64,
+  // 1e-2 f16/bf16, 0 for integers.
+  std::function<double(const Problem& p)> tolerance;
+  // Optional: scalars the tuner passes for a problem (default: the roles' defaults).
+  std::function<void(const Problem& p, Args& args)> scalars_for;
+  // Optional: fills input `tensor_index` (host memory) for a problem; default: uniform in [-1, 1)
+  // for floats, [0, 255] for u8, [-1000, 1000] for signed ints.
+  std::function<void(const Problem& p, int tensor_index, const TensorRef& host, std::uint64_t seed)> fill_input;
+  // Optional: compares outputs `got` with `expected` (both host); sets `error` to the relative
+  // error measure compared with the tolerance; default: ||got - expected|| / ||expected|| over
+  // every output, NaN or an unwritten (poisoned) element counting as infinite error.
+  std::function<Status(const Args& got, const Args& expected, const Problem& p, double& error)> compare;
+  // Optional: the bucket of a problem for nearest-entry lookup of unseen shapes; default: the
+  // dtype plus each dim rounded to the nearest power of two.
+  std::function<std::string(const Problem& p)> bucket;
+
+  // Helpers implemented by the core ------------------------------------------------------------
+  int dim_index(std::string_view dim) const;        // -1 when absent
+  // A problem from positional extents in dim_names order; missing trailing dims take
+  // dim_defaults, else it is an error.
+  // Throws ShapeError naming the expected dims.
+  Problem problem_from_dims(DType dtype, const std::vector<std::int64_t>& dims, Device device) const;
+  // Parses "4096x4096x4096" or "m=4096,n=4096,k=4096" (names may be mixed with positions).
+  Problem problem_from_shape(DType dtype, std::string_view shape, Device device) const;
+  std::string bucket_of(const Problem& p) const;    // bucket or the default rule
+  double tolerance_for(const Problem& p) const;     // tolerance or the default rule
+  std::string signature() const;                    // "gemm(a: in, b: in, c: inout; alpha=1, beta=0)"
+};
+
+// Validation helpers for make_problem implementations (they return a failed Status whose
+// message names the argument).
+Status expect_dtype(const OpSchema& s, const Args& args, int index, DType expected);
+Status expect_rank(const OpSchema& s, const Args& args, int index, int rank);
+Status expect_shape(const OpSchema& s, const Args& args, int index, const Shape& expected);
+Status expect_contiguous(const OpSchema& s, const Args& args, int index);
+
+// Default fill / compare, usable from custom ones.
+void default_fill(const TensorRef& host, std::uint64_t seed);
+double relative_error(const TensorRef& got, const TensorRef& expected);  // inf on NaN/poison
+
+}  // namespace kiln

@@ -1,0 +1,94 @@
+// ParamSpace: a variant's tuning parameters as data — ordered named integer parameters, each with
+// a list of values, plus named constraints over (config, device, problem).  Config: one value per
+// parameter, a comparable, printable value type ("BM=128 BN=128 BK=16").
+//
+//   kiln::ParamSpace s;
+//   s.param("block", {128, 256, 512}).param("items", {1, 2, 4})
+//    .constraint("threads <= 1024", [](const kiln::Config& c, const kiln::DeviceInfo&,
+//                                      const kiln::Problem&) { return c.get("block") <= 1024; });
+//   for (const kiln::Config& c : s.enumerate(device, problem)) ...   // valid configs only
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kiln/device.hpp"
+#include "kiln/problem.hpp"
+
+namespace kiln {
+
+class Config {
+ public:
+  Config() = default;
+  Config(std::initializer_list<std::pair<std::string, int>> values);
+
+  // Throws ArgumentError naming the parameter when it is absent.
+  int get(std::string_view name) const;
+  int get_or(std::string_view name, int fallback) const;
+  bool has(std::string_view name) const;
+  void set(const std::string& name, int value);       // adds or replaces, keeping order
+  const std::vector<std::pair<std::string, int>>& values() const { return values_; }
+  bool empty() const { return values_.empty(); }
+  std::string to_string() const;                      // "BM=128 BN=128"; "(none)" when empty
+  // Parses to_string()'s form ("BM=128 BN=128" or "BM=128,BN=128"); throws ArgumentError.
+  static Config parse(std::string_view text);
+  bool operator==(const Config& o) const { return values_ == o.values_; }
+  bool operator!=(const Config& o) const { return !(*this == o); }
+  bool operator<(const Config& o) const { return values_ < o.values_; }
+
+ private:
+  std::vector<std::pair<std::string, int>> values_;
+};
+
+using ConstraintFn = std::function<bool(const Config&, const DeviceInfo&, const Problem&)>;
+
+class ParamSpace {
+ public:
+  struct Param {
+    std::string name;
+    std::vector<int> values;
+  };
+  struct Constraint {
+    std::string name;  // printed as the reason when it fails
+    ConstraintFn holds;
+  };
+
+  // Throws ArgumentError for a repeated name or an empty value list.
+  ParamSpace& param(std::string name, std::vector<int> values);
+  ParamSpace& constraint(std::string name, ConstraintFn holds);
+  // Restricts the space to an explicit list of configs (for kernels instantiated from a
+  // compile-time list): adds a constraint named "instantiated".
+  ParamSpace& only(std::vector<Config> instantiated);
+
+  const std::vector<Param>& params() const { return params_; }
+  const std::vector<Constraint>& constraints() const { return constraints_; }
+  bool empty() const { return params_.empty(); }
+  // Size of the cartesian product of the value lists (1 for an empty space).
+  std::uint64_t count() const;
+  // The i-th config of the cartesian product, first parameter varying slowest.
+  Config at(std::uint64_t index) const;
+  // Every config of the product that satisfies all constraints.
+  std::vector<Config> enumerate(const DeviceInfo& device, const Problem& problem) const;
+  std::uint64_t count_valid(const DeviceInfo& device, const Problem& problem) const;
+  // Uniform sample of the product (may violate constraints; check with violated()).
+  Config sample(std::mt19937_64& rng) const;
+  // A config differing from `c` in one parameter, moved to an adjacent value in its list.
+  Config neighbour(const Config& c, std::mt19937_64& rng) const;
+  // Whether `c` names exactly these parameters with values from their lists.
+  bool contains(const Config& c) const;
+  // The first failure as a reason ("BM: 96 not in {64, 128}", "constraint smem <= limit"), or
+  // nothing when `c` belongs to the space and satisfies every constraint.
+  std::optional<std::string> violated(const Config& c, const DeviceInfo& device, const Problem& problem) const;
+  std::string to_string() const;  // "BM in {64,128}; BN in {64,128}; constraints: ..."
+
+ private:
+  std::vector<Param> params_;
+  std::vector<Constraint> constraints_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,109 @@
+// Runtime: loads the plugins, opens the tuning database, and hands out ops.
+//
+//   kiln::Runtime rt;                                   // plugins from KILN_PLUGIN_PATH or the install
+//   auto a = kiln::Buffer::alloc(rt.device(0), kiln::f32, {m, k});
+//   ...
+//   rt.op("gemm")({a, b, c}, stream);                   // tuned choice, else the default
+//
+// Tests build a Runtime from a registry filled in code: kiln::Runtime rt(std::move(reg), opts).
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kiln/args.hpp"
+#include "kiln/dispatcher.hpp"
+#include "kiln/plugin.hpp"
+#include "kiln/registry.hpp"
+#include "kiln/stream.hpp"
+#include "kiln/tuning_db.hpp"
+
+namespace kiln {
+
+struct RuntimeOptions {
+  bool load_plugins = true;
+  std::vector<std::string> plugin_dirs;       // empty: PluginLoader::default_search_path()
+  bool use_default_db_paths = true;           // shipped + user paths from the environment
+  std::vector<std::string> shipped_db_paths;  // used when !use_default_db_paths
+  std::string user_db_path;                   // used when !use_default_db_paths ("" = none)
+  // KILN_TUNE mode: "off" | "lazy" | "record"; empty reads the environment variable.
+  std::string tune_mode;
+};
+
+class Runtime;
+
+// A handle to one op; cheap to copy, valid while its Runtime lives.
+class Op {
+ public:
+  // Validates, dispatches and launches asynchronously on `stream`.  Throws the kiln::Error
+  // subclass that names what is wrong (shape, dtype, device, null pointer, no variant).
+  void operator()(const Args& args, Stream stream = {}) const;
+  // Validates `args` into a Problem without launching.
+  Problem problem(const Args& args) const;
+  const OpSchema& schema() const { return *schema_; }
+  const std::string& name() const { return schema_->name; }
+
+ private:
+  friend class Runtime;
+  Op(Runtime* rt, const OpSchema* schema) : rt_(rt), schema_(schema) {}
+  Runtime* rt_;
+  const OpSchema* schema_;
+};
+
+class Runtime {
+ public:
+  Runtime();
+  explicit Runtime(RuntimeOptions options);
+  Runtime(Registry registry, RuntimeOptions options);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // CUDA device `i`; throws DeviceError when there is no such device.
+  Device device(int i) const;
+  Device host() const { return Device::host(); }
+  // The CUDA device 0 when there is one, else the host.
+  Device default_device() const;
+  const std::vector<DeviceInfo>& devices() const;
+
+  // Throws UnknownOpError listing the known ops.
+  Op op(const std::string& name);
+  // Runs an explicit variant with an explicit config (benchmarks, tests); validates like op().
+  void run_variant(const Variant& variant, const Config& config, const Args& args, Stream stream = {});
+  // What op() would run for `problem`, and why (not memoised).
+  Decision explain(const Problem& problem) const;
+
+  const Registry& registry() const { return registry_; }
+  TuningDb& db() { return db_; }
+  const TuningDb& db() const { return db_; }
+  Dispatcher& dispatcher() { return dispatcher_; }
+  const std::vector<PluginLoadError>& plugin_errors() const { return plugin_errors_; }
+  const std::vector<std::string>& loaded_plugins() const { return loaded_plugins_; }
+  const std::string& tune_mode() const { return tune_mode_; }
+
+  // Shared by Op and the tuner: validates args into a problem (core checks + schema's).
+  Problem make_problem(const OpSchema& schema, const Args& args) const;
+  // Scratch memory for `bytes` on `device` for work on `stream`; grows only, kept per stream.
+  void* workspace(Device device, Stream stream, std::size_t bytes);
+
+ private:
+  friend class Op;
+  void launch(const OpSchema& schema, const Args& args, Stream stream);
+  // make_problem for args whose scalars are already complete.
+  Problem derive_problem(const OpSchema& schema, const Args& args) const;
+  void init(RuntimeOptions options);
+
+  Registry registry_;
+  TuningDb db_;
+  Dispatcher dispatcher_;
+  std::vector<PluginLoadError> plugin_errors_;
+  std::vector<std::string> loaded_plugins_;
+  std::string tune_mode_ = "off";
+  struct Workspace;
+  std::mutex workspace_mutex_;
+  std::map<std::pair<int, void*>, std::unique_ptr<Workspace>> workspaces_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,124 @@
+// TuningDb: the tuned choices, in YAML, keyed by device fingerprint, op and problem key.
+//
+//   schema: 1
+//   devices:
+//     "NVIDIA H200|sm_90|132sm":
+//       gemm:
+//         "f32|m=4096|n=4096|k=4096":
+//           variant: gemm_register_blocked
+//           config: {BM: 128, BN: 128, BK: 16, TM: 8, TN: 8}
+//           median_us: 2701.3
+//           mad_us: 4.1
+//           samples: 50
+//           throughput: 50.9
+//           throughput_unit: TFLOP/s
+//           plugin: {name: gemm, version: 0.1.0, build: 3f9c2a1}
+//           tuned_at: 2026-11-21T10:00:00Z
+//
+// Layers: shipped read-only files (configs/) under one user file ($KILN_CACHE_DIR/tuning.yaml,
+// default ~/.cache/kiln/tuning.yaml); the user layer wins.  put() rewrites the user file
+// atomically (temp file + rename) under an advisory lock (flock on "<file>.lock"), re-reading
+// it first so entries another process wrote meanwhile are kept.  A corrupt or wrong-schema file
+// is reported in errors(), never overwritten, and its layer is skipped.
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/device.hpp"
+#include "kiln/param_space.hpp"
+#include "kiln/problem.hpp"
+
+namespace kiln {
+
+inline constexpr int kTuningDbSchema = 1;
+
+struct TuningEntry {
+  std::string variant;
+  Config config;
+  double median_us = 0.0;
+  double mad_us = 0.0;
+  int samples = 0;
+  double throughput = 0.0;
+  std::string throughput_unit;     // "TFLOP/s" or "GB/s"
+  std::string plugin_name;
+  std::string plugin_version;
+  std::string plugin_build;
+  std::string tuned_at;            // ISO 8601 UTC
+  bool operator==(const TuningEntry& o) const;
+};
+
+// One file's content: device fingerprint -> op -> problem key -> entry.
+using TuningTable = std::map<std::string, std::map<std::string, std::map<std::string, TuningEntry>>>;
+
+struct TuningLayer {
+  std::string path;
+  bool writable = false;
+  TuningTable table;
+};
+
+struct TuningHit {
+  TuningEntry entry;
+  std::string layer_path;          // which file
+  std::string device_key;          // the fingerprint it was stored under
+  std::string problem_key;         // the key it was stored under
+  FallbackLevel level = FallbackLevel::exact;
+  bool exact_problem = true;       // false: nearest entry of the same bucket
+};
+
+class TuningDb {
+ public:
+  TuningDb() = default;
+  // Reads the shipped files (read-only, later files win over earlier ones) and the user file
+  // (which need not exist).  Problems are reported in errors(), never thrown.
+  TuningDb(std::vector<std::string> shipped_paths, std::string user_path);
+
+  // The user file from the environment: $KILN_CACHE_DIR/tuning.yaml, else ~/.cache/kiln/tuning.yaml.
+  static std::string default_user_path();
+  // The shipped files: KILN_CONFIG_PATH (':'-separated files or dirs) when set, else every
+  // *.yaml in the installed configs dir.
+  static std::vector<std::string> default_shipped_paths();
+
+  // Finds the entry for (device, op, problem): exact device key first, then the fallback levels;
+  // at each level the exact problem key, then the nearest entry of the same bucket (log-distance
+  // of dims).  User layer before shipped layers.  `accept` rejects entries (stale build id,
+  // variant absent or not supporting the problem); rejected ones are skipped, not returned.
+  std::optional<TuningHit> lookup(const DeviceInfo& device, const std::string& op, const Problem& problem,
+                                   const std::string& bucket,
+                                   const std::function<bool(const TuningEntry&)>& accept,
+                                   const std::function<std::string(const Problem&)>& bucket_of_key = nullptr) const;
+
+  // Stores an entry in the user layer and in memory.  Throws TuningDbError when the user file
+  // is corrupt (it is left as it was) or cannot be written.
+  void put(const std::string& device_key, const std::string& op, const std::string& problem_key,
+           const TuningEntry& entry);
+  // Removes entries for which `drop` is true from the user file; returns how many.
+  std::size_t prune(const std::function<bool(const std::string& device, const std::string& op,
+                                             const std::string& key, const TuningEntry&)>& drop);
+
+  const std::vector<TuningLayer>& layers() const { return layers_; }
+  const std::string& user_path() const { return user_path_; }
+  const std::vector<std::string>& errors() const { return errors_; }
+  void reload();
+
+  // File helpers (also used by `kiln db merge`).  read_file throws TuningDbError with the path
+  // and the reason; write_file is atomic (temp + rename).
+  static TuningTable read_file(const std::string& path);
+  static void write_file(const std::string& path, const TuningTable& table);
+  static std::string to_yaml(const TuningTable& table);
+  static TuningTable from_yaml(const std::string& text, const std::string& what);
+
+ private:
+  std::vector<std::string> shipped_paths_;
+  std::string user_path_;
+  std::vector<TuningLayer> layers_;  // user layer first (when readable), then shipped, last first
+  std::vector<std::string> errors_;
+};
+
+// Merges `from` into `into`; on a key present in both, the entry with the lower median time
+// wins unless `prefer_newer` (then the later tuned_at).  Returns how many entries changed.
+std::size_t merge_tables(TuningTable& into, const TuningTable& from, bool prefer_newer = false);
+
+}  // namespace kiln

@@ -1,0 +1,82 @@
+// Variant: one implementation of an op — its tuning space, defaults, what it supports and its
+// launch.  Subclass it next to the kernel; methods never throw (they run inside the plugin):
+// supports() returns a Support with a reason, launch() returns a Status.
+//
+//   class AddGridStride final : public kiln::Variant {
+//    public:
+//     AddGridStride() : Variant({"add_grid_stride", "add", kiln::DeviceKind::cuda, {kiln::f32}, 20},
+//                               make_space()) {}
+//     kiln::Config default_config(const kiln::DeviceInfo&) const override { return {{"block", 256}, ...}; }
+//     kiln::Support supports(const kiln::Problem&, const kiln::DeviceInfo&, const kiln::Config&) const override;
+//     kiln::Status launch(const kiln::Args&, const kiln::Problem&, const kiln::Config&, void*,
+//                         kiln::Stream) const override;
+//   };
+#pragma once
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/args.hpp"
+#include "kiln/device.hpp"
+#include "kiln/errors.hpp"
+#include "kiln/param_space.hpp"
+#include "kiln/problem.hpp"
+#include "kiln/stream.hpp"
+
+namespace kiln {
+
+struct Support {
+  bool ok = true;
+  std::string reason;  // empty when ok
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+  explicit operator bool() const { return ok; }
+};
+
+struct VariantDesc {
+  std::string name;       // unique across all plugins: "gemm_register_blocked"
+  std::string op;         // "gemm"
+  DeviceKind device_kind = DeviceKind::cuda;
+  std::vector<DType> dtypes;
+  int priority = 0;       // higher is tried first when no tuned entry applies
+  std::string summary;    // one line for `kiln list`
+  bool reference = false; // the host reference (the tuner's oracle), never a speed candidate on CUDA
+  bool vendor = false;    // a vendor-library baseline (cuBLAS, CUB)
+};
+
+class Variant {
+ public:
+  Variant(VariantDesc desc, ParamSpace space) : desc_(std::move(desc)), space_(std::move(space)) {}
+  virtual ~Variant() = default;
+
+  const std::string& name() const { return desc_.name; }
+  const std::string& op() const { return desc_.op; }
+  DeviceKind device_kind() const { return desc_.device_kind; }
+  const std::vector<DType>& dtypes() const { return desc_.dtypes; }
+  int priority() const { return desc_.priority; }
+  const VariantDesc& desc() const { return desc_; }
+  const ParamSpace& space() const { return space_; }
+
+  // The config used when the database has none; must lie in space() for every device.
+  virtual Config default_config(const DeviceInfo& device) const = 0;
+  // Whether this variant can run `problem` on `device` with `config` (shape limits, alignment,
+  // ...).  Called once per problem on a dispatch miss, never on the hot path.  The core has
+  // already checked device kind, dtype and the space's constraints.
+  virtual Support supports(const Problem& problem, const DeviceInfo& device, const Config& config) const = 0;
+  // Scratch device memory launch() needs, 0 by default.
+  virtual std::size_t workspace_bytes(const Problem& problem, const Config& config) const {
+    (void)problem; (void)config;
+    return 0;
+  }
+  // Queues the computation on `stream`; no allocation and no synchronisation (host variants run
+  // synchronously).  `workspace` holds workspace_bytes() bytes on the problem's device.
+  virtual Status launch(const Args& args, const Problem& problem, const Config& config, void* workspace,
+                        Stream stream) const = 0;
+
+ private:
+  VariantDesc desc_;
+  ParamSpace space_;
+};
+
+}  // namespace kiln

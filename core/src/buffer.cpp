@@ -1,0 +1,160 @@
+#include "kiln/buffer.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "cuda_backend.hpp"
+
+namespace kiln {
+namespace {
+
+constexpr std::size_t kHostAlign = 256;
+
+std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+void check_device(Device device, const char* what) {
+  if (device.is_cuda()) device_info(device);  // throws DeviceError for a missing device
+  (void)what;
+}
+
+Shape shape_from(std::initializer_list<std::int64_t> dims) {
+  if (dims.size() == 1) return Shape::vector(*dims.begin());
+  if (dims.size() == 2) return Shape::matrix(*dims.begin(), *(dims.begin() + 1));
+  throw ShapeError("Buffer::alloc: shape must have 1 or 2 extents, got " + std::to_string(dims.size()));
+}
+
+}  // namespace
+
+Buffer::~Buffer() { release(); }
+
+Buffer::Buffer(Buffer&& o) noexcept : ref_(std::exchange(o.ref_, TensorRef{})), bytes_(std::exchange(o.bytes_, 0)) {}
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    release();
+    ref_ = std::exchange(o.ref_, TensorRef{});
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+void Buffer::release() noexcept {
+  if (!ref_.data) return;
+  if (ref_.device.is_cuda())
+    detail::cuda_free(ref_.device.ordinal, ref_.data);
+  else
+    std::free(ref_.data);
+  ref_.data = nullptr;
+  bytes_ = 0;
+}
+
+Buffer Buffer::alloc(Device device, DType dtype, std::initializer_list<std::int64_t> shape) {
+  return alloc(device, dtype, shape_from(shape));
+}
+
+Buffer Buffer::alloc(Device device, DType dtype, const Shape& shape) {
+  if (shape.rank < 1 || shape.rank > 2) throw ShapeError("Buffer::alloc: shape must have 1 or 2 extents");
+  if (shape.dims[0] < 0 || (shape.rank == 2 && shape.dims[1] < 0))
+    throw ShapeError("Buffer::alloc: extents must be >= 0, got " + shape.to_string());
+  check_device(device, "Buffer::alloc");
+  const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * dtype_size(dtype);
+  Buffer b;
+  void* p = device.is_cuda() ? detail::cuda_alloc(device.ordinal, bytes)
+                             : std::aligned_alloc(kHostAlign, round_up(bytes == 0 ? 1 : bytes, kHostAlign));
+  if (!p) throw Error("Buffer::alloc: out of host memory for " + std::to_string(bytes) + " bytes");
+  b.ref_.data = p;
+  b.ref_.dtype = dtype;
+  b.ref_.shape = shape;
+  b.ref_.row_stride = shape.cols();
+  b.ref_.device = device;
+  b.bytes_ = bytes;
+  return b;
+}
+
+Buffer Buffer::alloc_pitched(Device device, DType dtype, std::int64_t rows, std::int64_t cols) {
+  if (rows < 0 || cols < 0)
+    throw ShapeError("Buffer::alloc_pitched: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
+  check_device(device, "Buffer::alloc_pitched");
+  const std::size_t es = dtype_size(dtype);
+  const std::size_t width = static_cast<std::size_t>(cols) * es;
+  std::size_t pitch = 0;
+  void* p = nullptr;
+  if (device.is_cuda()) {
+    p = detail::cuda_alloc_pitched(device.ordinal, width, static_cast<std::size_t>(rows), pitch);
+  } else {
+    pitch = round_up(width == 0 ? 1 : width, kHostAlign);
+    p = std::aligned_alloc(kHostAlign, pitch * static_cast<std::size_t>(rows == 0 ? 1 : rows));
+    if (!p) throw Error("Buffer::alloc_pitched: out of host memory");
+  }
+  if (pitch % es != 0) {  // cannot happen with power-of-two element sizes; keep strides exact
+    if (device.is_cuda()) detail::cuda_free(device.ordinal, p); else std::free(p);
+    throw Error("Buffer::alloc_pitched: pitch is not a multiple of the element size");
+  }
+  Buffer b;
+  b.ref_.data = p;
+  b.ref_.dtype = dtype;
+  b.ref_.shape = Shape::matrix(rows, cols);
+  b.ref_.row_stride = static_cast<std::int64_t>(pitch / es);
+  b.ref_.device = device;
+  b.bytes_ = pitch * static_cast<std::size_t>(rows);
+  return b;
+}
+
+void copy(const TensorRef& dst, const TensorRef& src) {
+  if (dst.dtype != src.dtype)
+    throw DTypeError("kiln::copy: dtype mismatch, destination " + std::string(dtype_name(dst.dtype)) + ", source " +
+                     std::string(dtype_name(src.dtype)));
+  if (dst.numel() != src.numel() || dst.rows() != src.rows())
+    throw ShapeError("kiln::copy: shape mismatch, destination " + dst.shape.to_string() + ", source " + src.shape.to_string());
+  if (dst.numel() == 0) return;
+  const std::size_t es = dtype_size(dst.dtype);
+  const std::size_t width = static_cast<std::size_t>(dst.cols()) * es;
+  const std::size_t rows = static_cast<std::size_t>(dst.rows());
+  const std::size_t dpitch = dst.shape.rank == 2 ? static_cast<std::size_t>(dst.row_stride) * es : width;
+  const std::size_t spitch = src.shape.rank == 2 ? static_cast<std::size_t>(src.row_stride) * es : width;
+  if (dst.device.is_host() && src.device.is_host()) {
+    for (std::size_t r = 0; r < rows; ++r)
+      std::memcpy(static_cast<char*>(dst.data) + r * dpitch, static_cast<const char*>(src.data) + r * spitch, width);
+    return;
+  }
+  detail::cuda_copy_2d(dst.data, dpitch, src.data, spitch, width, rows);
+}
+
+void Buffer::copy_from_host(const void* src, std::size_t bytes) {
+  const std::size_t expected = static_cast<std::size_t>(ref_.numel()) * dtype_size(ref_.dtype);
+  if (bytes != expected)
+    throw ArgumentError("Buffer::copy_from_host: bytes is " + std::to_string(bytes) + ", expected " +
+                        std::to_string(expected) + " (" + ref_.to_string() + ")");
+  if (!src && bytes > 0) throw ArgumentError("Buffer::copy_from_host: src is a null pointer");
+  TensorRef s = ref_;
+  s.data = const_cast<void*>(src);
+  s.row_stride = ref_.cols();
+  s.device = Device::host();
+  copy(ref_, s);
+}
+
+void Buffer::copy_to_host(void* dst, std::size_t bytes) const {
+  const std::size_t expected = static_cast<std::size_t>(ref_.numel()) * dtype_size(ref_.dtype);
+  if (bytes != expected)
+    throw ArgumentError("Buffer::copy_to_host: bytes is " + std::to_string(bytes) + ", expected " +
+                        std::to_string(expected) + " (" + ref_.to_string() + ")");
+  if (!dst && bytes > 0) throw ArgumentError("Buffer::copy_to_host: dst is a null pointer");
+  TensorRef d = ref_;
+  d.data = dst;
+  d.row_stride = ref_.cols();
+  d.device = Device::host();
+  copy(d, ref_);
+}
+
+void Buffer::copy_from(const TensorRef& src) { copy(ref_, src); }
+
+void Buffer::fill_bytes(unsigned char byte) {
+  if (!ref_.data || bytes_ == 0) return;
+  if (ref_.device.is_cuda())
+    detail::cuda_memset(ref_.device.ordinal, ref_.data, byte, bytes_);
+  else
+    std::memset(ref_.data, byte, bytes_);
+}
+
+}  // namespace kiln

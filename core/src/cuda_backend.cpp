@@ -1,0 +1,113 @@
+#include "cuda_backend.hpp"
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "kiln/errors.hpp"
+
+namespace kiln::detail {
+namespace {
+
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess)
+    throw CudaError(std::string(what) + " failed: " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+}
+
+}  // namespace
+
+int cuda_count() noexcept {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return 0;
+  }
+  return n;
+}
+
+DeviceInfo cuda_query(int ordinal) {
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, ordinal), "cudaGetDeviceProperties");
+  DeviceInfo d;
+  d.device = Device::cuda(ordinal);
+  d.name = p.name;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.sm_count = p.multiProcessorCount;
+  d.smem_per_block_optin = p.sharedMemPerBlockOptin;
+  d.smem_per_block = p.sharedMemPerBlock;
+  d.l2_bytes = static_cast<std::size_t>(p.l2CacheSize);
+  d.global_mem_bytes = p.totalGlobalMem;
+  d.max_threads_per_block = p.maxThreadsPerBlock;
+  int bus = 0, clock = 0;
+  cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, ordinal);
+  cudaDeviceGetAttribute(&clock, cudaDevAttrMemoryClockRate, ordinal);
+  d.mem_bus_width_bits = bus;
+  d.mem_clock_khz = clock;
+  cudaDriverGetVersion(&d.driver_version);
+  cudaRuntimeGetVersion(&d.runtime_version);
+  return d;
+}
+
+void* cuda_alloc(int ordinal, std::size_t bytes) {
+  cuda_set_device(ordinal);
+  void* p = nullptr;
+  check(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc");
+  return p;
+}
+
+void* cuda_alloc_pitched(int ordinal, std::size_t width_bytes, std::size_t rows, std::size_t& pitch) {
+  cuda_set_device(ordinal);
+  void* p = nullptr;
+  check(cudaMallocPitch(&p, &pitch, width_bytes == 0 ? 1 : width_bytes, rows == 0 ? 1 : rows), "cudaMallocPitch");
+  return p;
+}
+
+void cuda_free(int ordinal, void* ptr) noexcept {
+  if (!ptr) return;
+  cudaSetDevice(ordinal);
+  cudaFree(ptr);
+}
+
+void cuda_copy_2d(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t width_bytes,
+                  std::size_t rows) {
+  if (width_bytes == 0 || rows == 0) return;
+  check(cudaMemcpy2D(dst, dpitch, src, spitch, width_bytes, rows, cudaMemcpyDefault), "cudaMemcpy2D");
+}
+
+void cuda_memset(int ordinal, void* ptr, int byte, std::size_t bytes) {
+  cuda_set_device(ordinal);
+  check(cudaMemset(ptr, byte, bytes), "cudaMemset");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after cudaMemset");
+}
+
+void* cuda_stream_create(int ordinal) {
+  cuda_set_device(ordinal);
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  return s;
+}
+
+void cuda_stream_destroy(void* stream) noexcept {
+  if (stream) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+}
+
+void cuda_stream_sync(void* stream) {
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+}
+
+void cuda_set_device(int ordinal) {
+  check(cudaSetDevice(ordinal), "cudaSetDevice");
+}
+
+int cuda_pointer_device(const void* ptr) noexcept {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  if (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) return attr.device;
+  return -1;
+}
+
+}  // namespace kiln::detail

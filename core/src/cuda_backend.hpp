@@ -1,0 +1,26 @@
+// The few CUDA runtime calls the core makes, behind plain functions so that host-only builds
+// link no_cuda_backend.cpp instead (every call there throws DeviceError).
+#pragma once
+#include <cstddef>
+
+#include "kiln/device.hpp"
+
+namespace kiln::detail {
+
+int cuda_count() noexcept;                       // 0 when no driver or no device
+DeviceInfo cuda_query(int ordinal);
+void* cuda_alloc(int ordinal, std::size_t bytes);
+void* cuda_alloc_pitched(int ordinal, std::size_t width_bytes, std::size_t rows, std::size_t& pitch);
+void cuda_free(int ordinal, void* ptr) noexcept;
+// 2-D copy between any of host/device memory (cudaMemcpy2D with cudaMemcpyDefault).
+void cuda_copy_2d(void* dst, std::size_t dpitch, const void* src, std::size_t spitch,
+                  std::size_t width_bytes, std::size_t rows);
+void cuda_memset(int ordinal, void* ptr, int byte, std::size_t bytes);
+void* cuda_stream_create(int ordinal);
+void cuda_stream_destroy(void* stream) noexcept;
+void cuda_stream_sync(void* stream);
+void cuda_set_device(int ordinal);
+// Device ordinal owning `ptr`, -1 for host or unknown memory.
+int cuda_pointer_device(const void* ptr) noexcept;
+
+}  // namespace kiln::detail

@@ -1,0 +1,28 @@
+// Stand-ins for cuda_backend.cpp in builds without CUDA: there are no CUDA devices, so any call
+// that needs one is a DeviceError naming the reason.
+#include "cuda_backend.hpp"
+#include "kiln/errors.hpp"
+
+namespace kiln::detail {
+namespace {
+[[noreturn]] void no_cuda(const char* what) {
+  throw DeviceError(std::string(what) + ": kiln was built without CUDA (KILN_CUDA=OFF or no toolkit)");
+}
+}  // namespace
+
+int cuda_count() noexcept { return 0; }
+DeviceInfo cuda_query(int) { no_cuda("querying a CUDA device"); }
+void* cuda_alloc(int, std::size_t) { no_cuda("allocating CUDA memory"); }
+void* cuda_alloc_pitched(int, std::size_t, std::size_t, std::size_t&) { no_cuda("allocating CUDA memory"); }
+void cuda_free(int, void*) noexcept {}
+void cuda_copy_2d(void*, std::size_t, const void*, std::size_t, std::size_t, std::size_t) {
+  no_cuda("copying CUDA memory");
+}
+void cuda_memset(int, void*, int, std::size_t) { no_cuda("setting CUDA memory"); }
+void* cuda_stream_create(int) { no_cuda("creating a CUDA stream"); }
+void cuda_stream_destroy(void*) noexcept {}
+void cuda_stream_sync(void*) {}
+void cuda_set_device(int) { no_cuda("selecting a CUDA device"); }
+int cuda_pointer_device(const void*) noexcept { return -1; }
+
+}  // namespace kiln::detail

@@ -1,0 +1,282 @@
+#include "kiln/op_schema.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+namespace kiln {
+namespace {
+
+std::string role_name(Role r) {
+  switch (r) {
+    case Role::input: return "in";
+    case Role::output: return "out";
+    case Role::inout: return "inout";
+  }
+  return "?";
+}
+
+std::string arg_name(const OpSchema& s, int index) {
+  const std::string role = index < static_cast<int>(s.tensors.size()) ? s.tensors[index].name : "#" + std::to_string(index);
+  return s.name + ": argument '" + role + "'";
+}
+
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  std::uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: renormalise
+      int e = -1;
+      std::uint32_t m = man;
+      do { ++e; m <<= 1; } while ((m & 0x400) == 0);
+      bits = sign | ((127 - 15 - e) << 23) | ((m & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+std::uint16_t float_to_half(float f) {  // round to nearest even; inputs here are in [-1, 1)
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+  std::uint32_t man = x & 0x7fffffu;
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<std::uint16_t>(sign);
+    man |= 0x800000u;
+    const int shift = 14 - exp;
+    std::uint32_t h = man >> shift;
+    if ((man >> (shift - 1)) & 1u) h += 1;
+    return static_cast<std::uint16_t>(sign | h);
+  }
+  if (exp >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);
+  std::uint32_t h = sign | (static_cast<std::uint32_t>(exp) << 10) | (man >> 13);
+  const std::uint32_t rest = man & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h += 1;
+  return static_cast<std::uint16_t>(h);
+}
+
+double load(const TensorRef& t, std::int64_t r, std::int64_t c) {
+  const std::int64_t i = (t.shape.rank == 2 ? r * t.row_stride : 0) + c;
+  const char* base = static_cast<const char*>(t.data);
+  switch (t.dtype) {
+    case DType::f32: return reinterpret_cast<const float*>(base)[i];
+    case DType::f64: return reinterpret_cast<const double*>(base)[i];
+    case DType::f16: return half_to_float(reinterpret_cast<const std::uint16_t*>(base)[i]);
+    case DType::bf16: {
+      const std::uint32_t bits = static_cast<std::uint32_t>(reinterpret_cast<const std::uint16_t*>(base)[i]) << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      return f;
+    }
+    case DType::i32: return reinterpret_cast<const std::int32_t*>(base)[i];
+    case DType::u32: return reinterpret_cast<const std::uint32_t*>(base)[i];
+    case DType::u8: return reinterpret_cast<const std::uint8_t*>(base)[i];
+    case DType::i64: return static_cast<double>(reinterpret_cast<const std::int64_t*>(base)[i]);
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+int OpSchema::dim_index(std::string_view dim) const {
+  for (std::size_t i = 0; i < dim_names.size(); ++i)
+    if (dim_names[i] == dim) return static_cast<int>(i);
+  return -1;
+}
+
+Problem OpSchema::problem_from_dims(DType dtype, const std::vector<std::int64_t>& dims, Device device) const {
+  std::string expected;
+  for (const auto& d : dim_names) expected += (expected.empty() ? "" : "x") + d;
+  if (dims.size() > dim_names.size())
+    throw ShapeError(name + ": " + std::to_string(dims.size()) + " extents given, expected " + expected);
+  Problem p;
+  p.schema = this;
+  p.dtype = dtype;
+  p.device = device;
+  p.n_dims = static_cast<int>(dim_names.size());
+  for (std::size_t i = 0; i < dim_names.size(); ++i) {
+    if (i < dims.size()) {
+      p.dims[i] = dims[i];
+    } else {
+      auto it = dim_defaults.find(dim_names[i]);
+      if (it == dim_defaults.end())
+        throw ShapeError(name + ": missing extent '" + dim_names[i] + "', expected " + expected);
+      p.dims[i] = it->second;
+    }
+  }
+  return p;
+}
+
+Problem OpSchema::problem_from_shape(DType dtype, std::string_view shape, Device device) const {
+  std::string expected;
+  for (const auto& d : dim_names) expected += (expected.empty() ? "" : "x") + d;
+  std::vector<std::int64_t> values(dim_names.size(), 0);
+  std::vector<bool> given(dim_names.size(), false);
+  std::size_t next = 0, i = 0;
+  while (i <= shape.size()) {
+    std::size_t j = i;
+    while (j < shape.size() && shape[j] != 'x' && shape[j] != ',') ++j;
+    std::string_view item = shape.substr(i, j - i);
+    if (item.empty())
+      throw ShapeError(name + ": bad shape '" + std::string(shape) + "', expected " + expected + " (e.g. 4096x4096) or name=value,...");
+    std::size_t slot = next;
+    const std::size_t eq = item.find('=');
+    if (eq != std::string_view::npos) {
+      const int k = dim_index(item.substr(0, eq));
+      if (k < 0) throw ShapeError(name + ": unknown dim '" + std::string(item.substr(0, eq)) + "' in shape, expected " + expected);
+      slot = static_cast<std::size_t>(k);
+      item = item.substr(eq + 1);
+    } else {
+      ++next;
+    }
+    if (slot >= dim_names.size()) throw ShapeError(name + ": too many extents in '" + std::string(shape) + "', expected " + expected);
+    std::int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || ptr != item.data() + item.size() || v < 0)
+      throw ShapeError(name + ": bad extent '" + std::string(item) + "' in shape '" + std::string(shape) + "'");
+    values[slot] = v;
+    given[slot] = true;
+    i = j + 1;
+  }
+  Problem out;
+  out.schema = this;
+  out.dtype = dtype;
+  out.device = device;
+  out.n_dims = static_cast<int>(dim_names.size());
+  for (std::size_t k = 0; k < dim_names.size(); ++k) {
+    if (given[k]) {
+      out.dims[k] = values[k];
+    } else {
+      auto it = dim_defaults.find(dim_names[k]);
+      if (it == dim_defaults.end())
+        throw ShapeError(name + ": shape '" + std::string(shape) + "' lacks '" + dim_names[k] + "', expected " + expected);
+      out.dims[k] = it->second;
+    }
+  }
+  bool dtype_ok = dtypes.empty();
+  for (DType t : dtypes) dtype_ok = dtype_ok || t == dtype;
+  if (!dtype_ok) throw DTypeError(name + ": dtype " + std::string(dtype_name(dtype)) + " is not supported");
+  return out;
+}
+
+std::string OpSchema::bucket_of(const Problem& p) const {
+  if (bucket) return bucket(p);
+  std::string k(dtype_name(p.dtype));
+  for (int i = 0; i < p.n_dims; ++i) {
+    const double v = static_cast<double>(p.dims[i] < 1 ? 1 : p.dims[i]);
+    const auto rounded = static_cast<std::int64_t>(std::llround(std::exp2(std::round(std::log2(v)))));
+    k += "|" + (i < static_cast<int>(dim_names.size()) ? dim_names[i] : "d" + std::to_string(i)) + "~" + std::to_string(rounded);
+  }
+  return k;
+}
+
+double OpSchema::tolerance_for(const Problem& p) const {
+  if (tolerance) return tolerance(p);
+  switch (p.dtype) {
+    case DType::f32: return 1e-5;
+    case DType::f64: return 1e-12;
+    case DType::f16:
+    case DType::bf16: return 1e-2;
+    default: return 0.0;
+  }
+}
+
+std::string OpSchema::signature() const {
+  std::string s = name + "(";
+  for (std::size_t i = 0; i < tensors.size(); ++i) s += (i ? ", " : "") + tensors[i].name + ": " + role_name(tensors[i].role);
+  if (!scalars.empty()) {
+    s += "; ";
+    for (std::size_t i = 0; i < scalars.size(); ++i) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%g", scalars[i].default_value);
+      s += (i ? ", " : "") + scalars[i].name + "=" + buf;
+    }
+  }
+  return s + ")";
+}
+
+Status expect_dtype(const OpSchema& s, const Args& args, int index, DType expected) {
+  const DType got = args.tensor(index).dtype;
+  if (got == expected) return Status::success();
+  return Status::fail(ErrorKind::dtype, arg_name(s, index) + " has dtype " + std::string(dtype_name(got)) + ", expected " +
+                                            std::string(dtype_name(expected)));
+}
+
+Status expect_rank(const OpSchema& s, const Args& args, int index, int rank) {
+  const Shape& sh = args.tensor(index).shape;
+  if (sh.rank == rank) return Status::success();
+  return Status::fail(ErrorKind::shape, arg_name(s, index) + " has shape " + sh.to_string() + " (rank " +
+                                            std::to_string(sh.rank) + "), expected rank " + std::to_string(rank));
+}
+
+Status expect_shape(const OpSchema& s, const Args& args, int index, const Shape& expected) {
+  const Shape& sh = args.tensor(index).shape;
+  if (sh == expected) return Status::success();
+  return Status::fail(ErrorKind::shape, arg_name(s, index) + " has shape " + sh.to_string() + ", expected " + expected.to_string());
+}
+
+Status expect_contiguous(const OpSchema& s, const Args& args, int index) {
+  if (args.tensor(index).contiguous()) return Status::success();
+  return Status::fail(ErrorKind::shape, arg_name(s, index) + " must be contiguous (row stride " +
+                                            std::to_string(args.tensor(index).row_stride) + " != cols)");
+}
+
+void default_fill(const TensorRef& host, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  const std::int64_t rows = host.rows(), cols = host.cols();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    char* row = static_cast<char*>(host.data) + (host.shape.rank == 2 ? r * host.row_stride : 0) * static_cast<std::int64_t>(dtype_size(host.dtype));
+    for (std::int64_t c = 0; c < cols; ++c) {
+      switch (host.dtype) {
+        case DType::f32: reinterpret_cast<float*>(row)[c] = real(rng); break;
+        case DType::f64: reinterpret_cast<double*>(row)[c] = std::uniform_real_distribution<double>(-1.0, 1.0)(rng); break;
+        case DType::f16: reinterpret_cast<std::uint16_t*>(row)[c] = float_to_half(real(rng)); break;
+        case DType::bf16: {
+          const float f = real(rng);
+          std::uint32_t bits;
+          std::memcpy(&bits, &f, 4);
+          reinterpret_cast<std::uint16_t*>(row)[c] = static_cast<std::uint16_t>(bits >> 16);
+          break;
+        }
+        case DType::i32: reinterpret_cast<std::int32_t*>(row)[c] = std::uniform_int_distribution<std::int32_t>(-1000, 1000)(rng); break;
+        case DType::u32: reinterpret_cast<std::uint32_t*>(row)[c] = std::uniform_int_distribution<std::uint32_t>(0, 1000)(rng); break;
+        case DType::u8: reinterpret_cast<std::uint8_t*>(row)[c] = static_cast<std::uint8_t>(std::uniform_int_distribution<int>(0, 255)(rng)); break;
+        case DType::i64: reinterpret_cast<std::int64_t*>(row)[c] = std::uniform_int_distribution<std::int64_t>(-1000, 1000)(rng); break;
+      }
+    }
+  }
+}
+
+double relative_error(const TensorRef& got, const TensorRef& expected) {
+  if (got.numel() != expected.numel() || got.rows() != expected.rows()) return std::numeric_limits<double>::infinity();
+  double diff2 = 0.0, ref2 = 0.0;
+  for (std::int64_t r = 0; r < got.rows(); ++r)
+    for (std::int64_t c = 0; c < got.cols(); ++c) {
+      const double g = load(got, r, c), e = load(expected, r, c);
+      if (std::isnan(e) && std::isnan(g)) continue;
+      if (std::isnan(g) || std::isnan(e) || std::isinf(g) != std::isinf(e)) return std::numeric_limits<double>::infinity();
+      if (std::isinf(e)) {
+        if (g != e) return std::numeric_limits<double>::infinity();
+        continue;
+      }
+      diff2 += (g - e) * (g - e);
+      ref2 += e * e;
+    }
+  if (diff2 == 0.0) return 0.0;
+  return ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+}
+
+}  // namespace kiln

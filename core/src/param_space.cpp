@@ -1,0 +1,212 @@
+#include "kiln/param_space.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <memory>
+
+#include "kiln/errors.hpp"
+
+namespace kiln {
+
+Config::Config(std::initializer_list<std::pair<std::string, int>> values) {
+  for (const auto& [name, value] : values) set(name, value);
+}
+
+int Config::get(std::string_view name) const {
+  for (const auto& [n, v] : values_)
+    if (n == name) return v;
+  throw ArgumentError("config " + to_string() + " has no parameter '" + std::string(name) + "'");
+}
+
+int Config::get_or(std::string_view name, int fallback) const {
+  for (const auto& [n, v] : values_)
+    if (n == name) return v;
+  return fallback;
+}
+
+bool Config::has(std::string_view name) const {
+  for (const auto& kv : values_)
+    if (kv.first == name) return true;
+  return false;
+}
+
+void Config::set(const std::string& name, int value) {
+  for (auto& kv : values_)
+    if (kv.first == name) {
+      kv.second = value;
+      return;
+    }
+  values_.emplace_back(name, value);
+}
+
+std::string Config::to_string() const {
+  if (values_.empty()) return "(none)";
+  std::string s;
+  for (const auto& [n, v] : values_) {
+    if (!s.empty()) s += ' ';
+    s += n + "=" + std::to_string(v);
+  }
+  return s;
+}
+
+Config Config::parse(std::string_view text) {
+  Config c;
+  std::size_t i = 0;
+  auto is_sep = [](char ch) { return ch == ' ' || ch == ',' || ch == '\t'; };
+  while (i < text.size()) {
+    while (i < text.size() && is_sep(text[i])) ++i;
+    if (i >= text.size()) break;
+    std::size_t j = i;
+    while (j < text.size() && !is_sep(text[j])) ++j;
+    const std::string_view item = text.substr(i, j - i);
+    if (item == "(none)") {
+      i = j;
+      continue;
+    }
+    const std::size_t eq = item.find('=');
+    int v = 0;
+    const std::string_view num = eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1);
+    auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+    if (eq == std::string_view::npos || eq == 0 || num.empty() || ec != std::errc() || ptr != num.data() + num.size())
+      throw ArgumentError("config '" + std::string(text) + "': expected NAME=INT items, got '" + std::string(item) + "'");
+    const std::string name(item.substr(0, eq));
+    if (c.has(name)) throw ArgumentError("config '" + std::string(text) + "': parameter '" + name + "' given twice");
+    c.set(name, v);
+    i = j;
+  }
+  return c;
+}
+
+ParamSpace& ParamSpace::param(std::string name, std::vector<int> values) {
+  if (values.empty()) throw ArgumentError("ParamSpace::param '" + name + "': the value list is empty");
+  for (const Param& p : params_)
+    if (p.name == name) throw ArgumentError("ParamSpace::param: '" + name + "' declared twice");
+  params_.push_back({std::move(name), std::move(values)});
+  return *this;
+}
+
+ParamSpace& ParamSpace::constraint(std::string name, ConstraintFn holds) {
+  constraints_.push_back({std::move(name), std::move(holds)});
+  return *this;
+}
+
+ParamSpace& ParamSpace::only(std::vector<Config> instantiated) {
+  auto list = std::make_shared<std::vector<Config>>(std::move(instantiated));
+  return constraint("instantiated", [list](const Config& c, const DeviceInfo&, const Problem&) {
+    return std::find(list->begin(), list->end(), c) != list->end();
+  });
+}
+
+std::uint64_t ParamSpace::count() const {
+  std::uint64_t n = 1;
+  for (const Param& p : params_) n *= p.values.size();
+  return n;
+}
+
+Config ParamSpace::at(std::uint64_t index) const {
+  Config c;
+  std::vector<int> picks(params_.size());
+  for (std::size_t i = params_.size(); i-- > 0;) {
+    const std::uint64_t n = params_[i].values.size();
+    picks[i] = params_[i].values[index % n];
+    index /= n;
+  }
+  for (std::size_t i = 0; i < params_.size(); ++i) c.set(params_[i].name, picks[i]);
+  return c;
+}
+
+std::vector<Config> ParamSpace::enumerate(const DeviceInfo& device, const Problem& problem) const {
+  std::vector<Config> out;
+  const std::uint64_t n = count();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    Config c = at(i);
+    if (!violated(c, device, problem)) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::uint64_t ParamSpace::count_valid(const DeviceInfo& device, const Problem& problem) const {
+  std::uint64_t k = 0;
+  const std::uint64_t n = count();
+  for (std::uint64_t i = 0; i < n; ++i)
+    if (!violated(at(i), device, problem)) ++k;
+  return k;
+}
+
+Config ParamSpace::sample(std::mt19937_64& rng) const {
+  Config c;
+  for (const Param& p : params_) {
+    std::uniform_int_distribution<std::size_t> pick(0, p.values.size() - 1);
+    c.set(p.name, p.values[pick(rng)]);
+  }
+  return c;
+}
+
+Config ParamSpace::neighbour(const Config& c, std::mt19937_64& rng) const {
+  std::vector<std::size_t> movable;
+  for (std::size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].values.size() > 1) movable.push_back(i);
+  if (movable.empty()) return c;
+  const Param& p = params_[movable[std::uniform_int_distribution<std::size_t>(0, movable.size() - 1)(rng)]];
+  auto it = std::find(p.values.begin(), p.values.end(), c.get_or(p.name, p.values.front()));
+  std::size_t pos = it == p.values.end() ? 0 : static_cast<std::size_t>(it - p.values.begin());
+  if (pos == 0)
+    pos = 1;
+  else if (pos + 1 == p.values.size())
+    pos -= 1;
+  else
+    pos = std::bernoulli_distribution(0.5)(rng) ? pos + 1 : pos - 1;
+  Config n = c;
+  n.set(p.name, p.values[pos]);
+  return n;
+}
+
+bool ParamSpace::contains(const Config& c) const {
+  if (c.values().size() != params_.size()) return false;
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const auto& [name, value] = c.values()[i];
+    if (name != params_[i].name) return false;
+    const auto& vs = params_[i].values;
+    if (std::find(vs.begin(), vs.end(), value) == vs.end()) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> ParamSpace::violated(const Config& c, const DeviceInfo& device, const Problem& problem) const {
+  if (c.values().size() != params_.size()) {
+    std::string names;
+    for (const Param& p : params_) names += (names.empty() ? "" : ", ") + p.name;
+    return "config " + c.to_string() + " does not name exactly the parameters {" + names + "}";
+  }
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const auto& [name, value] = c.values()[i];
+    if (name != params_[i].name) return "parameter " + std::to_string(i) + " is '" + name + "', expected '" + params_[i].name + "'";
+    const auto& vs = params_[i].values;
+    if (std::find(vs.begin(), vs.end(), value) == vs.end()) {
+      std::string list;
+      for (int v : vs) list += (list.empty() ? "" : ", ") + std::to_string(v);
+      return name + ": " + std::to_string(value) + " not in {" + list + "}";
+    }
+  }
+  for (const Constraint& k : constraints_)
+    if (!k.holds(c, device, problem)) return "constraint '" + k.name + "' fails";
+  return std::nullopt;
+}
+
+std::string ParamSpace::to_string() const {
+  if (params_.empty()) return "(no parameters)";
+  std::string s;
+  for (const Param& p : params_) {
+    if (!s.empty()) s += "; ";
+    s += p.name + " in {";
+    for (std::size_t i = 0; i < p.values.size(); ++i) s += (i ? "," : "") + std::to_string(p.values[i]);
+    s += "}";
+  }
+  if (!constraints_.empty()) {
+    s += "; constraints:";
+    for (const Constraint& k : constraints_) s += " [" + k.name + "]";
+  }
+  return s;
+}
+
+}  // namespace kiln

@@ -1,0 +1,75 @@
+#include "kiln/tuner/problem_data.hpp"
+
+#include <limits>
+
+namespace kiln {
+namespace {
+
+Buffer alloc_like(const TensorSpec& spec, Device device, bool pitched) {
+  if (pitched && spec.shape.rank == 2) return Buffer::alloc_pitched(device, spec.dtype, spec.shape.dims[0], spec.shape.dims[1]);
+  return Buffer::alloc(device, spec.dtype, spec.shape);
+}
+
+}  // namespace
+
+ProblemData::ProblemData(const OpSchema& schema, const Problem& problem, Device device, std::uint64_t seed,
+                         ProblemDataOptions options)
+    : schema_(&schema), problem_(problem), device_(device) {
+  schema.tensor_specs(problem, specs_).throw_if_error(schema.name + " " + problem.key());
+  if (specs_.size() != schema.tensors.size())
+    throw Error(schema.name + ": tensor_specs gave " + std::to_string(specs_.size()) + " tensors, the schema has " +
+                std::to_string(schema.tensors.size()));
+  Args host_args;
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    host_inputs_.push_back(Buffer::alloc(Device::host(), specs_[i].dtype, specs_[i].shape));
+    host_ref_.push_back(Buffer::alloc(Device::host(), specs_[i].dtype, specs_[i].shape));
+    host_got_.push_back(Buffer::alloc(Device::host(), specs_[i].dtype, specs_[i].shape));
+    on_device_.push_back(alloc_like(specs_[i], device, options.pitched));
+    const std::uint64_t tensor_seed = seed * 1000003ull + i;
+    if (schema.fill_input)
+      schema.fill_input(problem, static_cast<int>(i), host_inputs_[i].ref(), tensor_seed);
+    else
+      default_fill(host_inputs_[i].ref(), tensor_seed);
+    host_ref_[i].copy_from(host_inputs_[i]);
+    on_device_[i].copy_from(host_inputs_[i]);
+    device_args_.push_tensor(on_device_[i]);
+    ref_args_.push_tensor(host_ref_[i]);
+    got_args_.push_tensor(host_got_[i]);
+  }
+  Args scalars;
+  for (const ScalarRole& s : schema.scalars) scalars.push_scalar(s.default_value);
+  if (schema.scalars_for) schema.scalars_for(problem, scalars);
+  for (int i = 0; i < scalars.scalar_count(); ++i) {
+    device_args_.push_scalar(scalars.scalar(i));
+    ref_args_.push_scalar(scalars.scalar(i));
+    got_args_.push_scalar(scalars.scalar(i));
+  }
+  problem_.device = device;
+  if (options.reference) schema.reference(ref_args_, problem_).throw_if_error(schema.name + " host reference");
+}
+
+bool ProblemData::is_output(int i) const { return schema_->tensors[i].role != Role::input; }
+
+void ProblemData::poison_outputs() {
+  for (std::size_t i = 0; i < on_device_.size(); ++i) {
+    if (!is_output(static_cast<int>(i))) continue;
+    on_device_[i].fill_bytes(0xFF);
+    if (schema_->tensors[i].role == Role::inout) on_device_[i].copy_from(host_inputs_[i]);
+  }
+}
+
+double ProblemData::error() {
+  for (std::size_t i = 0; i < on_device_.size(); ++i)
+    if (is_output(static_cast<int>(i))) host_got_[i].copy_from(on_device_[i]);
+  double err = 0.0;
+  if (schema_->compare) {
+    Status s = schema_->compare(got_args_, ref_args_, problem_, err);
+    if (!s.ok()) return std::numeric_limits<double>::infinity();
+    return err;
+  }
+  for (std::size_t i = 0; i < on_device_.size(); ++i)
+    if (is_output(static_cast<int>(i))) err = std::max(err, relative_error(host_got_[i].ref(), host_ref_[i].ref()));
+  return err;
+}
+
+}  // namespace kiln
