@@ -49,22 +49,24 @@ std::shared_ptr<const T> hold(std::shared_ptr<const T> object, const std::shared
 void Registry::add_op(std::shared_ptr<const OpSchema> schema, Source source) {
   if (!schema) throw RegistryError("add_op: null schema from " + source.to_string());
   check_schema(*schema, source);
-  auto it = ops_.find(schema->name);
+  const std::string name = schema->name;  // copied: the schema pointer is moved below
+  auto it = ops_.find(name);
   if (it != ops_.end())
-    throw RegistryError("op '" + schema->name + "' registered twice: by " + it->second.source.to_string() + " and by " +
+    throw RegistryError("op '" + name + "' registered twice: by " + it->second.source.to_string() + " and by " +
                         source.to_string());
-  ops_.emplace(schema->name, OpEntry{std::move(schema), std::move(source)});
+  ops_.emplace(name, OpEntry{std::move(schema), std::move(source)});
 }
 
 void Registry::add_variant(std::shared_ptr<const Variant> variant, Source source) {
   if (!variant) throw RegistryError("add_variant: null variant from " + source.to_string());
   if (variant->name().empty() || variant->op().empty())
     throw RegistryError("add_variant: a variant from " + source.to_string() + " has an empty name or op");
-  auto it = variants_.find(variant->name());
+  const std::string name = variant->name();  // copied: the variant pointer is moved below
+  auto it = variants_.find(name);
   if (it != variants_.end())
-    throw RegistryError("variant '" + variant->name() + "' registered twice: by " + it->second.source.to_string() +
-                        " and by " + source.to_string());
-  variants_.emplace(variant->name(), VariantEntry{std::move(variant), std::move(source)});
+    throw RegistryError("variant '" + name + "' registered twice: by " + it->second.source.to_string() + " and by " +
+                        source.to_string());
+  variants_.emplace(name, VariantEntry{std::move(variant), std::move(source)});
 }
 
 void Registry::merge(Registry&& staged, const Source& source, std::shared_ptr<void> keep_alive) {

@@ -1,0 +1,72 @@
+#include <kiln/kiln.hpp>
+
+#include <numeric>
+
+#include "catch.hpp"
+
+TEST_CASE("host buffers round-trip data, also when pitched") {
+  auto b = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {3, 5});
+  CHECK(b.row_stride() == 5);
+  CHECK(b.bytes() == 60);
+  std::vector<float> in(15);
+  std::iota(in.begin(), in.end(), 1.0f);
+  b.copy_from_host(in.data(), in.size() * 4);
+  CHECK(b.to_host<float>() == in);
+
+  auto p = kiln::Buffer::alloc_pitched(kiln::Device::host(), kiln::f32, 3, 5);
+  CHECK(p.row_stride() >= 5);
+  CHECK(p.pitch_bytes() % 256 == 0);
+  p.fill_bytes(0xFF);
+  p.copy_from_host(in.data(), in.size() * 4);
+  CHECK(p.to_host<float>() == in);
+  // Rows start at the pitch, not packed.
+  CHECK(p.ref().as<float>()[p.row_stride()] == 6.0f);
+
+  // Strided to dense copy through kiln::copy.
+  auto d = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {3, 5});
+  d.copy_from(p);
+  CHECK(d.to_host<float>() == in);
+}
+
+TEST_CASE("buffers are move-only owners") {
+  auto a = kiln::Buffer::alloc(kiln::Device::host(), kiln::u8, {100});
+  void* ptr = a.data();
+  kiln::Buffer b = std::move(a);
+  CHECK(b.data() == ptr);
+  CHECK(a.data() == nullptr);
+  b = kiln::Buffer::alloc(kiln::Device::host(), kiln::u8, {10});
+  CHECK(b.bytes() == 10);
+}
+
+TEST_CASE("buffer and view errors name what is wrong") {
+  auto b = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {4});
+  std::vector<float> three(3);
+  REQUIRE_THROWS_AS(b.copy_from_host(three.data(), 12), kiln::ArgumentError);
+  REQUIRE_THROWS_AS(b.to_host<double>(), kiln::DTypeError);
+  REQUIRE_THROWS_AS(kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {-1}), kiln::ShapeError);
+  REQUIRE_THROWS_AS(kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {1, 2, 3}), kiln::ShapeError);
+  REQUIRE_THROWS_AS(kiln::TensorRef::matrix(b.data(), kiln::f32, 2, 2, 1, kiln::Device::host()), kiln::ShapeError);
+  REQUIRE_THROWS_AS(kiln::TensorRef::vector(nullptr, kiln::f32, 4, kiln::Device::host()), kiln::ArgumentError);
+  auto m = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {2, 2});
+  REQUIRE_THROWS_AS(kiln::copy(m.ref(), b.ref()), kiln::ShapeError);
+  if (kiln::cuda_device_count() == 0)
+    REQUIRE_THROWS_AS(kiln::Buffer::alloc(kiln::Device::cuda(0), kiln::f32, {4}), kiln::DeviceError);
+  try {
+    kiln::TensorRef::matrix(b.data(), kiln::f32, 2, 3, 2, kiln::Device::host());
+    FAIL("expected ShapeError");
+  } catch (const kiln::ShapeError& e) {
+    CHECK(std::string(e.what()).find("row_stride 2") != std::string::npos);
+  }
+}
+
+TEST_CASE("user memory is wrapped without copying") {
+  std::vector<float> mine(12, 1.5f);
+  auto view = kiln::TensorRef::matrix(mine.data(), kiln::f32, 3, 4, 4, kiln::Device::host());
+  CHECK(view.data == mine.data());
+  CHECK(view.contiguous());
+  CHECK(view.span_bytes() == 48);
+  auto sub = kiln::TensorRef::matrix(mine.data() + 1, kiln::f32, 3, 2, 4, kiln::Device::host());
+  CHECK_FALSE(sub.contiguous());
+  CHECK(sub.span_bytes() == (2 * 4 + 2) * 4);
+  CHECK(sub.to_string() == "f32[3x2] stride 4 on host");
+}

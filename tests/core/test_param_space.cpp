@@ -1,0 +1,121 @@
+#include <kiln/kiln.hpp>
+
+#include <set>
+
+#include "catch.hpp"
+
+namespace {
+kiln::DeviceInfo fake_gpu(std::size_t smem = 227 * 1024) {
+  kiln::DeviceInfo d;
+  d.device = kiln::Device::cuda(0);
+  d.name = "Fake";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.smem_per_block_optin = smem;
+  d.max_threads_per_block = 1024;
+  return d;
+}
+
+kiln::ParamSpace tile_space() {
+  kiln::ParamSpace s;
+  s.param("BM", {32, 64, 128}).param("BN", {32, 64, 128}).param("threads", {128, 256, 1024, 2048});
+  s.constraint("threads <= 1024", [](const kiln::Config& c, const kiln::DeviceInfo& d, const kiln::Problem&) {
+    return c.get("threads") <= d.max_threads_per_block;
+  });
+  s.constraint("smem within the device limit", [](const kiln::Config& c, const kiln::DeviceInfo& d, const kiln::Problem&) {
+    return static_cast<std::size_t>((c.get("BM") + c.get("BN")) * 16 * 4) <= d.smem_per_block_optin;
+  });
+  s.constraint("BM <= m", [](const kiln::Config& c, const kiln::DeviceInfo&, const kiln::Problem& p) {
+    return p.n_dims == 0 || c.get("BM") <= p.dims[0];
+  });
+  return s;
+}
+}  // namespace
+
+TEST_CASE("a space enumerates its cartesian product filtered by constraints") {
+  const auto s = tile_space();
+  CHECK(s.count() == 36);
+  kiln::Problem big;
+  big.n_dims = 1;
+  big.dims[0] = 4096;
+  // threads=2048 is out: 3 * 3 * 3 valid.
+  CHECK(s.enumerate(fake_gpu(), big).size() == 27);
+  CHECK(s.count_valid(fake_gpu(), big) == 27);
+  // A small problem removes BM=128 and BM=64 too.
+  kiln::Problem small = big;
+  small.dims[0] = 32;
+  CHECK(s.enumerate(fake_gpu(), small).size() == 9);
+  // A device with little shared memory: (BM+BN)*64 <= 8192 bytes -> BM+BN <= 128.
+  CHECK(s.enumerate(fake_gpu(8192), big).size() == 4 * 3);
+}
+
+TEST_CASE("at() decodes with the first parameter varying slowest") {
+  const auto s = tile_space();
+  CHECK(s.at(0) == kiln::Config{{"BM", 32}, {"BN", 32}, {"threads", 128}});
+  CHECK(s.at(1) == kiln::Config{{"BM", 32}, {"BN", 32}, {"threads", 256}});
+  CHECK(s.at(35) == kiln::Config{{"BM", 128}, {"BN", 128}, {"threads", 2048}});
+  std::set<std::string> seen;
+  for (std::uint64_t i = 0; i < s.count(); ++i) seen.insert(s.at(i).to_string());
+  CHECK(seen.size() == 36);
+}
+
+TEST_CASE("violated() names the failing parameter or constraint") {
+  const auto s = tile_space();
+  kiln::Problem p;
+  p.n_dims = 1;
+  p.dims[0] = 4096;
+  CHECK_FALSE(s.violated({{"BM", 64}, {"BN", 64}, {"threads", 256}}, fake_gpu(), p));
+  auto bad_value = s.violated({{"BM", 96}, {"BN", 64}, {"threads", 256}}, fake_gpu(), p);
+  REQUIRE(bad_value);
+  CHECK(bad_value->find("BM: 96 not in {32, 64, 128}") != std::string::npos);
+  auto bad_constraint = s.violated({{"BM", 64}, {"BN", 64}, {"threads", 2048}}, fake_gpu(), p);
+  REQUIRE(bad_constraint);
+  CHECK(bad_constraint->find("threads <= 1024") != std::string::npos);
+  auto missing = s.violated({{"BM", 64}}, fake_gpu(), p);
+  REQUIRE(missing);
+  CHECK(missing->find("BN") != std::string::npos);
+  CHECK(s.contains({{"BM", 64}, {"BN", 64}, {"threads", 2048}}));
+  CHECK_FALSE(s.contains({{"BN", 64}, {"BM", 64}, {"threads", 256}}));  // order matters
+}
+
+TEST_CASE("only() restricts a space to instantiated configs") {
+  kiln::ParamSpace s;
+  s.param("BM", {64, 128}).param("BN", {64, 128});
+  s.only({{{"BM", 128}, {"BN", 128}}, {{"BM", 64}, {"BN", 64}}});
+  kiln::Problem p;
+  const auto valid = s.enumerate(fake_gpu(), p);
+  REQUIRE(valid.size() == 2);
+  auto why = s.violated({{"BM", 64}, {"BN", 128}}, fake_gpu(), p);
+  REQUIRE(why);
+  CHECK(why->find("instantiated") != std::string::npos);
+}
+
+TEST_CASE("sample and neighbour stay inside the value lists") {
+  const auto s = tile_space();
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 100; ++i) {
+    const kiln::Config c = s.sample(rng);
+    REQUIRE(s.contains(c));
+    const kiln::Config n = s.neighbour(c, rng);
+    REQUIRE(s.contains(n));
+    int differing = 0;
+    for (std::size_t k = 0; k < c.values().size(); ++k) differing += c.values()[k] != n.values()[k];
+    CHECK(differing == 1);
+  }
+}
+
+TEST_CASE("configs print, parse and compare") {
+  const kiln::Config c{{"BM", 128}, {"BN", 64}};
+  CHECK(c.to_string() == "BM=128 BN=64");
+  CHECK(kiln::Config::parse("BM=128 BN=64") == c);
+  CHECK(kiln::Config::parse("BM=128,BN=64") == c);
+  CHECK(kiln::Config::parse("(none)").empty());
+  CHECK(kiln::Config().to_string() == "(none)");
+  CHECK(c.get("BN") == 64);
+  CHECK(c.get_or("TM", 8) == 8);
+  REQUIRE_THROWS_AS(c.get("TM"), kiln::ArgumentError);
+  REQUIRE_THROWS_AS(kiln::Config::parse("BM=x"), kiln::ArgumentError);
+  REQUIRE_THROWS_AS(kiln::Config::parse("BM=1 BM=2"), kiln::ArgumentError);
+  REQUIRE_THROWS_AS(kiln::ParamSpace().param("a", {}), kiln::ArgumentError);
+  REQUIRE_THROWS_AS(kiln::ParamSpace().param("a", {1}).param("a", {2}), kiln::ArgumentError);
+}
