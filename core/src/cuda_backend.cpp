@@ -110,4 +110,36 @@ int cuda_pointer_device(const void* ptr) noexcept {
   return -1;
 }
 
+void* cuda_event_create() {
+  cudaEvent_t e = nullptr;
+  check(cudaEventCreate(&e), "cudaEventCreate");
+  return e;
+}
+
+void cuda_event_destroy(void* event) noexcept {
+  if (event) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+}
+
+void cuda_event_record(void* event, void* stream) {
+  check(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)), "cudaEventRecord");
+}
+
+float cuda_event_elapsed_ms(void* start, void* stop) {
+  check(cudaEventSynchronize(static_cast<cudaEvent_t>(stop)), "cudaEventSynchronize");
+  float ms = 0.0f;
+  check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(stop)), "cudaEventElapsedTime");
+  return ms;
+}
+
+void cuda_memset_async(void* ptr, int byte, std::size_t bytes, void* stream) {
+  check(cudaMemsetAsync(ptr, byte, bytes, static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+}
+
+std::string cuda_last_error() {
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? std::string() : std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+void cuda_device_sync() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
 }  // namespace kiln::detail

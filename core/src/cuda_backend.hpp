@@ -2,6 +2,7 @@
 // link no_cuda_backend.cpp instead (every call there throws DeviceError).
 #pragma once
 #include <cstddef>
+#include <string>
 
 #include "kiln/device.hpp"
 
@@ -20,6 +21,16 @@ void* cuda_stream_create(int ordinal);
 void cuda_stream_destroy(void* stream) noexcept;
 void cuda_stream_sync(void* stream);
 void cuda_set_device(int ordinal);
+// Events for timing on a stream (cudaEvent_t as void*).
+void* cuda_event_create();
+void cuda_event_destroy(void* event) noexcept;
+void cuda_event_record(void* event, void* stream);
+float cuda_event_elapsed_ms(void* start, void* stop);  // synchronises on `stop`
+// Asynchronous memset on a stream, for flushing caches between timed runs.
+void cuda_memset_async(void* ptr, int byte, std::size_t bytes, void* stream);
+// The last launch error as a message, empty when none (clears it).
+std::string cuda_last_error();
+void cuda_device_sync();
 // Device ordinal owning `ptr`, -1 for host or unknown memory.
 int cuda_pointer_device(const void* ptr) noexcept;
 

@@ -24,5 +24,12 @@ void cuda_stream_destroy(void*) noexcept {}
 void cuda_stream_sync(void*) {}
 void cuda_set_device(int) { no_cuda("selecting a CUDA device"); }
 int cuda_pointer_device(const void*) noexcept { return -1; }
+void* cuda_event_create() { no_cuda("creating a CUDA event"); }
+void cuda_event_destroy(void*) noexcept {}
+void cuda_event_record(void*, void*) { no_cuda("recording a CUDA event"); }
+float cuda_event_elapsed_ms(void*, void*) { no_cuda("timing CUDA events"); }
+void cuda_memset_async(void*, int, std::size_t, void*) { no_cuda("setting CUDA memory"); }
+std::string cuda_last_error() { return {}; }
+void cuda_device_sync() {}
 
 }  // namespace kiln::detail
