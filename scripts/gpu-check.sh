@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Everything a GPU machine can check, in one command: build for sm_90, the GPU tests, the whole
+# test suite, `kiln verify`, compute-sanitizer on the GPU tests, and benchmarks against the vendor
+# baselines.  Logs go to the folder given as the first argument.
+#
+#   scripts/gpu-check.sh OUT [stage...]     stages: build test verify sanitize bench (default: all)
+#
+# Environment: KILN_BUILD_DIR (default build-gpu), KILN_JOBS (default nproc),
+# KILN_BENCH_FILE (bench commands, default scripts/bench-anchors.txt).
+set -uo pipefail
+out=${1:?usage: scripts/gpu-check.sh OUT [build|test|verify|sanitize|bench ...]}
+shift
+stages=${*:-build test verify sanitize bench}
+mkdir -p "$out"
+cd "$(dirname "$0")/.."
+build=${KILN_BUILD_DIR:-build-gpu}
+jobs=${KILN_JOBS:-$(nproc)}
+status=0
+summary="$out/summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+run_stage() {  # name command...
+  local name=$1; shift
+  local t0=$SECONDS
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  note "stage $name: rc=$rc ($((SECONDS - t0)) s)"
+  [ $rc -eq 0 ] || status=1
+  return $rc
+}
+export KILN_CACHE_DIR=$PWD/$build/cache   # never touch the machine's real cache
+export KILN_PLUGIN_PATH=$PWD/$build/lib/kiln/plugins
+
+for stage in $stages; do
+  case $stage in
+    build)
+      run_stage configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 &&
+      run_stage build cmake --build "$build" -j "$jobs"
+      tail -n 30 "$out/build.log" | grep -E "error|FAILED" | head -20
+      ;;
+    test)
+      run_stage test_gpu ctest --test-dir "$build" -L gpu --output-on-failure -j 4
+      grep -E "tests passed|tests failed|Skipped|Failed|\*\*\*" "$out/test_gpu.log" | tail -20 | tee -a "$summary"
+      run_stage test_all ctest --test-dir "$build" -LE gpu --output-on-failure -j "$jobs"
+      grep -E "tests passed|tests failed" "$out/test_all.log" | tee -a "$summary"
+      ;;
+    verify)
+      run_stage verify "$build/bin/kiln" verify
+      tail -n 15 "$out/verify.log" | tee -a "$summary"
+      ;;
+    sanitize)
+      for t in "$build"/bin/test_*_gpu; do
+        [ -x "$t" ] || continue
+        n=$(basename "$t")
+        run_stage "memcheck_$n" compute-sanitizer --tool memcheck --error-exitcode 9 "$t"
+        run_stage "racecheck_$n" compute-sanitizer --tool racecheck --error-exitcode 9 "$t"
+      done
+      ;;
+    bench)
+      bench_file=${KILN_BENCH_FILE:-scripts/bench-anchors.txt}
+      : >"$out/bench.log"
+      while IFS= read -r line; do
+        case $line in ''|\#*) continue ;; esac
+        echo "\$ kiln $line" >>"$out/bench.log"
+        # shellcheck disable=SC2086
+        "$build/bin/kiln" $line >>"$out/bench.log" 2>&1 || { echo "(failed: rc=$?)" >>"$out/bench.log"; status=1; }
+      done <"$bench_file"
+      note "stage bench: see bench.log"
+      ;;
+    *) note "unknown stage $stage"; status=1 ;;
+  esac
+done
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$out/gpu.txt" 2>&1
+cat "$summary"
+exit $status
