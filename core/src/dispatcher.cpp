@@ -131,6 +131,13 @@ const Decision& Dispatcher::decide(const Problem& p, const DeviceInfo& device) {
     auto it = memo_.find(p);
     if (it != memo_.end()) return *it->second;
   }
+  // Misses are serialised: the database is read here and, in lazy mode, written by the tuner.
+  std::lock_guard<std::mutex> miss_lock(miss_mutex_);
+  {
+    std::shared_lock lock(mutex_);  // another thread may have decided p meanwhile
+    auto it = memo_.find(p);
+    if (it != memo_.end()) return *it->second;
+  }
   if (observer_) observer_(p);
   auto d = std::make_unique<Decision>(decide_uncached(p, device));
   if (d->from != Decision::From::database && miss_handler_) {

@@ -50,7 +50,7 @@ void Runtime::init(RuntimeOptions options) {
     db_ = TuningDb(TuningDb::default_shipped_paths(), TuningDb::default_user_path());
   else
     db_ = TuningDb(options.shipped_db_paths, options.user_db_path);
-  for (const std::string& e : db_.errors()) log->error("tuning database: {} (using defaults for it)", e);
+  for (const std::string& e : db_.errors()) log->error("{} (that file is skipped)", e);
 
   std::string mode = options.tune_mode;
   if (mode.empty()) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -62,7 +63,8 @@ class Dispatcher {
   const TuningDb* db_;
   MissHandler miss_handler_;
   ProblemObserver observer_;
-  mutable std::shared_mutex mutex_;
+  mutable std::shared_mutex mutex_;   // guards memo_
+  std::mutex miss_mutex_;             // serialises misses (database reads, lazy tuning)
   std::unordered_map<Problem, std::unique_ptr<Decision>, KeyHash> memo_;
 };
 

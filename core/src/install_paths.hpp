@@ -1,0 +1,20 @@
+// Where kiln's own files are, found at run time from the location of libkiln.so, so an install
+// can be moved (and the build tree, laid out the same way, works uninstalled):
+//
+//   kiln::detail::library_dir();           // "/opt/kiln/lib"
+//   kiln::detail::installed_plugin_dir();  // "/opt/kiln/lib/kiln/plugins"
+//   kiln::detail::installed_config_dir();  // "/opt/kiln/share/kiln/configs"
+#pragma once
+#include <string>
+
+namespace kiln::detail {
+
+// The directory holding libkiln.so (symlinks resolved); empty if it cannot be determined.
+std::string library_dir();
+// <libdir>/kiln/plugins: the plugins shipped with kiln.
+std::string installed_plugin_dir();
+// <libdir>/../share/kiln/configs (following the build's GNUInstallDirs layout): shipped tuning
+// databases and tuning plans.
+std::string installed_config_dir();
+
+}  // namespace kiln::detail
