@@ -1,0 +1,59 @@
+#include "add_params.hpp"
+
+#include <string>
+#include <vector>
+
+namespace kiln::elementwise {
+
+ParamSpace add_grid_stride_space() {
+  ParamSpace s;
+  s.param("block", {128, 256, 512, 1024}).param("blocks_per_sm", {1, 2, 4, 8, 16, 32});
+  return s;
+}
+
+Config add_grid_stride_default(const DeviceInfo& device) {
+  (void)device;
+  // A guess until tuned: 256 x 8 fills an SM's 2048 threads on sm_80/sm_90.
+  return {{"block", 256}, {"blocks_per_sm", 8}};
+}
+
+ParamSpace add_2d_space() {
+  ParamSpace s;
+  s.param("block_x", {16, 32, 64, 128}).param("block_y", {1, 2, 4, 8, 16});
+  s.constraint("64 <= block_x * block_y <= 1024", [](const Config& c, const DeviceInfo&, const Problem&) {
+    const int threads = c.get_or("block_x", 0) * c.get_or("block_y", 0);
+    return threads >= 64 && threads <= 1024;
+  });
+  return s;
+}
+
+Config add_2d_default(const DeviceInfo& device) {
+  (void)device;
+  // A guess until tuned: a warp-wide row (128 contiguous bytes of f32) and 256 threads.
+  return {{"block_x", 32}, {"block_y", 8}};
+}
+
+ParamSpace add_vectorized_space() {
+  ParamSpace s;
+  s.param("block", {128, 256, 512})
+      .param("items", std::vector<int>(kVectorItems.begin(), kVectorItems.end()))
+      .param("blocks_per_sm", {2, 4, 8, 16});
+  return s;
+}
+
+Config add_vectorized_default(const DeviceInfo& device) {
+  (void)device;
+  // A guess until tuned: 256 threads x 4 float4 per input keeps 8 KiB per block in flight.
+  return {{"block", 256}, {"items", 4}, {"blocks_per_sm", 8}};
+}
+
+Support add_vectorized_supports(const Problem& problem) {
+  if (problem.dtype != DType::f32)
+    return Support::no("add_vectorized: f32 only, got " + std::string(dtype_name(problem.dtype)));
+  if (problem.align_bytes < 16)
+    return Support::no("add_vectorized: needs 16-byte aligned pointers and row pitches, these are " +
+                       std::to_string(problem.align_bytes) + "-byte aligned");
+  return Support::yes();
+}
+
+}  // namespace kiln::elementwise
