@@ -1,5 +1,6 @@
 #include "kiln/tuner/problem_data.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace kiln {
@@ -45,6 +46,13 @@ ProblemData::ProblemData(const OpSchema& schema, const Problem& problem, Device 
     got_args_.push_scalar(scalars.scalar(i));
   }
   problem_.device = device;
+  // The alignment class of the tensors just allocated, as Runtime::make_problem would find it.
+  int align = 16;
+  for (const Buffer& b : on_device_) {
+    align = std::min(align, alignment_of(reinterpret_cast<std::uintptr_t>(b.data())));
+    if (b.shape().rank == 2 && b.shape().rows() > 1) align = std::min(align, alignment_of(b.pitch_bytes()));
+  }
+  problem_.align_bytes = align;
   if (options.reference) schema.reference(ref_args_, problem_).throw_if_error(schema.name + " host reference");
 }
 

@@ -30,8 +30,8 @@ class ProblemData {
   ProblemData(const OpSchema& schema, const Problem& problem, Device device, std::uint64_t seed,
               ProblemDataOptions options = {});
 
+  // The problem with the device and the alignment class of the allocated tensors filled in.
   const Problem& problem() const { return problem_; }
-  // Problem re-derived from the device tensors (device and alignment filled in).
   const OpSchema& schema() const { return *schema_; }
   // Arguments on the target device (inputs filled, outputs as last written).
   const Args& device_args() const { return device_args_; }
