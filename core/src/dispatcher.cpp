@@ -111,7 +111,7 @@ Decision Dispatcher::decide_uncached(const Problem& p, const DeviceInfo& device)
   }
   // 2. Defaults, in priority order: the first variant whose default config supports p.
   for (const Variant* v : registry_->variants(op)) {
-    const Config config = v->default_config(device);
+    const Config config = v->default_config_for(device, p);
     std::string why;
     if (usable(*v, config, p, device, &why)) {
       d.variant = v;

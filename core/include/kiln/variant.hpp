@@ -60,6 +60,12 @@ class Variant {
 
   // The config used when the database has none; must lie in space() for every device.
   virtual Config default_config(const DeviceInfo& device) const = 0;
+  // The default for one problem (what dispatch uses); override to adapt the default to the
+  // problem, e.g. a scalar-load config for misaligned views.  Defaults to default_config().
+  virtual Config default_config_for(const DeviceInfo& device, const Problem& problem) const {
+    (void)problem;
+    return default_config(device);
+  }
   // Whether this variant can run `problem` on `device` with `config` (shape limits, alignment,
   // ...).  Called once per problem on a dispatch miss, never on the hot path.  The core has
   // already checked device kind, dtype and the space's constraints.

@@ -1,0 +1,179 @@
+// Kernel bodies of the CUDA transpose variants: out[j][i] = in[i][j], in [m, n] with row stride
+// ld_in, out [n, m] with row stride ld_out (elements).  They read their parameters only from
+// template and launch arguments; the adapters (transpose_*.cu) choose them.  Offsets are 64-bit:
+// row * stride passes 2^31 for large matrices.
+#pragma once
+#include <cstdint>
+
+namespace kiln::transpose {
+
+// A 1-D grid-stride loop in the order of `in` (row-major m x n): reads coalesced, writes strided
+// by ld_out.  The (row, col) of a thread advances by the loop step without dividing: the step is
+// step_rows whole rows plus step_cols columns, with a carry when col passes n.  Needs m, n > 0.
+template <class T>
+__global__ void transpose_read_coalesced_kernel(const T* __restrict__ in, std::int64_t ld_in, T* __restrict__ out,
+                                                std::int64_t ld_out, std::int64_t m, std::int64_t n) {
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t step_rows = step / n, step_cols = step - step_rows * n;
+  std::int64_t row = first / n, col = first - row * n;
+  while (row < m) {
+    out[col * ld_out + row] = in[row * ld_in + col];
+    row += step_rows;
+    col += step_cols;
+    if (col >= n) {
+      col -= n;
+      ++row;
+    }
+  }
+}
+
+// The same loop in the order of `out` (row-major n x m): writes coalesced, reads strided by ld_in.
+template <class T>
+__global__ void transpose_write_coalesced_kernel(const T* __restrict__ in, std::int64_t ld_in, T* __restrict__ out,
+                                                 std::int64_t ld_out, std::int64_t m, std::int64_t n) {
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t step_rows = step / m, step_cols = step - step_rows * m;
+  std::int64_t orow = first / m, ocol = first - orow * m;
+  while (orow < n) {
+    out[orow * ld_out + ocol] = in[ocol * ld_in + orow];
+    orow += step_rows;
+    ocol += step_cols;
+    if (ocol >= m) {
+      ocol -= m;
+      ++orow;
+    }
+  }
+}
+
+// One element per thread of a 2-D grid, x over the columns of `in` (reads coalesced).  gridDim.y
+// is capped at 65535, so rows loop.
+template <class T>
+__global__ void transpose_naive_2d_kernel(const T* __restrict__ in, std::int64_t ld_in, T* __restrict__ out,
+                                          std::int64_t ld_out, std::int64_t m, std::int64_t n) {
+  const std::int64_t col = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (col >= n) return;  // no barriers below
+  const std::int64_t row_step = static_cast<std::int64_t>(gridDim.y) * blockDim.y;
+  for (std::int64_t row = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; row < m; row += row_step)
+    out[col * ld_out + row] = in[row * ld_in + col];
+}
+
+// A kTile x kTile block moves one tile at a time through shared memory: coalesced reads of a tile
+// of `in`, coalesced writes of the transposed tile to `out`.  Rows of the staging tile are padded
+// by one element, so a column read (tile[tx][ty]) touches kTile different banks.  The grid loops
+// over tiles in both directions (gridDim.y is capped at 65535).  Loop bounds are block-uniform,
+// so every thread reaches both barriers.
+template <int kTile>
+__global__ void __launch_bounds__(kTile* kTile)
+    transpose_tiled_padded_kernel(const float* __restrict__ in, std::int64_t ld_in, float* __restrict__ out,
+                                  std::int64_t ld_out, std::int64_t m, std::int64_t n) {
+  __shared__ float tile[kTile][kTile + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const std::int64_t tiles_y = (m + kTile - 1) / kTile, tiles_x = (n + kTile - 1) / kTile;
+  for (std::int64_t by = blockIdx.y; by < tiles_y; by += gridDim.y) {
+    for (std::int64_t bx = blockIdx.x; bx < tiles_x; bx += gridDim.x) {
+      const std::int64_t r = by * kTile + ty, c = bx * kTile + tx;
+      if (r < m && c < n) tile[ty][tx] = in[r * ld_in + c];
+      __syncthreads();
+      // out[orow][ocol] = in[ocol][orow], which sits at tile[tx][ty].
+      const std::int64_t orow = bx * kTile + ty, ocol = by * kTile + tx;
+      if (orow < n && ocol < m) out[orow * ld_out + ocol] = tile[tx][ty];
+      __syncthreads();  // before the next tile overwrites the staging tile
+    }
+  }
+}
+
+// A (kTile / kVec) x kBlockRows block moves kTile x kTile tiles; each thread handles kTile /
+// kBlockRows rows of a tile, and issues all its loads before storing any to shared memory, so
+// that many loads are in flight.  kVec == 4 moves 16-byte vectors (needs 16-byte aligned
+// pointers and row strides that are multiples of 4; vectors cut by the matrix edge are moved
+// element by element).  Staging rows are padded by one element; with kTile == 32 and kVec == 4 the
+// eight lanes of a row and the four rows of a warp then hit 32 distinct banks in both phases.
+// Tiles are numbered row-major over the tile grid (tiles_x per tile row) and taken in a 1-D
+// grid-stride loop.  Interior tiles (`full`) skip the edge checks.
+template <int kTile, int kBlockRows, int kVec>
+__global__ void __launch_bounds__(kTile / kVec * kBlockRows)
+    transpose_tiled_multirow_kernel(const float* __restrict__ in, std::int64_t ld_in, float* __restrict__ out,
+                                    std::int64_t ld_out, std::int64_t m, std::int64_t n, std::int64_t tiles_x,
+                                    std::int64_t tiles) {
+  static_assert(kVec == 1 || kVec == 4, "vector width 1 or 4");
+  static_assert(kTile % kBlockRows == 0 && kTile % kVec == 0, "whole rows and vectors per tile");
+  constexpr int kRowsPerThread = kTile / kBlockRows;
+  __shared__ __align__(16) float tile[kTile][kTile + 1];
+  const int ty = threadIdx.y;
+  const int lc = kVec * threadIdx.x;  // this thread's first column within a tile row
+  for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const std::int64_t tile_row = t / tiles_x;
+    const std::int64_t r0 = tile_row * kTile, c0 = (t - tile_row * tiles_x) * kTile;
+    const bool full = r0 + kTile <= m && c0 + kTile <= n;
+
+    // Load rows ty, ty + kBlockRows, ... of the tile of `in` at (r0, c0).
+    if constexpr (kVec == 4) {
+      float4 v[kRowsPerThread];
+      const std::int64_t c = c0 + lc;
+#pragma unroll
+      for (int k = 0; k < kRowsPerThread; ++k) {
+        const std::int64_t r = r0 + ty + k * kBlockRows;
+        v[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (full || (r < m && c + 3 < n)) {
+          v[k] = __ldcs(reinterpret_cast<const float4*>(in + r * ld_in + c));
+        } else if (r < m) {
+          const float* src = in + r * ld_in;
+          if (c < n) v[k].x = src[c];
+          if (c + 1 < n) v[k].y = src[c + 1];
+          if (c + 2 < n) v[k].z = src[c + 2];
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < kRowsPerThread; ++k) {
+        float* d = &tile[ty + k * kBlockRows][lc];
+        d[0] = v[k].x;
+        d[1] = v[k].y;
+        d[2] = v[k].z;
+        d[3] = v[k].w;
+      }
+    } else {
+      float v[kRowsPerThread];
+      const std::int64_t c = c0 + lc;
+#pragma unroll
+      for (int k = 0; k < kRowsPerThread; ++k) {
+        const std::int64_t r = r0 + ty + k * kBlockRows;
+        v[k] = (full || (r < m && c < n)) ? __ldcs(in + r * ld_in + c) : 0.0f;
+      }
+#pragma unroll
+      for (int k = 0; k < kRowsPerThread; ++k) tile[ty + k * kBlockRows][lc] = v[k];
+    }
+    __syncthreads();
+
+    // Store rows ty, ty + kBlockRows, ... of the transposed tile: out row c0 + lr holds column lr
+    // of the staged tile; this thread writes its columns r0 + lc ... (tile rows lc ...).
+    const std::int64_t oc = r0 + lc;
+    if constexpr (kVec == 4) {
+#pragma unroll
+      for (int k = 0; k < kRowsPerThread; ++k) {
+        const int lr = ty + k * kBlockRows;
+        const std::int64_t orow = c0 + lr;
+        const float4 w = make_float4(tile[lc][lr], tile[lc + 1][lr], tile[lc + 2][lr], tile[lc + 3][lr]);
+        if (full || (orow < n && oc + 3 < m)) {
+          *reinterpret_cast<float4*>(out + orow * ld_out + oc) = w;
+        } else if (orow < n) {
+          float* dst = out + orow * ld_out;
+          if (oc < m) dst[oc] = w.x;
+          if (oc + 1 < m) dst[oc + 1] = w.y;
+          if (oc + 2 < m) dst[oc + 2] = w.z;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < kRowsPerThread; ++k) {
+        const int lr = ty + k * kBlockRows;
+        const std::int64_t orow = c0 + lr;
+        if (full || (orow < n && oc < m)) out[orow * ld_out + oc] = tile[lc][lr];
+      }
+    }
+    __syncthreads();  // before the next tile overwrites the staging tile
+  }
+}
+
+}  // namespace kiln::transpose

@@ -1,0 +1,95 @@
+#include "transpose_params.hpp"
+
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace kiln::transpose {
+namespace {
+
+constexpr std::int64_t kMaxGridX = 2147483647;  // gridDim.x limit
+
+}  // namespace
+
+ParamSpace one_d_space() {
+  ParamSpace s;
+  s.param("block", {128, 256, 512, 1024});
+  return s;
+}
+
+Config one_d_default(const DeviceInfo& device) {
+  (void)device;
+  // Not measured yet; 256 threads, 8 blocks fill an sm_90 SM.
+  return {{"block", 256}};
+}
+
+ParamSpace naive_2d_space() {
+  ParamSpace s;
+  s.param("block_x", {8, 16, 32, 64}).param("block_y", {1, 2, 4, 8, 16, 32});
+  s.constraint("64 <= block_x * block_y <= 1024", [](const Config& c, const DeviceInfo&, const Problem&) {
+    const int threads = c.get_or("block_x", 0) * c.get_or("block_y", 0);
+    return threads >= 64 && threads <= 1024;
+  });
+  return s;
+}
+
+Config naive_2d_default(const DeviceInfo& device) {
+  (void)device;
+  // Not measured yet; a warp reads 128 contiguous bytes of a row of `in`.
+  return {{"block_x", 32}, {"block_y", 8}};
+}
+
+Support naive_2d_supports(const Problem& problem, const Config& config) {
+  const int bx = config.get_or("block_x", 0);
+  if (bx <= 0) return Support::no("transpose_naive_2d: bad config");
+  if ((problem.dims[1] + bx - 1) / bx > kMaxGridX)
+    return Support::no("transpose_naive_2d: n = " + std::to_string(problem.dims[1]) + " needs more than 2^31-1 blocks in x");
+  return Support::yes();
+}
+
+ParamSpace tiled_padded_space() {
+  ParamSpace s;
+  s.param("tile", std::vector<int>(std::begin(kPaddedTiles), std::end(kPaddedTiles)));
+  return s;
+}
+
+Config tiled_padded_default(const DeviceInfo& device) {
+  (void)device;
+  // Not measured yet; the seeds' 32 x 32 tile.
+  return {{"tile", 32}};
+}
+
+ParamSpace tiled_multirow_space() {
+  ParamSpace s;
+  s.param("tile", {32, 64})
+      .param("block_rows", {4, 8, 16})
+      .param("vector_width", {1, 4})
+      .param("tiles_per_block", {1, 2, 4, 8});
+  std::vector<Config> instantiated;
+  for (const MultirowKernel& k : kMultirowKernels)
+    for (int tiles_per_block : {1, 2, 4, 8})
+      instantiated.push_back(Config{{"tile", k.tile},
+                                    {"block_rows", k.block_rows},
+                                    {"vector_width", k.vector_width},
+                                    {"tiles_per_block", tiles_per_block}});
+  s.only(std::move(instantiated));
+  return s;
+}
+
+Config tiled_multirow_default(const DeviceInfo& device) {
+  (void)device;
+  // Not measured yet; 64-thread blocks each moving a 32 x 32 tile with four float4 loads per
+  // thread in flight; 32 such blocks (4.2 KiB of shared memory each) fit an sm_90 SM.
+  // Misaligned problems fall to the next variant (vector_width=4 does not support them).
+  return {{"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"tiles_per_block", 1}};
+}
+
+Support tiled_multirow_supports(const Problem& problem, const Config& config) {
+  if (config.get_or("vector_width", 1) == 4 && problem.align_bytes < 16)
+    return Support::no("transpose_tiled_multirow: vector_width=4 needs 16-byte aligned pointers and row pitches, "
+                       "these are " + std::to_string(problem.align_bytes) + "-byte aligned");
+  return Support::yes();
+}
+
+}  // namespace kiln::transpose

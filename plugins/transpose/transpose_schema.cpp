@@ -1,0 +1,66 @@
+#include "transpose_schema.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "transpose_reference.hpp"
+
+namespace kiln::transpose {
+namespace {
+
+// Byte ranges of two views overlap (same device, both non-empty).
+bool overlap(const TensorRef& p, const TensorRef& q) {
+  if (p.numel() == 0 || q.numel() == 0 || p.device != q.device) return false;
+  const auto p0 = reinterpret_cast<std::uintptr_t>(p.data), q0 = reinterpret_cast<std::uintptr_t>(q.data);
+  return p0 < q0 + static_cast<std::uintptr_t>(q.span_bytes()) && q0 < p0 + static_cast<std::uintptr_t>(p.span_bytes());
+}
+
+Status make_transpose_problem(const OpSchema& s, const Args& args, Problem& p) {
+  for (int i = 0; i < 2; ++i)
+    if (Status st = expect_dtype(s, args, i, DType::f32); !st.ok()) return st;
+  if (Status st = expect_rank(s, args, 0, 2); !st.ok()) return st;
+  const std::int64_t m = args.tensor(0).rows(), n = args.tensor(0).cols();
+  if (Status st = expect_shape(s, args, 1, Shape::matrix(n, m)); !st.ok()) return st;
+  if (overlap(args.tensor(0), args.tensor(1)))
+    return Status::fail(ErrorKind::argument, "transpose: arguments 'in' and 'out' overlap in memory "
+                                             "(in-place transpose is not supported)");
+  p.dtype = DType::f32;
+  p.n_dims = 2;
+  p.dims[0] = m;
+  p.dims[1] = n;
+  return Status::success();
+}
+
+Status transpose_tensor_specs(const Problem& p, std::vector<TensorSpec>& specs) {
+  if (p.n_dims != 2 || p.dims[0] < 0 || p.dims[1] < 0)
+    return Status::fail(ErrorKind::shape, "transpose: a problem needs dims m >= 0 and n >= 0");
+  const std::int64_t m = p.dims[0], n = p.dims[1];
+  specs = {{DType::f32, Shape::matrix(m, n)}, {DType::f32, Shape::matrix(n, m)}};
+  return Status::success();
+}
+
+}  // namespace
+
+std::shared_ptr<const OpSchema> make_transpose_schema() {
+  auto s = std::make_shared<OpSchema>();
+  s->name = "transpose";
+  s->summary = "out = in^T (f32); in [m, n], out [n, m], row strides honoured, out of place";
+  s->tensors = {{"in", Role::input}, {"out", Role::output}};
+  s->dim_names = {"m", "n"};
+  s->dtypes = {DType::f32};
+  s->work_unit = WorkUnit::byte;
+  // The registry owns the schema and outlives every call, so the raw pointer stays valid (a
+  // shared_ptr here would be a cycle).
+  const OpSchema* self = s.get();
+  s->make_problem = [self](const Args& args, Problem& p) { return make_transpose_problem(*self, args, p); };
+  s->tensor_specs = transpose_tensor_specs;
+  s->reference = transpose_reference;
+  // Every element read once and written once.
+  s->work = [](const Problem& p) { return 2.0 * static_cast<double>(p.dims[0]) * static_cast<double>(p.dims[1]) * 4.0; };
+  // A copy: exact.
+  s->tolerance = [](const Problem&) { return 0.0; };
+  return s;
+}
+
+}  // namespace kiln::transpose

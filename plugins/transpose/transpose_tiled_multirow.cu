@@ -1,0 +1,79 @@
+// transpose_tiled_multirow: several rows per thread, optional 16-byte accesses, grid-stride over
+// tiles.
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <utility>
+
+#include "cuda_launch.cuh"
+#include "transpose_cuda_variants.hpp"
+#include "transpose_kernels.cuh"
+#include "transpose_operands.hpp"
+#include "transpose_params.hpp"
+
+namespace kiln::transpose {
+namespace {
+
+template <std::size_t I>
+void launch_multirow(const TransposeOperands& o, int tiles_per_block, cudaStream_t stream) {
+  constexpr MultirowKernel k = kMultirowKernels[I];
+  const std::int64_t tiles_x = (o.n + k.tile - 1) / k.tile;
+  const std::int64_t tiles = tiles_x * ((o.m + k.tile - 1) / k.tile);
+  const auto grid = static_cast<unsigned>(std::min<std::int64_t>((tiles + tiles_per_block - 1) / tiles_per_block, 2147483647));
+  const dim3 block(k.tile / k.vector_width, k.block_rows);
+  transpose_tiled_multirow_kernel<k.tile, k.block_rows, k.vector_width>
+      <<<grid, block, 0, stream>>>(o.in, o.ld_in, o.out, o.ld_out, o.m, o.n, tiles_x, tiles);
+}
+
+// Launches the instantiated kernel matching (tile, block_rows, vector_width); false when none does.
+template <std::size_t... I>
+bool dispatch(const MultirowKernel& want, const TransposeOperands& o, int tiles_per_block, cudaStream_t stream,
+              std::index_sequence<I...>) {
+  return ((kMultirowKernels[I].tile == want.tile && kMultirowKernels[I].block_rows == want.block_rows &&
+                   kMultirowKernels[I].vector_width == want.vector_width
+               ? (launch_multirow<I>(o, tiles_per_block, stream), true)
+               : false) ||
+          ...);
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+class TransposeTiledMultirow final : public Variant {
+ public:
+  TransposeTiledMultirow()
+      : Variant(VariantDesc{"transpose_tiled_multirow", "transpose", DeviceKind::cuda, {DType::f32}, 50,
+                            "padded shared-memory tile, several rows per thread, float4 when aligned, "
+                            "grid-stride over tiles"},
+                tiled_multirow_space()) {}
+
+  Config default_config(const DeviceInfo& device) const override { return tiled_multirow_default(device); }
+
+  Support supports(const Problem& problem, const DeviceInfo&, const Config& config) const override {
+    return tiled_multirow_supports(problem, config);
+  }
+
+  Status launch(const Args& args, const Problem& problem, const Config& config, void*, Stream stream) const override {
+    const TransposeOperands o = transpose_operands(args);
+    if (o.numel() == 0) return Status::success();
+    const MultirowKernel want{config.get_or("tile", 0), config.get_or("block_rows", 0), config.get_or("vector_width", 0)};
+    const int tiles_per_block = config.get_or("tiles_per_block", 0);
+    if (tiles_per_block <= 0)
+      return Status::fail(ErrorKind::argument, "transpose_tiled_multirow: bad config " + config.to_string());
+    // supports() saw problem.align_bytes; recheck the actual views (cheap) rather than fault.
+    if (want.vector_width == 4 && (!aligned16(o.in) || !aligned16(o.out) || (o.m > 1 && o.ld_in % 4 != 0) ||
+                                   (o.n > 1 && o.ld_out % 4 != 0)))
+      return Status::fail(ErrorKind::unsupported,
+                          "transpose_tiled_multirow: vector_width=4 needs 16-byte aligned in, out and row pitches");
+    ScopedDevice on(problem.device.ordinal);
+    if (!dispatch(want, o, tiles_per_block, static_cast<cudaStream_t>(stream.handle()),
+                  std::make_index_sequence<std::size(kMultirowKernels)>{}))
+      return Status::fail(ErrorKind::argument, "transpose_tiled_multirow: " + config.to_string() + " is not instantiated");
+    return launch_status("transpose_tiled_multirow");
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Variant> make_transpose_tiled_multirow() { return std::make_shared<TransposeTiledMultirow>(); }
+
+}  // namespace kiln::transpose

@@ -1,0 +1,281 @@
+// The `gemv` schema and host variant, through kiln::Runtime::op with host buffers; the variant
+// list and parameter spaces.  No GPU needed.
+#include <kiln/kiln.hpp>
+#include <kiln/tuner/problem_data.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "gemv_params.hpp"
+#include "register_gemv.hpp"
+
+namespace {
+
+kiln::Registry make_registry() {
+  kiln::Registry reg;
+  const kiln::Status s = register_gemv(reg);
+  REQUIRE(s.ok());
+  return reg;
+}
+
+kiln::RuntimeOptions isolated_options() {
+  kiln::RuntimeOptions o;
+  o.load_plugins = false;
+  o.use_default_db_paths = false;
+  o.tune_mode = "off";
+  return o;
+}
+
+// The message of the kiln::Error `f` throws, or "" when it throws nothing.
+std::string error_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const kiln::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+kiln::Buffer host_matrix(std::int64_t rows, std::int64_t cols, const std::vector<float>& values) {
+  kiln::Buffer b = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {rows, cols});
+  b.copy_from_host(values.data(), values.size() * sizeof(float));
+  return b;
+}
+
+kiln::Buffer host_vector(const std::vector<float>& values) {
+  kiln::Buffer b = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {static_cast<std::int64_t>(values.size())});
+  b.copy_from_host(values.data(), values.size() * sizeof(float));
+  return b;
+}
+
+// An H200 as enumerate_devices() would describe it, for spaces and supports() without a GPU.
+kiln::DeviceInfo fake_h200() {
+  kiln::DeviceInfo d;
+  d.device = kiln::Device::cuda(0);
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.smem_per_block = 48 * 1024;
+  d.smem_per_block_optin = 227 * 1024;
+  d.max_threads_per_block = 1024;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("gemv registers its schema and variants in priority order", "[gemv]") {
+  kiln::Registry reg = make_registry();
+  const kiln::OpSchema* s = reg.find_op("gemv");
+  REQUIRE(s != nullptr);
+  CHECK(s->signature() == "gemv(a: in, x: in, y: out)");
+  CHECK(s->dim_names == std::vector<std::string>{"m", "n"});
+
+  const kiln::Variant* host = reg.find_variant("gemv_host");
+  REQUIRE(host != nullptr);
+  CHECK(host->desc().reference);
+  CHECK(host->device_kind() == kiln::DeviceKind::host);
+  CHECK(host->priority() == 0);
+  CHECK(host->space().empty());
+
+  std::vector<std::string> names;
+  for (const kiln::Variant* v : reg.variants("gemv")) names.push_back(v->name());
+#if KILN_HAS_CUDA
+  CHECK(names == std::vector<std::string>{"gemv_warp_per_row", "gemv_smem_x", "gemv_row_per_thread", "gemv_host"});
+#else
+  CHECK(names == std::vector<std::string>{"gemv_host"});
+#endif
+  // A second registration clashes and comes back as a Status, not an exception.
+  const kiln::Status again = register_gemv(reg);
+  CHECK(!again.ok());
+}
+
+TEST_CASE("gemv validates its arguments", "[gemv]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Op gemv = rt.op("gemv");
+  const kiln::Device host = kiln::Device::host();
+  kiln::Buffer a = kiln::Buffer::alloc(host, kiln::f32, {3, 4});
+  kiln::Buffer x = kiln::Buffer::alloc(host, kiln::f32, {4});
+  kiln::Buffer y = kiln::Buffer::alloc(host, kiln::f32, {3});
+
+  SECTION("the valid call derives m and n") {
+    const kiln::Problem p = gemv.problem({a, x, y});
+    CHECK(p.key() == "f32|m=3|n=4");
+  }
+  SECTION("a must be a matrix") {
+    kiln::Buffer a1 = kiln::Buffer::alloc(host, kiln::f32, {12});
+    REQUIRE_THROWS_AS(gemv({a1, x, y}), kiln::ShapeError);
+    const std::string msg = error_message([&] { gemv({a1, x, y}); });
+    CHECK(contains(msg, "'a'"));
+    CHECK(contains(msg, "rank 2"));
+  }
+  SECTION("x must have n elements") {
+    kiln::Buffer x5 = kiln::Buffer::alloc(host, kiln::f32, {5});
+    REQUIRE_THROWS_AS(gemv({a, x5, y}), kiln::ShapeError);
+    const std::string msg = error_message([&] { gemv({a, x5, y}); });
+    CHECK(contains(msg, "'x'"));
+    CHECK(contains(msg, "[4]"));
+    kiln::Buffer x41 = kiln::Buffer::alloc(host, kiln::f32, {4, 1});
+    REQUIRE_THROWS_AS(gemv({a, x41, y}), kiln::ShapeError);
+    CHECK(contains(error_message([&] { gemv({a, x41, y}); }), "'x'"));
+  }
+  SECTION("y must have m elements") {
+    kiln::Buffer y4 = kiln::Buffer::alloc(host, kiln::f32, {4});
+    REQUIRE_THROWS_AS(gemv({a, x, y4}), kiln::ShapeError);
+    const std::string msg = error_message([&] { gemv({a, x, y4}); });
+    CHECK(contains(msg, "'y'"));
+    CHECK(contains(msg, "[3]"));
+  }
+  SECTION("every tensor must be f32") {
+    kiln::Buffer x64 = kiln::Buffer::alloc(host, kiln::f64, {4});
+    REQUIRE_THROWS_AS(gemv({a, x64, y}), kiln::DTypeError);
+    const std::string msg = error_message([&] { gemv({a, x64, y}); });
+    CHECK(contains(msg, "'x'"));
+    CHECK(contains(msg, "f64"));
+    CHECK(contains(msg, "f32"));
+    kiln::Buffer a32 = kiln::Buffer::alloc(host, kiln::i32, {3, 4});
+    REQUIRE_THROWS_AS(gemv({a32, x, y}), kiln::DTypeError);
+    CHECK(contains(error_message([&] { gemv({a32, x, y}); }), "'a'"));
+  }
+  SECTION("null pointers, a wrong tensor count and aliasing are refused") {
+    kiln::TensorRef null_x = x.ref();
+    null_x.data = nullptr;
+    REQUIRE_THROWS_AS(gemv({a, null_x, y}), kiln::ArgumentError);
+    CHECK(contains(error_message([&] { gemv({a, null_x, y}); }), "'x'"));
+    REQUIRE_THROWS_AS(gemv({a, x}), kiln::ArgumentError);
+    // y written over x.
+    kiln::Buffer xy = kiln::Buffer::alloc(host, kiln::f32, {4});
+    const auto y_over_x = kiln::TensorRef::vector(xy.data(), kiln::f32, 3, host);
+    REQUIRE_THROWS_AS(gemv({a, xy, y_over_x}), kiln::ArgumentError);
+    CHECK(contains(error_message([&] { gemv({a, xy, y_over_x}); }), "overlaps"));
+  }
+}
+
+TEST_CASE("gemv on host buffers runs the reference", "[gemv]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Op gemv = rt.op("gemv");
+  const kiln::Device host = kiln::Device::host();
+
+  SECTION("a hand-computed case") {
+    kiln::Buffer a = host_matrix(2, 3, {1, 2, 3, 4, 5, 6});
+    kiln::Buffer x = host_vector({1, 0.5f, -1});
+    kiln::Buffer y = kiln::Buffer::alloc(host, kiln::f32, {2});
+    y.fill_bytes(0xFF);
+    gemv({a, x, y});
+    CHECK(y.to_host<float>() == std::vector<float>{-1.0f, 0.5f});
+    CHECK(rt.explain(gemv.problem({a, x, y})).variant->name() == "gemv_host");
+  }
+  SECTION("a strided view of a larger array") {
+    // A is the left 2 x 3 of a 3 x 5 array (row stride 5); the rest must not be read.
+    std::vector<float> storage = {1, 2, 3, 99, 99, 4, 5, 6, 99, 99, 99, 99, 99, 99, 99};
+    const auto a = kiln::TensorRef::matrix(storage.data(), kiln::f32, 2, 3, 5, host);
+    kiln::Buffer x = host_vector({2, -1, 0.25f});
+    kiln::Buffer y = kiln::Buffer::alloc(host, kiln::f32, {2});
+    gemv({a, x, y});
+    CHECK(y.to_host<float>() == std::vector<float>{0.75f, 4.5f});
+  }
+  SECTION("accumulation in double: cancellation that float would lose") {
+    kiln::Buffer a = host_matrix(1, 3, {1e8f, 1.0f, -1e8f});
+    kiln::Buffer x = host_vector({1, 1, 1});
+    kiln::Buffer y = kiln::Buffer::alloc(host, kiln::f32, {1});
+    gemv({a, x, y});
+    CHECK(y.to_host<float>()[0] == 1.0f);
+  }
+  SECTION("empty extents") {
+    kiln::Buffer a = kiln::Buffer::alloc(host, kiln::f32, {3, 0});
+    kiln::Buffer x = kiln::Buffer::alloc(host, kiln::f32, {0});
+    kiln::Buffer y = kiln::Buffer::alloc(host, kiln::f32, {3});
+    y.fill_bytes(0xFF);
+    gemv({a, x, y});
+    CHECK(y.to_host<float>() == std::vector<float>{0.0f, 0.0f, 0.0f});
+  }
+  SECTION("the host variant against ProblemData's reference, pitched") {
+    const kiln::OpSchema& schema = rt.registry().op("gemv");
+    const kiln::Problem wanted = schema.problem_from_dims(kiln::f32, {31, 33}, host);
+    kiln::ProblemData data(schema, wanted, host, 3, {/*pitched=*/true, /*reference=*/true});
+    data.poison_outputs();
+    gemv(data.device_args());
+    CHECK(data.error() == 0.0);
+  }
+}
+
+TEST_CASE("gemv schema: tensor specs, work, tolerance", "[gemv]") {
+  kiln::Registry reg = make_registry();
+  const kiln::OpSchema& s = reg.op("gemv");
+  const kiln::Problem p = s.problem_from_dims(kiln::f32, {2048, 4097}, kiln::Device::host());
+  std::vector<kiln::TensorSpec> specs;
+  REQUIRE(s.tensor_specs(p, specs).ok());
+  REQUIRE(specs.size() == 3);
+  CHECK(specs[0].shape == kiln::Shape::matrix(2048, 4097));
+  CHECK(specs[1].shape == kiln::Shape::vector(4097));
+  CHECK(specs[2].shape == kiln::Shape::vector(2048));
+  CHECK(s.work(p) == (2048.0 * 4097.0 + 4097.0 + 2048.0) * 4.0);
+  CHECK(s.work_unit == kiln::WorkUnit::byte);
+  CHECK(s.tolerance_for(p) == 1e-4);
+}
+
+TEST_CASE("gemv parameter spaces", "[gemv]") {
+  namespace gv = kiln::gemv;
+  const kiln::DeviceInfo dev = fake_h200();
+  kiln::Registry reg = make_registry();
+  const kiln::OpSchema& schema = reg.op("gemv");
+  kiln::Problem p = schema.problem_from_dims(kiln::f32, {1000, 999}, kiln::Device::cuda(0));
+
+  SECTION("row_per_thread") {
+    const kiln::ParamSpace s = gv::row_per_thread_space();
+    CHECK(s.count() == 4);
+    CHECK(s.count_valid(dev, p) == 4);
+    const kiln::Config d = gv::row_per_thread_default(dev);
+    CHECK(!s.violated(d, dev, p));
+    CHECK(gv::row_per_thread_supports(p, d).ok);
+  }
+  SECTION("smem_x") {
+    const kiln::ParamSpace s = gv::smem_x_space();
+    CHECK(s.count() == 20);
+    CHECK(s.count_valid(dev, p) == 20);
+    const kiln::Config d = gv::smem_x_default(dev);
+    CHECK(!s.violated(d, dev, p));
+    for (const kiln::Config& c : s.enumerate(dev, p)) CHECK(gv::smem_x_supports(p, dev, c).ok);
+  }
+  SECTION("warp_per_row") {
+    const kiln::ParamSpace s = gv::warp_per_row_space();
+    CHECK(s.count() == 72);
+    // Whole warps, at most 1024 threads: threads_per_row 4: 3 row counts, 8: 4, 16: 5, 32: 6,
+    // 64: 5, 128: 4; times two vector widths.
+    CHECK(s.count_valid(dev, p) == 54);
+    const kiln::Config d = gv::warp_per_row_default(dev);
+    CHECK(!s.violated(d, dev, p));
+    CHECK(s.violated(kiln::Config{{"rows_per_block", 1}, {"threads_per_row", 4}, {"vector_width", 1}}, dev, p).has_value());
+    CHECK(s.violated(kiln::Config{{"rows_per_block", 16}, {"threads_per_row", 128}, {"vector_width", 1}}, dev, p).has_value());
+    CHECK(std::size(gv::kWarpPerRowKernels) == 12);
+
+    // vector_width=4 needs 16-byte alignment; vector_width=1 does not.
+    p.align_bytes = 16;
+    CHECK(gv::warp_per_row_supports(p, d).ok);
+    p.align_bytes = 4;
+    const kiln::Support no = gv::warp_per_row_supports(p, d);
+    CHECK(!no.ok);
+    CHECK(contains(no.reason, "16-byte"));
+    CHECK(contains(no.reason, "4-byte"));
+    CHECK(gv::warp_per_row_supports(p, {{"rows_per_block", 8}, {"threads_per_row", 32}, {"vector_width", 1}}).ok);
+  }
+#if KILN_HAS_CUDA
+  SECTION("the registered variants use these spaces and defaults") {
+    for (const char* name : {"gemv_warp_per_row", "gemv_smem_x", "gemv_row_per_thread"}) {
+      const kiln::Variant* v = reg.find_variant(name);
+      REQUIRE(v != nullptr);
+      INFO(name);
+      CHECK(v->device_kind() == kiln::DeviceKind::cuda);
+      CHECK(!v->space().violated(v->default_config(dev), dev, p));
+    }
+    CHECK(reg.find_variant("gemv_warp_per_row")->space().count() == 72);
+    CHECK(reg.find_variant("gemv_smem_x")->space().count() == 20);
+    CHECK(reg.find_variant("gemv_row_per_thread")->space().count() == 4);
+  }
+#endif
+}

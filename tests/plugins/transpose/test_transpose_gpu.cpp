@@ -1,0 +1,273 @@
+// Every CUDA `transpose` variant and every valid config against the host reference
+// (kiln::ProblemData: fresh random inputs, poisoned outputs), dense and pitched; strided views
+// with guard columns; the float4 configs' refusal of misaligned views; op("transpose") on device
+// buffers end to end.
+#include <kiln/kiln.hpp>
+#include <kiln/tuner/problem_data.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "register_transpose.hpp"
+
+namespace {
+
+kiln::Registry make_registry() {
+  kiln::Registry reg;
+  const kiln::Status s = register_transpose(reg);
+  REQUIRE(s.ok());
+  return reg;
+}
+
+kiln::RuntimeOptions isolated_options() {
+  kiln::RuntimeOptions o;
+  o.load_plugins = false;
+  o.use_default_db_paths = false;
+  o.tune_mode = "off";
+  return o;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::vector<const kiln::Variant*> cuda_variants(const kiln::Registry& reg) {
+  std::vector<const kiln::Variant*> out;
+  for (const kiln::Variant* v : reg.variants("transpose"))
+    if (v->device_kind() == kiln::DeviceKind::cuda) out.push_back(v);
+  return out;
+}
+
+// Every valid config of `v` for `p`, or a fixed random sample of `max_configs` of them; the
+// default config always among them.
+std::vector<kiln::Config> configs_to_test(const kiln::Variant& v, const kiln::DeviceInfo& dev, const kiln::Problem& p,
+                                          std::size_t max_configs = 64) {
+  std::vector<kiln::Config> all = v.space().enumerate(dev, p);
+  if (all.size() > max_configs) {
+    std::mt19937_64 rng(12345);
+    std::shuffle(all.begin(), all.end(), rng);
+    all.resize(max_configs);
+  }
+  const kiln::Config d = v.default_config(dev);
+  if (std::find(all.begin(), all.end(), d) == all.end()) all.push_back(d);
+  return all;
+}
+
+std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+bool is_vector_config(const kiln::Variant& v, const kiln::Config& c) {
+  return v.name() == "transpose_tiled_multirow" && c.get_or("vector_width", 1) == 4;
+}
+
+// Elements of out (n x m, row stride ld_out) that are not bitwise in^T (m x n, row stride ld_in).
+std::int64_t count_wrong(const float* in, std::int64_t ld_in, const float* out, std::int64_t ld_out, std::int64_t m,
+                         std::int64_t n) {
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) wrong += std::memcmp(&in[i * ld_in + j], &out[j * ld_out + i], sizeof(float)) != 0;
+  return wrong;
+}
+
+// m x n: 1, primes, non-multiples of every tile and of 4, large; the last two dense with m and n
+// multiples of 4 so that float4 accesses also run on unpadded rows (96 x 132: partial 64-tiles).
+const std::int64_t kShapes[][2] = {{1, 1},       {1, 17},      {17, 1},   {31, 33},  {129, 257},
+                                   {1000, 999},  {1025, 2047}, {96, 132}, {256, 4096}};
+
+}  // namespace
+
+TEST_CASE("every CUDA transpose variant and config matches the host reference", "[transpose][gpu]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Op tr = rt.op("transpose");
+  const kiln::OpSchema& schema = tr.schema();
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Stream stream;  // the legacy stream: ordered after ProblemData's copies and memsets
+
+  const std::vector<const kiln::Variant*> variants = cuda_variants(rt.registry());
+  REQUIRE(variants.size() == 5);
+
+  std::int64_t vector_runs = 0;
+  std::uint64_t seed = 1;
+  for (const auto& shape : kShapes) {
+    for (bool pitched : {false, true}) {
+      const kiln::Problem wanted = schema.problem_from_dims(kiln::f32, {shape[0], shape[1]}, gpu);
+      kiln::ProblemData data(schema, wanted, gpu, seed++, {pitched, true});
+      // The problem as op() derives it from these tensors, alignment included.
+      const kiln::Problem p = tr.problem(data.device_args());
+      REQUIRE(p.same_key(wanted));
+      for (const kiln::Variant* v : variants) {
+        for (const kiln::Config& config : configs_to_test(*v, dev, p)) {
+          INFO(v->name() << " " << config.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense")
+                         << " align " << p.align_bytes);
+          REQUIRE(!v->space().violated(config, dev, p));
+          const kiln::Support s = v->supports(p, dev, config);
+          if (!s.ok) {
+            // Only the float4 configs refuse anything, and only for alignment.
+            CHECK(is_vector_config(*v, config));
+            CHECK(p.align_bytes < 16);
+            CHECK(contains(s.reason, "16-byte"));
+            continue;
+          }
+          data.poison_outputs();
+          const kiln::Status st = v->launch(data.device_args(), p, config, nullptr, stream);
+          INFO(st.message());
+          REQUIRE(st.ok());
+          stream.synchronize();
+          CHECK(data.error() == 0.0);
+          if (is_vector_config(*v, config)) ++vector_runs;
+        }
+      }
+    }
+  }
+  // Pitched rows (cudaMallocPitch) are 16-byte aligned: the 20 float4 configs ran at least on
+  // every pitched shape.
+  CHECK(vector_runs >= 20 * static_cast<std::int64_t>(std::size(kShapes)));
+}
+
+TEST_CASE("transpose honours both row strides and leaves the padding alone", "[transpose][gpu]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Op tr = rt.op("transpose");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Stream stream;
+
+  // in: 129 x 257 inside rows of 260; out: 257 x 129 inside rows of 132 (16-byte pitches), whose
+  // last 3 columns are guards.
+  const std::int64_t m = 129, n = 257, ld_in = 260, ld_out = 132;
+  const std::vector<float> hin = random_floats(static_cast<std::size_t>(m * ld_in), 41);
+  kiln::Buffer in_store = kiln::Buffer::alloc(gpu, kiln::f32, {m, ld_in});
+  kiln::Buffer out_store = kiln::Buffer::alloc(gpu, kiln::f32, {n, ld_out});
+  in_store.copy_from_host(hin.data(), hin.size() * sizeof(float));
+  const auto in = kiln::TensorRef::matrix(in_store.data(), kiln::f32, m, n, ld_in, gpu);
+  const auto out = kiln::TensorRef::matrix(out_store.data(), kiln::f32, n, m, ld_out, gpu);
+  const kiln::Args args{in, out};
+  const kiln::Problem p = tr.problem(args);
+  CHECK(p.align_bytes == 16);
+
+  for (const kiln::Variant* v : cuda_variants(rt.registry())) {
+    for (const kiln::Config& config : configs_to_test(*v, dev, p)) {
+      INFO(v->name() << " " << config.to_string());
+      REQUIRE(v->supports(p, dev, config).ok);
+      out_store.fill_bytes(0xFF);
+      REQUIRE(v->launch(args, p, config, nullptr, stream).ok());
+      stream.synchronize();
+      const std::vector<float> got = out_store.to_host<float>();
+      CHECK(count_wrong(hin.data(), ld_in, got.data(), ld_out, m, n) == 0);
+      std::int64_t guards_written = 0;
+      for (std::int64_t r = 0; r < n; ++r)
+        for (std::int64_t c = m; c < ld_out; ++c) guards_written += !std::isnan(got[static_cast<std::size_t>(r * ld_out + c)]);
+      CHECK(guards_written == 0);
+    }
+  }
+}
+
+TEST_CASE("transpose float4 configs refuse views that are not 16-byte aligned", "[transpose][gpu]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Op tr = rt.op("transpose");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* multirow = rt.registry().find_variant("transpose_tiled_multirow");
+  REQUIRE(multirow != nullptr);
+  const kiln::Stream stream;
+
+  // in starts one element into its storage; both row strides are multiples of 4, so only that
+  // pointer is misaligned.
+  const std::int64_t m = 37, n = 129, ld_in = 132, ld_out = 40;
+  const std::vector<float> hin = random_floats(static_cast<std::size_t>(m * ld_in), 51);
+  kiln::Buffer in_store = kiln::Buffer::alloc(gpu, kiln::f32, {m * ld_in});
+  kiln::Buffer out_store = kiln::Buffer::alloc(gpu, kiln::f32, {n * ld_out});
+  in_store.copy_from_host(hin.data(), hin.size() * sizeof(float));
+  const auto in_off = kiln::TensorRef::matrix(static_cast<float*>(in_store.data()) + 1, kiln::f32, m, n, ld_in, gpu);
+  const auto out = kiln::TensorRef::matrix(out_store.data(), kiln::f32, n, m, ld_out, gpu);
+
+  SECTION("in one element in: float4 refused with a reason, everything else exact") {
+    const kiln::Args args{in_off, out};
+    const kiln::Problem p = tr.problem(args);
+    CHECK(p.align_bytes == 4);
+    std::int64_t refused = 0;
+    for (const kiln::Variant* v : cuda_variants(rt.registry())) {
+      for (const kiln::Config& config : configs_to_test(*v, dev, p)) {
+        INFO(v->name() << " " << config.to_string());
+        const kiln::Support s = v->supports(p, dev, config);
+        if (is_vector_config(*v, config)) {
+          CHECK(!s.ok);
+          CHECK(contains(s.reason, "16-byte"));
+          // launch() itself checks the pointers too and fails cleanly rather than faulting.
+          CHECK(v->launch(args, p, config, nullptr, stream).kind() == kiln::ErrorKind::unsupported);
+          ++refused;
+          continue;
+        }
+        REQUIRE(s.ok);
+        out_store.fill_bytes(0xFF);
+        REQUIRE(v->launch(args, p, config, nullptr, stream).ok());
+        stream.synchronize();
+        const std::vector<float> got = out_store.to_host<float>();
+        CHECK(count_wrong(hin.data() + 1, ld_in, got.data(), ld_out, m, n) == 0);
+      }
+    }
+    CHECK(refused == 20);
+
+    // op() skips the refused default and is still exact.
+    const kiln::Decision d = rt.explain(p);
+    REQUIRE(d.variant != nullptr);
+    CHECK(d.variant->name() == "transpose_tiled_padded");
+    out_store.fill_bytes(0xFF);
+    tr(args);
+    kiln::Stream().synchronize();
+    const std::vector<float> got = out_store.to_host<float>();
+    CHECK(count_wrong(hin.data() + 1, ld_in, got.data(), ld_out, m, n) == 0);
+  }
+  SECTION("out one element in") {
+    const auto in = kiln::TensorRef::matrix(in_store.data(), kiln::f32, m, n, ld_in, gpu);
+    const auto out_off = kiln::TensorRef::matrix(static_cast<float*>(out_store.data()) + 1, kiln::f32, n, m, ld_out, gpu);
+    const kiln::Problem p = tr.problem({in, out_off});
+    CHECK(p.align_bytes == 4);
+    CHECK(!multirow->supports(p, dev, multirow->default_config(dev)).ok);
+  }
+  SECTION("aligned views are accepted and chosen") {
+    const auto in = kiln::TensorRef::matrix(in_store.data(), kiln::f32, m, n, ld_in, gpu);
+    const kiln::Problem p = tr.problem({in, out});
+    CHECK(p.align_bytes == 16);
+    CHECK(multirow->supports(p, dev, multirow->default_config(dev)).ok);
+    const kiln::Decision d = rt.explain(p);
+    REQUIRE(d.variant != nullptr);
+    CHECK(d.variant->name() == "transpose_tiled_multirow");
+  }
+}
+
+TEST_CASE("op(\"transpose\") on device buffers end to end", "[transpose][gpu]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Op tr = rt.op("transpose");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  kiln::OwnedStream stream(gpu);
+
+  // Pitched (aligned: the float4 default) and dense with odd extents (misaligned: a fallback).
+  for (const bool pitched : {true, false}) {
+    const std::int64_t m = pitched ? 1024 : 333, n = pitched ? 1024 : 1001;
+    INFO(m << "x" << n << (pitched ? " pitched" : " dense"));
+    const std::vector<float> hin = random_floats(static_cast<std::size_t>(m * n), 61);
+    kiln::Buffer in = pitched ? kiln::Buffer::alloc_pitched(gpu, kiln::f32, m, n) : kiln::Buffer::alloc(gpu, kiln::f32, {m, n});
+    kiln::Buffer out = pitched ? kiln::Buffer::alloc_pitched(gpu, kiln::f32, n, m) : kiln::Buffer::alloc(gpu, kiln::f32, {n, m});
+    in.copy_from_host(hin.data(), hin.size() * sizeof(float));
+    out.fill_bytes(0xFF);
+    kiln::Stream().synchronize();  // the copies ran on the legacy stream; ours does not wait for it
+    tr({in, out}, stream);
+    stream.synchronize();
+    const std::vector<float> got = out.to_host<float>();  // rows packed: n x m dense
+    CHECK(count_wrong(hin.data(), n, got.data(), m, m, n) == 0);
+    const kiln::Decision d = rt.explain(tr.problem({in, out}));
+    REQUIRE(d.variant != nullptr);
+    CHECK(d.variant->name() == (pitched ? "transpose_tiled_multirow" : "transpose_tiled_padded"));
+  }
+}

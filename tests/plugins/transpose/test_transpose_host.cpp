@@ -1,0 +1,259 @@
+// The `transpose` schema and host variant, through kiln::Runtime::op with host buffers; the
+// variant list and parameter spaces.  No GPU needed.
+#include <kiln/kiln.hpp>
+#include <kiln/tuner/problem_data.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "register_transpose.hpp"
+#include "transpose_params.hpp"
+
+namespace {
+
+kiln::Registry make_registry() {
+  kiln::Registry reg;
+  const kiln::Status s = register_transpose(reg);
+  REQUIRE(s.ok());
+  return reg;
+}
+
+kiln::RuntimeOptions isolated_options() {
+  kiln::RuntimeOptions o;
+  o.load_plugins = false;
+  o.use_default_db_paths = false;
+  o.tune_mode = "off";
+  return o;
+}
+
+// The message of the kiln::Error `f` throws, or "" when it throws nothing.
+std::string error_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const kiln::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// An H200 as enumerate_devices() would describe it, for spaces and supports() without a GPU.
+kiln::DeviceInfo fake_h200() {
+  kiln::DeviceInfo d;
+  d.device = kiln::Device::cuda(0);
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.smem_per_block = 48 * 1024;
+  d.smem_per_block_optin = 227 * 1024;
+  d.max_threads_per_block = 1024;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("transpose registers its schema and variants in priority order", "[transpose]") {
+  kiln::Registry reg = make_registry();
+  const kiln::OpSchema* s = reg.find_op("transpose");
+  REQUIRE(s != nullptr);
+  CHECK(s->signature() == "transpose(in: in, out: out)");
+  CHECK(s->dim_names == std::vector<std::string>{"m", "n"});
+
+  const kiln::Variant* host = reg.find_variant("transpose_host");
+  REQUIRE(host != nullptr);
+  CHECK(host->desc().reference);
+  CHECK(host->device_kind() == kiln::DeviceKind::host);
+  CHECK(host->priority() == 0);
+  CHECK(host->space().empty());
+
+  std::vector<std::string> names;
+  for (const kiln::Variant* v : reg.variants("transpose")) names.push_back(v->name());
+#if KILN_HAS_CUDA
+  CHECK(names == std::vector<std::string>{"transpose_tiled_multirow", "transpose_tiled_padded",
+                                          "transpose_write_coalesced", "transpose_naive_2d",
+                                          "transpose_read_coalesced", "transpose_host"});
+#else
+  CHECK(names == std::vector<std::string>{"transpose_host"});
+#endif
+  CHECK(!register_transpose(reg).ok());  // a clash comes back as a Status
+}
+
+TEST_CASE("transpose validates its arguments", "[transpose]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Op tr = rt.op("transpose");
+  const kiln::Device host = kiln::Device::host();
+  kiln::Buffer in = kiln::Buffer::alloc(host, kiln::f32, {3, 5});
+  kiln::Buffer out = kiln::Buffer::alloc(host, kiln::f32, {5, 3});
+
+  SECTION("the valid call derives m and n") { CHECK(tr.problem({in, out}).key() == "f32|m=3|n=5"); }
+  SECTION("in must be a matrix") {
+    kiln::Buffer in1 = kiln::Buffer::alloc(host, kiln::f32, {15});
+    REQUIRE_THROWS_AS(tr({in1, out}), kiln::ShapeError);
+    const std::string msg = error_message([&] { tr({in1, out}); });
+    CHECK(contains(msg, "'in'"));
+    CHECK(contains(msg, "rank 2"));
+  }
+  SECTION("out must be n x m") {
+    kiln::Buffer same = kiln::Buffer::alloc(host, kiln::f32, {3, 5});
+    REQUIRE_THROWS_AS(tr({in, same}), kiln::ShapeError);
+    const std::string msg = error_message([&] { tr({in, same}); });
+    CHECK(contains(msg, "'out'"));
+    CHECK(contains(msg, "[5x3]"));
+    kiln::Buffer flat = kiln::Buffer::alloc(host, kiln::f32, {15});
+    REQUIRE_THROWS_AS(tr({in, flat}), kiln::ShapeError);
+    CHECK(contains(error_message([&] { tr({in, flat}); }), "'out'"));
+  }
+  SECTION("both must be f32") {
+    kiln::Buffer out64 = kiln::Buffer::alloc(host, kiln::f64, {5, 3});
+    REQUIRE_THROWS_AS(tr({in, out64}), kiln::DTypeError);
+    const std::string msg = error_message([&] { tr({in, out64}); });
+    CHECK(contains(msg, "'out'"));
+    CHECK(contains(msg, "f64"));
+    CHECK(contains(msg, "f32"));
+    kiln::Buffer in8 = kiln::Buffer::alloc(host, kiln::u8, {3, 5});
+    REQUIRE_THROWS_AS(tr({in8, out}), kiln::DTypeError);
+    CHECK(contains(error_message([&] { tr({in8, out}); }), "'in'"));
+  }
+  SECTION("null pointers, a wrong tensor count and in-place calls are refused") {
+    kiln::TensorRef null_in = in.ref();
+    null_in.data = nullptr;
+    REQUIRE_THROWS_AS(tr({null_in, out}), kiln::ArgumentError);
+    CHECK(contains(error_message([&] { tr({null_in, out}); }), "'in'"));
+    REQUIRE_THROWS_AS(tr({in}), kiln::ArgumentError);
+    REQUIRE_THROWS_AS(tr({in, out, out}), kiln::ArgumentError);
+    // A square matrix onto itself.
+    kiln::Buffer sq = kiln::Buffer::alloc(host, kiln::f32, {4, 4});
+    REQUIRE_THROWS_AS(tr({sq, sq}), kiln::ArgumentError);
+    CHECK(contains(error_message([&] { tr({sq, sq}); }), "overlap"));
+  }
+}
+
+TEST_CASE("transpose on host buffers runs the reference", "[transpose]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Op tr = rt.op("transpose");
+  const kiln::Device host = kiln::Device::host();
+
+  SECTION("a hand case") {
+    const std::vector<float> values = {1, 2, 3, 4, 5, 6};
+    kiln::Buffer in = kiln::Buffer::alloc(host, kiln::f32, {2, 3});
+    in.copy_from_host(values.data(), values.size() * sizeof(float));
+    kiln::Buffer out = kiln::Buffer::alloc(host, kiln::f32, {3, 2});
+    out.fill_bytes(0xFF);
+    tr({in, out});
+    CHECK(out.to_host<float>() == std::vector<float>{1, 4, 2, 5, 3, 6});
+    CHECK(rt.explain(tr.problem({in, out})).variant->name() == "transpose_host");
+  }
+  SECTION("strided views of larger arrays; the padding is left alone") {
+    // in: 2 x 3 inside rows of 4; out: 3 x 2 inside rows of 3.
+    std::vector<float> in_store = {1, 2, 3, -1, 4, 5, 6, -1};
+    std::vector<float> out_store(9, 7.0f);
+    const auto in = kiln::TensorRef::matrix(in_store.data(), kiln::f32, 2, 3, 4, host);
+    const auto out = kiln::TensorRef::matrix(out_store.data(), kiln::f32, 3, 2, 3, host);
+    tr({in, out});
+    CHECK(out_store == std::vector<float>{1, 4, 7, 2, 5, 7, 3, 6, 7});
+  }
+  SECTION("1 x n and n x 1") {
+    const std::vector<float> values = {1, 2, 3, 4, 5};
+    kiln::Buffer row = kiln::Buffer::alloc(host, kiln::f32, {1, 5});
+    row.copy_from_host(values.data(), values.size() * sizeof(float));
+    kiln::Buffer col = kiln::Buffer::alloc(host, kiln::f32, {5, 1});
+    tr({row, col});
+    CHECK(col.to_host<float>() == values);
+    kiln::Buffer back = kiln::Buffer::alloc(host, kiln::f32, {1, 5});
+    tr({col, back});
+    CHECK(back.to_host<float>() == values);
+  }
+  SECTION("the host variant against ProblemData's reference, pitched") {
+    const kiln::OpSchema& schema = rt.registry().op("transpose");
+    const kiln::Problem wanted = schema.problem_from_dims(kiln::f32, {31, 33}, host);
+    kiln::ProblemData data(schema, wanted, host, 3, {/*pitched=*/true, /*reference=*/true});
+    data.poison_outputs();
+    tr(data.device_args());
+    CHECK(data.error() == 0.0);
+  }
+}
+
+TEST_CASE("transpose schema: tensor specs, work, tolerance", "[transpose]") {
+  kiln::Registry reg = make_registry();
+  const kiln::OpSchema& s = reg.op("transpose");
+  const kiln::Problem p = s.problem_from_dims(kiln::f32, {1025, 2047}, kiln::Device::host());
+  std::vector<kiln::TensorSpec> specs;
+  REQUIRE(s.tensor_specs(p, specs).ok());
+  REQUIRE(specs.size() == 2);
+  CHECK(specs[0].shape == kiln::Shape::matrix(1025, 2047));
+  CHECK(specs[1].shape == kiln::Shape::matrix(2047, 1025));
+  CHECK(s.work(p) == 2.0 * 1025.0 * 2047.0 * 4.0);
+  CHECK(s.work_unit == kiln::WorkUnit::byte);
+  CHECK(s.tolerance_for(p) == 0.0);
+}
+
+TEST_CASE("transpose parameter spaces", "[transpose]") {
+  namespace tr = kiln::transpose;
+  const kiln::DeviceInfo dev = fake_h200();
+  kiln::Registry reg = make_registry();
+  kiln::Problem p = reg.op("transpose").problem_from_dims(kiln::f32, {1025, 2047}, kiln::Device::cuda(0));
+
+  SECTION("1-D") {
+    const kiln::ParamSpace s = tr::one_d_space();
+    CHECK(s.count() == 4);
+    CHECK(s.count_valid(dev, p) == 4);
+    CHECK(!s.violated(tr::one_d_default(dev), dev, p));
+  }
+  SECTION("naive_2d") {
+    const kiln::ParamSpace s = tr::naive_2d_space();
+    CHECK(s.count() == 24);
+    // 64 <= threads <= 1024: block_x 8: 3 heights, 16: 4, 32: 5, 64: 5.
+    CHECK(s.count_valid(dev, p) == 17);
+    const kiln::Config d = tr::naive_2d_default(dev);
+    CHECK(!s.violated(d, dev, p));
+    CHECK(tr::naive_2d_supports(p, d).ok);
+  }
+  SECTION("tiled_padded") {
+    const kiln::ParamSpace s = tr::tiled_padded_space();
+    CHECK(s.count() == 2);
+    CHECK(s.count_valid(dev, p) == 2);
+    CHECK(!s.violated(tr::tiled_padded_default(dev), dev, p));
+  }
+  SECTION("tiled_multirow") {
+    const kiln::ParamSpace s = tr::tiled_multirow_space();
+    CHECK(s.count() == 48);
+    // 10 instantiated (tile, block_rows, vector_width) kernels x 4 tiles_per_block.
+    CHECK(std::size(tr::kMultirowKernels) == 10);
+    CHECK(s.count_valid(dev, p) == 40);
+    const kiln::Config d = tr::tiled_multirow_default(dev);
+    CHECK(!s.violated(d, dev, p));
+    const kiln::Config not_built{{"tile", 32}, {"block_rows", 4}, {"vector_width", 4}, {"tiles_per_block", 1}};
+    const auto why = s.violated(not_built, dev, p);
+    REQUIRE(why.has_value());
+    CHECK(contains(*why, "instantiated"));
+
+    p.align_bytes = 16;
+    CHECK(tr::tiled_multirow_supports(p, d).ok);
+    p.align_bytes = 8;
+    const kiln::Support no = tr::tiled_multirow_supports(p, d);
+    CHECK(!no.ok);
+    CHECK(contains(no.reason, "16-byte"));
+    CHECK(contains(no.reason, "8-byte"));
+    CHECK(tr::tiled_multirow_supports(
+              p, {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"tiles_per_block", 2}})
+              .ok);
+  }
+#if KILN_HAS_CUDA
+  SECTION("the registered variants use these spaces and defaults") {
+    for (const char* name : {"transpose_tiled_multirow", "transpose_tiled_padded", "transpose_write_coalesced",
+                             "transpose_naive_2d", "transpose_read_coalesced"}) {
+      const kiln::Variant* v = reg.find_variant(name);
+      REQUIRE(v != nullptr);
+      INFO(name);
+      CHECK(v->device_kind() == kiln::DeviceKind::cuda);
+      CHECK(!v->space().violated(v->default_config(dev), dev, p));
+    }
+    CHECK(reg.find_variant("transpose_tiled_multirow")->space().count_valid(dev, p) == 40);
+  }
+#endif
+}
