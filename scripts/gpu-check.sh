@@ -34,9 +34,12 @@ export KILN_PLUGIN_PATH=$PWD/$build/lib/kiln/plugins
 for stage in $stages; do
   case $stage in
     build)
-      run_stage configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 &&
-      run_stage build cmake --build "$build" -j "$jobs"
-      tail -n 30 "$out/build.log" | grep -E "error|FAILED" | head -20
+      if ! run_stage configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 ||
+         ! run_stage build cmake --build "$build" -j "$jobs"; then
+        grep -E "error|Error|FAILED" "$out"/configure.log "$out"/build.log 2>/dev/null | head -20
+        note "build failed: later stages skipped"
+        exit 1
+      fi
       ;;
     test)
       run_stage test_gpu ctest --test-dir "$build" -L gpu --output-on-failure -j 4
