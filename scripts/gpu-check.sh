@@ -52,12 +52,21 @@ for stage in $stages; do
       tail -n 15 "$out/verify.log" | tee -a "$summary"
       ;;
     sanitize)
+      # One log for all (the device tool brings back few files); each test under memcheck and
+      # racecheck, with the tool's summary line noted.
+      : >"$out/sanitize.log"
       for t in "$build"/bin/test_*_gpu; do
         [ -x "$t" ] || continue
-        n=$(basename "$t")
-        run_stage "memcheck_$n" compute-sanitizer --tool memcheck --error-exitcode 9 "$t"
-        run_stage "racecheck_$n" compute-sanitizer --tool racecheck --error-exitcode 9 "$t"
+        for tool in memcheck racecheck; do
+          t0=$SECONDS
+          compute-sanitizer --tool $tool --error-exitcode 9 "$t" >"$out/sanitize.tmp" 2>&1
+          rc=$?
+          cat "$out/sanitize.tmp" >>"$out/sanitize.log"
+          note "$tool $(basename "$t"): rc=$rc ($((SECONDS - t0)) s) $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize.tmp" | tail -1)"
+          [ $rc -eq 0 ] || status=1
+        done
       done
+      rm -f "$out/sanitize.tmp"
       ;;
     bench)
       bench_file=${KILN_BENCH_FILE:-scripts/bench-anchors.txt}
