@@ -1,0 +1,39 @@
+// Device helpers shared by the gemm kernels, and the launch-error check of the launchers.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "gemm_launch.hpp"
+
+namespace kiln::gemm {
+
+// out = alpha * acc + beta * out; with beta == 0 `out` is not read, so NaN or garbage in C never
+// leaks into the result.
+__device__ __forceinline__ void store_scaled(float* out, float acc, float alpha, float beta) {
+  const float v = alpha * acc;
+  *out = beta == 0.0f ? v : fmaf(beta, *out, v);
+}
+
+// Maps a 1-D block index to a (tile row, tile column) so that consecutive blocks walk down
+// groups of `group` tile rows before moving right: blocks resident together share A rows and B
+// columns in L2.
+__device__ __forceinline__ void grouped_tile(int pid, int tiles_m, int tiles_n, int group, int& tile_m,
+                                             int& tile_n) {
+  const int per_group = group * tiles_n;
+  const int first_m = (pid / per_group) * group;
+  const int rows = min(tiles_m - first_m, group);
+  const int in_group = pid % per_group;
+  tile_m = first_m + in_group % rows;
+  tile_n = in_group / rows;
+}
+
+inline Status launch_status(const char* what) {
+  const cudaError_t err = cudaGetLastError();
+  if (err == cudaSuccess) return Status::success();
+  return Status::fail(ErrorKind::cuda, std::string(what) + ": " + cudaGetErrorString(err));
+}
+
+inline cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+
+}  // namespace kiln::gemm

@@ -1,0 +1,223 @@
+// The CUDA gemm variants: adapters from (Args, Problem, Config) to the launchers in
+// gemm_launch.hpp.  Built only with the CUDA backend (CUDA_SOURCES).
+#include <climits>
+#include <exception>
+#include <string>
+
+#include "gemm_launch.hpp"
+#include "gemm_params.hpp"
+#include "gemm_schema.hpp"
+#include "gemm_variants.hpp"
+#include "register_blocked_configs.hpp"
+#include "tf32_mma_configs.hpp"
+
+namespace kiln::gemm {
+namespace {
+
+constexpr std::int64_t kMaxGridY = 65535;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// What every CUDA gemm variant shares: int-sized extents, GemmArgs from Args, and no exception
+// ever leaving supports() or launch().
+class GemmCudaVariant : public Variant {
+ public:
+  using DefaultFn = Config (*)(const DeviceInfo&);
+  using DefaultForFn = Config (*)(const DeviceInfo&, const Problem&);
+  GemmCudaVariant(VariantDesc desc, ParamSpace space, DefaultFn default_fn, DefaultForFn default_for = nullptr)
+      : Variant(std::move(desc), std::move(space)), default_fn_(default_fn), default_for_(default_for) {}
+
+  Config default_config(const DeviceInfo& d) const override { return default_fn_(d); }
+  Config default_config_for(const DeviceInfo& d, const Problem& p) const override {
+    return default_for_ ? default_for_(d, p) : default_fn_(d);
+  }
+
+  Support supports(const Problem& p, const DeviceInfo& d, const Config& c) const override {
+    try {
+      for (int i : {kDimM, kDimN, kDimK})
+        if (p.dims[i] > INT_MAX)
+          return Support::no(std::string("extent ") + "mnk"[i] + " = " + std::to_string(p.dims[i]) +
+                             " exceeds the kernels' 32-bit indices");
+      return check(p, d, c);
+    } catch (const std::exception& e) {
+      return Support::no(name() + ": " + e.what());
+    }
+  }
+
+  Status launch(const Args& args, const Problem&, const Config& c, void*, Stream stream) const override {
+    try {
+      if (args.tensor_count() != 3) return Status::fail(ErrorKind::argument, name() + ": needs a, b, c");
+      const TensorRef& a = args.tensor(kA);
+      const TensorRef& b = args.tensor(kB);
+      const TensorRef& cc = args.tensor(kC);
+      GemmArgs g;
+      g.a = a.as<const float>();
+      g.b = b.as<const float>();
+      g.c = cc.as<float>();
+      g.m = static_cast<int>(a.rows());
+      g.k = static_cast<int>(a.cols());
+      g.n = static_cast<int>(b.cols());
+      g.lda = a.row_stride;
+      g.ldb = b.row_stride;
+      g.ldc = cc.row_stride;
+      g.alpha = static_cast<float>(gemm_scalar(args, kAlpha));
+      g.beta = static_cast<float>(gemm_scalar(args, kBeta));
+      return run(g, c, stream.handle());
+    } catch (const std::exception& e) {
+      return Status::fail(ErrorKind::internal, name() + ": " + e.what());
+    }
+  }
+
+ protected:
+  virtual Support check(const Problem&, const DeviceInfo&, const Config&) const { return Support::yes(); }
+  virtual Status run(const GemmArgs& g, const Config& c, void* stream) const = 0;
+
+  static Support grid_y_fits(const Problem& p, std::int64_t rows_per_block) {
+    const std::int64_t blocks = ceil_div(p.dims[kDimM], rows_per_block);
+    if (blocks > kMaxGridY)
+      return Support::no("m = " + std::to_string(p.dims[kDimM]) + " needs " + std::to_string(blocks) +
+                         " block rows, above the grid limit 65535");
+    return Support::yes();
+  }
+  static Support tiles_fit(const Problem& p, int bm, int bn) {
+    if (ceil_div(p.dims[kDimM], bm) * ceil_div(p.dims[kDimN], bn) > INT_MAX)
+      return Support::no("more than 2^31 - 1 tiles");
+    return Support::yes();
+  }
+  static Support aligned16(const Problem& p, const char* why) {
+    if (p.align_bytes < 16)
+      return Support::no(std::string(why) + " needs 16-byte aligned pointers and row pitches; this problem has " +
+                         std::to_string(p.align_bytes) + "-byte alignment");
+    return Support::yes();
+  }
+
+ private:
+  DefaultFn default_fn_;
+  DefaultForFn default_for_;
+};
+
+VariantDesc cuda_desc(const char* name, int priority, const char* summary) {
+  return {name, "gemm", DeviceKind::cuda, {DType::f32}, priority, summary};
+}
+
+class GemmNaive final : public GemmCudaVariant {
+ public:
+  GemmNaive()
+      : GemmCudaVariant(cuda_desc("gemm_naive", 5, "one thread per C element, operands from global memory"), naive_space(),
+                        naive_default) {}
+  Support check(const Problem& p, const DeviceInfo&, const Config& c) const override {
+    return grid_y_fits(p, c.get("block_y"));
+  }
+  Status run(const GemmArgs& g, const Config& c, void* s) const override {
+    return launch_naive(g, c.get("block_x"), c.get("block_y"), s);
+  }
+};
+
+class GemmRowPerBlock final : public GemmCudaVariant {
+ public:
+  GemmRowPerBlock()
+      : GemmCudaVariant(cuda_desc("gemm_row_per_block", 10, "one block per C row, the A row staged in shared memory"),
+                        row_per_block_space(), row_per_block_default) {}
+  Status run(const GemmArgs& g, const Config& c, void* s) const override {
+    return launch_row_per_block(g, c.get("block"), s);
+  }
+};
+
+class GemmTiled final : public GemmCudaVariant {
+ public:
+  GemmTiled()
+      : GemmCudaVariant(cuda_desc("gemm_tiled", 20, "shared-memory tiles, one thread per C element (chessboard)"),
+                        tiled_space(), tiled_default) {}
+  Support check(const Problem& p, const DeviceInfo&, const Config& c) const override {
+    return grid_y_fits(p, c.get("tile"));
+  }
+  Status run(const GemmArgs& g, const Config& c, void* s) const override { return launch_tiled(g, c.get("tile"), s); }
+};
+
+class GemmTiledCoalesced final : public GemmCudaVariant {
+ public:
+  GemmTiledCoalesced()
+      : GemmCudaVariant(cuda_desc("gemm_tiled_coalesced", 30, "shared-memory tiles, A tile stored transposed and padded"),
+                        tiled_coalesced_space(), tiled_coalesced_default) {}
+  Support check(const Problem& p, const DeviceInfo&, const Config& c) const override {
+    return grid_y_fits(p, c.get("tile"));
+  }
+  Status run(const GemmArgs& g, const Config& c, void* s) const override {
+    return launch_tiled_coalesced(g, c.get("tile"), s);
+  }
+};
+
+class GemmTiledKahan final : public GemmCudaVariant {
+ public:
+  GemmTiledKahan()
+      : GemmCudaVariant(cuda_desc("gemm_tiled_kahan", 15, "shared-memory tiles with Kahan-compensated sums (accuracy)"),
+                        tiled_kahan_space(), tiled_kahan_default) {}
+  Support check(const Problem& p, const DeviceInfo&, const Config& c) const override {
+    return grid_y_fits(p, c.get("tile"));
+  }
+  Status run(const GemmArgs& g, const Config& c, void* s) const override {
+    return launch_tiled_kahan(g, c.get("tile"), s);
+  }
+};
+
+class GemmRegisterBlocked final : public GemmCudaVariant {
+ public:
+  GemmRegisterBlocked()
+      : GemmCudaVariant(cuda_desc("gemm_register_blocked", 50,
+                             "register-blocked SIMT SGEMM: block tile in double-buffered shared memory, "
+                             "TM x TN outputs per thread"),
+                        register_blocked_space(), register_blocked_default, register_blocked_default_for) {}
+  Support check(const Problem& p, const DeviceInfo&, const Config& c) const override {
+    const int i = register_blocked_index(c);
+    if (i < 0) return Support::no("config " + c.to_string() + " is not instantiated");
+    const RegisterBlockedConfig& r = kRegisterBlockedConfigs[i];
+    if (r.vec == 4) {
+      Support s = aligned16(p, "vec=4 (float4 loads and stores)");
+      if (!s) return s;
+    }
+    return tiles_fit(p, r.bm, r.bn);
+  }
+  Status run(const GemmArgs& g, const Config& c, void* s) const override {
+    const int i = register_blocked_index(c);
+    if (i < 0) return Status::fail(ErrorKind::argument, "gemm_register_blocked: config " + c.to_string() +
+                                                            " is not instantiated");
+    return launch_register_blocked(g, i, s);
+  }
+};
+
+// Chosen by default only for problems with tf32 = 1 (the caller passed allow_tf32 = 1): its
+// priority is above gemm_register_blocked, and it supports nothing else.
+class GemmTf32Mma final : public GemmCudaVariant {
+ public:
+  GemmTf32Mma()
+      : GemmCudaVariant(cuda_desc("gemm_tf32_mma", 60,
+                             "TF32 tensor cores (mma.sync m16n8k8, cp.async pipeline); only with allow_tf32=1"),
+                        tf32_mma_space(), tf32_mma_default, tf32_mma_default_for) {}
+  Support check(const Problem& p, const DeviceInfo& d, const Config& c) const override {
+    if (p.dims[kDimTf32] == 0) return Support::no("uses TF32 tensor cores: only for problems with allow_tf32=1");
+    if (d.cc_major < 8)
+      return Support::no("needs compute capability 8.0 or newer (mma.sync tf32), device has " +
+                         std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));
+    const int i = tf32_mma_index(c);
+    if (i < 0) return Support::no("config " + c.to_string() + " is not instantiated");
+    Support s = aligned16(p, "cp.async 16-byte copies");
+    if (!s) return s;
+    return tiles_fit(p, kTf32MmaConfigs[i].bm, kTf32MmaConfigs[i].bn);
+  }
+  Status run(const GemmArgs& g, const Config& c, void* s) const override {
+    const int i = tf32_mma_index(c);
+    if (i < 0) return Status::fail(ErrorKind::argument, "gemm_tf32_mma: config " + c.to_string() + " is not instantiated");
+    return launch_tf32_mma(g, i, s);
+  }
+};
+
+}  // namespace
+
+std::vector<std::shared_ptr<Variant>> make_gemm_cuda_variants() {
+  return {std::make_shared<GemmNaive>(),          std::make_shared<GemmRowPerBlock>(),
+          std::make_shared<GemmTiled>(),          std::make_shared<GemmTiledCoalesced>(),
+          std::make_shared<GemmTiledKahan>(),     std::make_shared<GemmRegisterBlocked>(),
+          std::make_shared<GemmTf32Mma>()};
+}
+
+}  // namespace kiln::gemm

@@ -1,0 +1,37 @@
+// Host entry points of the gemm kernels, implemented in the .cu files.  Plain C++ (no CUDA
+// headers), so the variants that call them compile with the host compiler:
+//
+//   kiln::gemm::GemmArgs g{a, b, c, m, n, k, lda, ldb, ldc, /*alpha=*/1.f, /*beta=*/0.f};
+//   kiln::Status s = kiln::gemm::launch_tiled(g, /*tile=*/32, stream.handle());
+//
+// Every launcher queues its kernel on `stream` (a cudaStream_t), checks cudaGetLastError() and
+// returns a failed Status (ErrorKind::cuda) on error.  m == 0 or n == 0 launches nothing.
+#pragma once
+#include <cstdint>
+
+#include "kiln/errors.hpp"
+
+namespace kiln::gemm {
+
+// C = alpha * A * B + beta * C on row-major matrices with row strides in elements; A is m x k,
+// B is k x n, C is m x n.  When beta == 0 C is never read.
+struct GemmArgs {
+  const float* a = nullptr;
+  const float* b = nullptr;
+  float* c = nullptr;
+  int m = 0, n = 0, k = 0;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+Status launch_naive(const GemmArgs& g, int block_x, int block_y, void* stream);
+Status launch_row_per_block(const GemmArgs& g, int block, void* stream);
+Status launch_tiled(const GemmArgs& g, int tile, void* stream);
+Status launch_tiled_coalesced(const GemmArgs& g, int tile, void* stream);
+Status launch_tiled_kahan(const GemmArgs& g, int tile, void* stream);
+// `config_index` indexes kRegisterBlockedConfigs (register_blocked_configs.hpp).
+Status launch_register_blocked(const GemmArgs& g, int config_index, void* stream);
+// `config_index` indexes kTf32MmaConfigs (tf32_mma_configs.hpp).
+Status launch_tf32_mma(const GemmArgs& g, int config_index, void* stream);
+
+}  // namespace kiln::gemm

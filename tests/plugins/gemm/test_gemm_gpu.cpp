@@ -1,0 +1,310 @@
+// Every CUDA gemm variant, with every config it instantiates (or every valid config of the small
+// spaces), against the host reference on fresh random inputs: sizes 1, primes, non-multiples of
+// every tile, dense and pitched, beta != 0, NaN in C with beta == 0, TF32 problems, wide k.
+// Ends with a throughput print of the fast variants at 4096^3 (not checked).
+#include <kiln/kiln.hpp>
+#include <kiln/tuner/problem_data.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "catch.hpp"
+#include "gemm_reference.hpp"
+#include "register_gemm.hpp"
+
+namespace {
+
+kiln::Registry make_registry() {
+  kiln::Registry reg;
+  const kiln::Status s = register_gemm(reg);
+  REQUIRE(s.ok());
+  return reg;
+}
+
+kiln::RuntimeOptions isolated_options() {
+  kiln::RuntimeOptions o;
+  o.load_plugins = false;
+  o.use_default_db_paths = false;
+  o.tune_mode = "off";
+  return o;
+}
+
+struct Mnk {
+  std::int64_t m, n, k;
+};
+
+// Bytes of the row padding of a device matrix (between cols and row_stride) that are not 0xFF.
+std::int64_t padding_changed(const kiln::TensorRef& t) {
+  if (t.row_stride == t.cols() || t.rows() == 0) return 0;
+  const auto whole = kiln::TensorRef::matrix(t.data, t.dtype, t.rows(), t.row_stride, t.row_stride, t.device);
+  kiln::Buffer host = kiln::Buffer::alloc(kiln::Device::host(), t.dtype, {t.rows(), t.row_stride});
+  kiln::copy(host.ref(), whole);
+  std::int64_t changed = 0;
+  const std::size_t es = kiln::dtype_size(t.dtype);
+  for (std::int64_t r = 0; r < t.rows(); ++r) {
+    const auto* row = static_cast<const unsigned char*>(host.data()) + r * t.row_stride * es;
+    for (std::size_t b = t.cols() * es; b < static_cast<std::size_t>(t.row_stride) * es; ++b) changed += row[b] != 0xFF;
+  }
+  return changed;
+}
+
+bool is_tf32_variant(const kiln::Variant& v) { return v.name() == "gemm_tf32_mma"; }
+
+// Runs every CUDA variant and every valid config that supports the problem on `data`, checking
+// each against the reference.  Returns how many (variant, config) pairs ran per variant.
+std::vector<std::pair<std::string, int>> check_all_variants(kiln::Runtime& rt, kiln::ProblemData& data, bool pitched) {
+  const kiln::OpSchema& schema = rt.registry().op("gemm");
+  const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
+  // The problem as dispatch sees it, alignment included, from the actual device tensors.
+  const kiln::Problem p = rt.make_problem(schema, data.device_args());
+  std::vector<std::pair<std::string, int>> ran;
+  for (const kiln::Variant* v : rt.registry().variants("gemm")) {
+    if (v->device_kind() != kiln::DeviceKind::cuda) continue;
+    int count = 0;
+    for (const kiln::Config& cfg : v->space().enumerate(dev, p)) {
+      const kiln::Support s = v->supports(p, dev, cfg);
+      if (!s.ok) continue;
+      INFO(v->name() << " " << cfg.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense")
+                     << " align " << p.align_bytes);
+      data.poison_outputs();
+      const kiln::Status st = v->launch(data.device_args(), p, cfg, nullptr, kiln::Stream());
+      REQUIRE(st.ok());
+      kiln::Stream().synchronize();
+      const double err = data.error();
+      CAPTURE(err);
+      CHECK(err <= data.tolerance());
+      if (pitched) CHECK(padding_changed(data.device_args().tensor(2)) == 0);
+      ++count;
+    }
+    ran.emplace_back(v->name(), count);
+  }
+  return ran;
+}
+
+}  // namespace
+
+TEST_CASE("every CUDA gemm variant and config matches the host reference", "[gemm][gpu]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  const kiln::OpSchema& schema = rt.registry().op("gemm");
+  const Mnk shapes[] = {{1, 1, 1},       {7, 13, 5},        {33, 65, 17},   {127, 129, 131},
+                        {257, 255, 63},  {1000, 1000, 100}, {128, 128, 1024}, {130, 2, 777}};
+  std::uint64_t seed = 1;
+  for (bool pitched : {false, true}) {
+    for (const Mnk& s : shapes) {
+      const kiln::Problem want = schema.problem_from_dims(kiln::f32, {s.m, s.n, s.k, 0}, kiln::Device::cuda(0));
+      kiln::ProblemDataOptions opts;
+      opts.pitched = pitched;
+      kiln::ProblemData data(schema, want, kiln::Device::cuda(0), seed++, opts);
+      for (const auto& [name, count] : check_all_variants(rt, data, pitched)) {
+        INFO(name << " at " << want.key() << (pitched ? " pitched" : " dense"));
+        if (name == "gemm_tf32_mma")
+          CHECK(count == 0);  // tf32 = 0: full precision only
+        else
+          CHECK(count > 0);  // every other variant handles every shape (vec=1 configs when unaligned)
+      }
+    }
+  }
+}
+
+TEST_CASE("gemm_tf32_mma matches the reference within the TF32 tolerance", "[gemm][gpu][tf32]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  const kiln::OpSchema& schema = rt.registry().op("gemm");
+  const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
+  if (dev.cc_major < 8) return;  // no TF32 tensor cores
+  const Mnk shapes[] = {{1, 1, 1},      {7, 13, 5},       {33, 65, 17},     {127, 129, 131},
+                        {257, 255, 63}, {1000, 1000, 100}, {128, 128, 1024}, {130, 2, 777}};
+  std::uint64_t seed = 100;
+  for (bool pitched : {true, false}) {
+    for (const Mnk& s : shapes) {
+      const kiln::Problem want = schema.problem_from_dims(kiln::f32, {s.m, s.n, s.k, 1}, kiln::Device::cuda(0));
+      kiln::ProblemDataOptions opts;
+      opts.pitched = pitched;
+      kiln::ProblemData data(schema, want, kiln::Device::cuda(0), seed++, opts);
+      CHECK(data.tolerance() == 5e-3);
+      const kiln::Problem p = rt.make_problem(schema, data.device_args());
+      REQUIRE(p.dims[3] == 1);  // ProblemData passed allow_tf32 = 1 (schema scalars_for)
+      for (const auto& [name, count] : check_all_variants(rt, data, pitched)) {
+        INFO(name << " at " << want.key() << (pitched ? " pitched" : " dense") << " align " << p.align_bytes);
+        // Pitched rows are 16-byte aligned, so the tensor-core kernel runs every shape there; dense
+        // tensors only when k and n are multiples of 4.
+        if (name == "gemm_tf32_mma" && p.align_bytes >= 16) CHECK(count == 3);
+        if (name == "gemm_tf32_mma" && p.align_bytes < 16) CHECK(count == 0);
+        if (name != "gemm_tf32_mma") CHECK(count > 0);  // full precision serves tf32 problems too
+      }
+    }
+  }
+}
+
+TEST_CASE("wide k: the row-per-block kernel chunks the A row through shared memory", "[gemm][gpu]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  const kiln::OpSchema& schema = rt.registry().op("gemm");
+  // k above the 4096-float chunk, once just past it and once over two chunk boundaries.
+  const Mnk shapes[] = {{3, 300, 9000}, {2, 5, 4097}, {5, 1100, 4096}};
+  std::uint64_t seed = 200;
+  for (const Mnk& s : shapes) {
+    for (bool pitched : {false, true}) {
+      const kiln::Problem want = schema.problem_from_dims(kiln::f32, {s.m, s.n, s.k, 0}, kiln::Device::cuda(0));
+      kiln::ProblemDataOptions opts;
+      opts.pitched = pitched;
+      kiln::ProblemData data(schema, want, kiln::Device::cuda(0), seed++, opts);
+      for (const auto& [name, count] : check_all_variants(rt, data, pitched)) {
+        INFO(name << " at " << want.key());
+        if (name == "gemm_row_per_block") CHECK(count == 5);
+        if (name != "gemm_tf32_mma") CHECK(count > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("alpha and beta: beta != 0 reads C, beta == 0 never does (NaN in C)", "[gemm][gpu]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  const kiln::OpSchema& schema = rt.registry().op("gemm");
+  const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::Device host = kiln::Device::host();
+
+  struct Scalars {
+    double alpha, beta;
+    bool nan_c;  // C holds NaN before the call
+  };
+  const Scalars cases[] = {{1.5, -0.75, false}, {-0.5, 0.0, true}, {1.0, 1.0, false}, {2.0, 0.0, false}};
+  const Mnk shapes[] = {{33, 65, 17}, {127, 129, 131}, {64, 64, 64}, {1, 1, 1}};
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+
+  for (const Mnk& s : shapes) {
+    for (bool pitched : {false, true}) {
+      auto alloc = [&](kiln::Device d, std::int64_t r, std::int64_t c) {
+        return pitched && d.is_cuda() ? kiln::Buffer::alloc_pitched(d, kiln::f32, r, c) : kiln::Buffer::alloc(d, kiln::f32, {r, c});
+      };
+      kiln::Buffer ha = alloc(host, s.m, s.k), hb = alloc(host, s.k, s.n), hc0 = alloc(host, s.m, s.n);
+      for (kiln::Buffer* h : {&ha, &hb, &hc0}) {
+        float* p = static_cast<float*>(h->data());
+        for (std::int64_t i = 0; i < h->ref().numel(); ++i) p[i] = u(rng);
+      }
+      kiln::Buffer a = alloc(gpu, s.m, s.k), b = alloc(gpu, s.k, s.n), c = alloc(gpu, s.m, s.n);
+      a.copy_from(ha);
+      b.copy_from(hb);
+
+      for (const Scalars& sc : cases) {
+        // The expected result, from the host reference.
+        kiln::Buffer want = alloc(host, s.m, s.n);
+        if (sc.nan_c)
+          want.fill_bytes(0xFF);
+        else
+          want.copy_from(hc0);
+        REQUIRE(kiln::gemm::gemm_reference(ha, hb, want, sc.alpha, sc.beta).ok());
+
+        for (double tf32 : {0.0, 1.0}) {
+          const kiln::Args args({a, b, c}, {sc.alpha, sc.beta, tf32});
+          const kiln::Problem p = rt.make_problem(schema, args);
+          for (const kiln::Variant* v : rt.registry().variants("gemm")) {
+            if (v->device_kind() != kiln::DeviceKind::cuda) continue;
+            if (tf32 != 0.0 && !is_tf32_variant(*v)) continue;  // full precision is covered with tf32 = 0
+            for (const kiln::Config& cfg : v->space().enumerate(dev, p)) {
+              if (!v->supports(p, dev, cfg).ok) continue;
+              INFO(v->name() << " " << cfg.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense")
+                             << " alpha " << sc.alpha << " beta " << sc.beta << (sc.nan_c ? " NaN in C" : ""));
+              if (sc.nan_c)
+                c.fill_bytes(0xFF);
+              else
+                c.copy_from(hc0);
+              REQUIRE(v->launch(args, p, cfg, nullptr, kiln::Stream()).ok());
+              kiln::Stream().synchronize();
+              kiln::Buffer got = alloc(host, s.m, s.n);
+              got.copy_from(c);
+              std::int64_t non_finite = 0;
+              for (float x : got.to_host<float>()) non_finite += !std::isfinite(x);
+              CHECK(non_finite == 0);
+              const double err = kiln::relative_error(got.ref(), want.ref());
+              CAPTURE(err);
+              CHECK(err <= schema.tolerance_for(p));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("op(\"gemm\") dispatches by default to the fast variants and matches the reference", "[gemm][gpu]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  const kiln::OpSchema& schema = rt.registry().op("gemm");
+  struct Case {
+    Mnk s;
+    int tf32;
+    const char* variant;
+    int vec;  // expected register-blocked vec, 0 when not register blocked
+  };
+  const Case cases[] = {
+      {{7, 13, 5}, 0, "gemm_register_blocked", 1},     // dense rows of 20 bytes: not 16-byte aligned
+      {{256, 256, 64}, 0, "gemm_register_blocked", 4},
+      {{2048, 2048, 64}, 0, "gemm_register_blocked", 4},
+      {{256, 256, 64}, 1, "gemm_tf32_mma", 0},         // allow_tf32 = 1
+      {{7, 13, 5}, 1, "gemm_register_blocked", 1},     // tf32 allowed but misaligned: full precision
+  };
+  std::uint64_t seed = 300;
+  for (const Case& c : cases) {
+    const kiln::Problem want = schema.problem_from_dims(kiln::f32, {c.s.m, c.s.n, c.s.k, c.tf32}, kiln::Device::cuda(0));
+    kiln::ProblemData data(schema, want, kiln::Device::cuda(0), seed++);
+    const kiln::Problem p = rt.make_problem(schema, data.device_args());
+    const kiln::Decision d = rt.explain(p);
+    INFO(p.key() << " align " << p.align_bytes << "\n" << d.explain());
+    REQUIRE(d.variant != nullptr);
+    CHECK(d.variant->name() == c.variant);
+    if (c.vec != 0) CHECK(d.config.get("vec") == c.vec);
+    data.poison_outputs();
+    rt.op("gemm")(data.device_args());
+    kiln::Stream().synchronize();
+    CHECK(data.error() <= data.tolerance());
+  }
+}
+
+TEST_CASE("gemm variants report their throughput at 4096^3 (printed, not checked)", "[.][perf][gemm]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  const kiln::OpSchema& schema = rt.registry().op("gemm");
+  const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
+  const std::int64_t n = 4096;
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  kiln::Buffer a = kiln::Buffer::alloc(gpu, kiln::f32, {n, n});
+  kiln::Buffer b = kiln::Buffer::alloc(gpu, kiln::f32, {n, n});
+  kiln::Buffer c = kiln::Buffer::alloc(gpu, kiln::f32, {n, n});
+  a.fill_bytes(0x3c);  // 0x3c3c3c3c ~ 0.0115: finite, no denormals
+  b.fill_bytes(0x3c);
+  c.fill_bytes(0);
+
+  auto time_config = [&](const kiln::Variant& v, const kiln::Config& cfg, const kiln::Args& args) {
+    const kiln::Problem p = rt.make_problem(schema, args);
+    if (!v.supports(p, dev, cfg).ok) return;
+    for (int i = 0; i < 2; ++i) REQUIRE(v.launch(args, p, cfg, nullptr, kiln::Stream()).ok());
+    kiln::Stream().synchronize();
+    const int reps = 10;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) REQUIRE(v.launch(args, p, cfg, nullptr, kiln::Stream()).ok());
+    kiln::Stream().synchronize();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+    std::printf("gemm 4096^3 %-22s %-62s %8.3f ms %7.2f TFLOP/s\n", v.name().c_str(), cfg.to_string().c_str(),
+                s * 1e3, schema.work(p) / s * 1e-12);
+  };
+
+  const kiln::Args f32_args({a, b, c});
+  const kiln::Args tf32_args({a, b, c}, {1.0, 0.0, 1.0});
+  const kiln::Problem p = rt.make_problem(schema, f32_args);
+  for (const char* name : {"gemm_register_blocked", "gemm_tf32_mma"}) {
+    const kiln::Variant* v = rt.registry().find_variant(name);
+    REQUIRE(v != nullptr);
+    const kiln::Args& args = is_tf32_variant(*v) ? tf32_args : f32_args;
+    for (const kiln::Config& cfg : v->space().enumerate(dev, p)) time_config(*v, cfg, args);
+  }
+  for (const char* name : {"gemm_tiled_coalesced", "gemm_tiled"}) {
+    const kiln::Variant* v = rt.registry().find_variant(name);
+    REQUIRE(v != nullptr);
+    time_config(*v, v->default_config(dev), f32_args);
+  }
+}
