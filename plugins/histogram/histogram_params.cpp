@@ -1,0 +1,94 @@
+#include "histogram_params.hpp"
+
+#include <kiln/problem.hpp>
+
+#include "histogram_bin.hpp"
+
+namespace kiln::histogram {
+namespace {
+
+bool resident(int threads_per_block, int blocks_per_sm) { return threads_per_block * blocks_per_sm <= kThreadsPerSm; }
+
+}  // namespace
+
+std::size_t smem_limit(const DeviceInfo& device) {
+  if (device.smem_per_block_optin > 0) return device.smem_per_block_optin;
+  if (device.smem_per_block > 0) return device.smem_per_block;
+  return 48 * 1024;
+}
+
+int bins_of(const Problem& p, bool range) { return range ? static_cast<int>(p.dims[1]) : kByteBins; }
+
+ParamSpace global_atomic_space() {
+  ParamSpace s;
+  s.param("block", {128, 256, 512, 1024}).param("blocks_per_sm", {1, 2, 4, 8, 16});
+  s.constraint("block * blocks_per_sm <= 2048 resident threads",
+               [](const Config& c, const DeviceInfo&, const Problem&) {
+                 return resident(c.get("block"), c.get("blocks_per_sm"));
+               });
+  return s;
+}
+
+// Not yet measured on an H200: a full SM of 256-thread blocks.
+Config global_atomic_default(const DeviceInfo&) { return {{"block", 256}, {"blocks_per_sm", 8}}; }
+
+ParamSpace smem_space() {
+  ParamSpace s;
+  s.param("block", {128, 256, 512, 1024}).param("blocks_per_sm", {1, 2, 4, 8, 16});
+  s.constraint("block * blocks_per_sm <= 2048 resident threads",
+               [](const Config& c, const DeviceInfo&, const Problem&) {
+                 return resident(c.get("block"), c.get("blocks_per_sm"));
+               });
+  return s;
+}
+
+// Not yet measured on an H200: the seed's shape (256 threads), a full SM of blocks.
+Config smem_default(const DeviceInfo&) { return {{"block", 256}, {"blocks_per_sm", 8}}; }
+
+ParamSpace thread_private_space() {
+  ParamSpace s;
+  s.param("block", {64, 128, 256}).param("blocks_per_sm", {1, 2, 3, 4, 6, 8, 12, 16});
+  s.constraint("block * blocks_per_sm <= 2048 resident threads",
+               [](const Config& c, const DeviceInfo&, const Problem&) {
+                 return resident(c.get("block"), c.get("blocks_per_sm"));
+               });
+  s.constraint("block * 256 bytes <= shared memory per block", [](const Config& c, const DeviceInfo& d, const Problem&) {
+    return std::size_t(c.get("block")) * 256 <= smem_limit(d);
+  });
+  return s;
+}
+
+// Not yet measured on an H200: 32 KiB blocks, six per SM (192 KiB of shared memory).
+Config thread_private_default(const DeviceInfo&) { return {{"block", 128}, {"blocks_per_sm", 6}}; }
+
+ParamSpace warp_private_space(bool range) {
+  ParamSpace s;
+  s.param("warps", {2, 4, 8, 16, 32})
+      .param("copies", {1, 2, 4, 8, 16, 32})
+      .param("by_lane", {0, 1})
+      .param("blocks_per_sm", {1, 2, 4, 8, 16})
+      .param("vector", range ? std::vector<int>{1, 4} : std::vector<int>{1, 16});
+  s.constraint("warps * 32 * blocks_per_sm <= 2048 resident threads",
+               [](const Config& c, const DeviceInfo&, const Problem&) {
+                 return resident(c.get("warps") * 32, c.get("blocks_per_sm"));
+               });
+  s.constraint("by_lane = 0 needs copies <= warps",
+               [](const Config& c, const DeviceInfo&, const Problem&) {
+                 return c.get("by_lane") == 1 || c.get("copies") <= c.get("warps");
+               });
+  s.constraint("copies * bins * 4 bytes <= shared memory per block",
+               [range](const Config& c, const DeviceInfo& d, const Problem& p) {
+                 return std::size_t(c.get("copies")) * std::size_t(bins_of(p, range)) * 4 <= smem_limit(d);
+               });
+  return s;
+}
+
+// Not yet measured on an H200.  Bytes: one counter column per lane (32 copies interleaved, 32 KiB,
+// conflict-free atomics), 16-byte loads, 2048 threads per SM.  Floats: two per-warp copies so that
+// up to ~29k bins fit in shared memory.
+Config warp_private_default(const DeviceInfo&, bool range) {
+  if (range) return {{"warps", 16}, {"copies", 2}, {"by_lane", 0}, {"blocks_per_sm", 4}, {"vector", 4}};
+  return {{"warps", 16}, {"copies", 32}, {"by_lane", 1}, {"blocks_per_sm", 4}, {"vector", 16}};
+}
+
+}  // namespace kiln::histogram

@@ -1,0 +1,44 @@
+// Tuning spaces and defaults of the CUDA histogram variants (both ops).  Every parameter is a
+// launch argument of the kernels except `vector`, a template argument (both values are
+// instantiated), so the spaces need no `only(...)` list.
+//
+//   kiln::ParamSpace s = kiln::histogram::warp_private_space(/*range=*/false);
+//   s.to_string();   // "warps in {2,4,8,16,32}; copies in {1,...,32}; ..."
+#pragma once
+#include <cstddef>
+
+#include <kiln/device.hpp>
+#include <kiln/param_space.hpp>
+
+namespace kiln::histogram {
+
+// Threads one SM keeps resident on sm_70 .. sm_90; used to prune configs that could not all be
+// resident at once (they would still run correctly).
+inline constexpr int kThreadsPerSm = 2048;
+
+// Shared memory a block may use on `device` (the opt-in limit; 48 KiB when unknown).
+std::size_t smem_limit(const DeviceInfo& device);
+// Bins of a problem of either op: 256 for histogram, dims[1] for histogram_range.
+int bins_of(const Problem& p, bool range);
+
+// histogram[_range]_global_atomic: block, blocks_per_sm.
+ParamSpace global_atomic_space();
+Config global_atomic_default(const DeviceInfo& device);
+
+// histogram[_range]_smem: block, blocks_per_sm.
+ParamSpace smem_space();
+Config smem_default(const DeviceInfo& device);
+
+// histogram_thread_private (u8 only): block (64, 128 or 256 threads; 256 bytes of shared memory
+// each), blocks_per_sm.
+ParamSpace thread_private_space();
+Config thread_private_default(const DeviceInfo& device);
+
+// histogram[_range]_warp_private: warps (per block), copies (private sub-histograms per block),
+// by_lane (0: warp w uses copy w % copies, copies stored one after another; 1: lane l uses copy
+// l % copies, copies interleaved bin by bin so that with 32 copies each lane owns one bank),
+// blocks_per_sm, vector (elements per load: 16 u8 or 4 f32 = 16 bytes, or 1).
+ParamSpace warp_private_space(bool range);
+Config warp_private_default(const DeviceInfo& device, bool range);
+
+}  // namespace kiln::histogram

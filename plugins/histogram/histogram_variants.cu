@@ -1,0 +1,274 @@
+#include "histogram_variants.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "histogram_kernels.cuh"
+#include "histogram_params.hpp"
+#include "histogram_reference.hpp"
+
+namespace kiln::histogram {
+namespace {
+
+constexpr std::size_t kDefaultSmem = 48 * 1024;  // dynamic shared memory without opting in
+
+Status cuda_failure(cudaError_t e, const std::string& what) {
+  return Status::fail(ErrorKind::cuda, what + ": " + cudaGetErrorString(e));
+}
+
+// Multiprocessors of device `ordinal`, queried once.
+int sm_count(int ordinal) {
+  static std::atomic<int> cache[64];
+  const bool cached = ordinal >= 0 && ordinal < 64;
+  if (cached) {
+    const int v = cache[ordinal].load(std::memory_order_relaxed);
+    if (v > 0) return v;
+  }
+  int sms = 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal) != cudaSuccess || sms < 1) {
+    (void)cudaGetLastError();
+    return 1;
+  }
+  if (cached) cache[ordinal].store(sms, std::memory_order_relaxed);
+  return sms;
+}
+
+// Blocks for `items` units of work: enough to fill blocks_per_sm per SM, never more than needed.
+unsigned grid_for(std::int64_t items, int block, int blocks_per_sm, int sms) {
+  const std::int64_t needed = (items + block - 1) / block;
+  const std::int64_t full = std::int64_t(blocks_per_sm) * sms;
+  return unsigned(std::max<std::int64_t>(1, std::min(needed, full)));
+}
+
+// What every launch needs, read from the arguments; zeroes the bins on the stream.
+struct Launch {
+  const void* data = nullptr;
+  std::int64_t n = 0;
+  std::uint32_t* out = nullptr;
+  int nbins = kByteBins;
+  RangeParams range;
+  cudaStream_t stream = nullptr;
+  int sms = 1;
+};
+
+Status prepare(const std::string& name, bool range, const Args& args, const Problem& p, Stream stream, Launch& l) {
+  l.data = args.tensor(0).data;
+  l.n = args.tensor(0).numel();
+  l.out = args.tensor(1).as<std::uint32_t>();
+  l.nbins = bins_of(p, range);
+  l.stream = static_cast<cudaStream_t>(stream.handle());
+  l.sms = sm_count(p.device.ordinal);
+  if (reinterpret_cast<std::uintptr_t>(l.out) % alignof(std::uint32_t) != 0) {
+    return Status::fail(ErrorKind::argument, name + ": bins must be 4-byte aligned");
+  }
+  if (range) {
+    Status st = range_params_of(args, l.nbins, l.range);
+    if (!st.ok()) return st;
+  }
+  const cudaError_t e = cudaMemsetAsync(l.out, 0, std::size_t(l.nbins) * sizeof(std::uint32_t), l.stream);
+  if (e != cudaSuccess) return cuda_failure(e, name + ": zeroing bins");
+  return Status::success();
+}
+
+Status check_launch(const std::string& name) {
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? Status::success() : cuda_failure(e, name);
+}
+
+// Kernels needing more than 48 KiB of dynamic shared memory must opt in first.
+template <class Kernel>
+Status allow_smem(Kernel kernel, std::size_t bytes, const std::string& name) {
+  if (bytes <= kDefaultSmem) return Status::success();
+  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  return e == cudaSuccess ? Status::success() : cuda_failure(e, name + ": shared memory opt-in");
+}
+
+// histogram_range kernels read f32 and write u32: both must be 4-byte aligned.
+Support range_alignment(const Problem& p) {
+  if (p.align_bytes < 4) return Support::no("f32 data or u32 bins not 4-byte aligned");
+  return Support::yes();
+}
+
+VariantDesc desc_of(const char* what, bool range, int priority, const char* summary) {
+  VariantDesc d;
+  d.name = std::string(range ? "histogram_range_" : "histogram_") + what;
+  d.op = range ? "histogram_range" : "histogram";
+  d.device_kind = DeviceKind::cuda;
+  d.dtypes = {range ? f32 : u8};
+  d.priority = priority;
+  d.summary = summary;
+  return d;
+}
+
+class GlobalAtomic final : public Variant {
+ public:
+  explicit GlobalAtomic(bool range)
+      : Variant(desc_of("global_atomic", range, 10, "atomicAdd of each element into the global bins"),
+                global_atomic_space()),
+        range_(range) {}
+  Config default_config(const DeviceInfo& d) const override { return global_atomic_default(d); }
+  Support supports(const Problem& p, const DeviceInfo&, const Config&) const override {
+    return range_ ? range_alignment(p) : Support::yes();
+  }
+  Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
+    Launch l;
+    Status st = prepare(name(), range_, args, p, stream, l);
+    if (!st.ok() || l.n == 0) return st;
+    const int block = c.get_or("block", 256);
+    const unsigned grid = grid_for(l.n, block, c.get_or("blocks_per_sm", 8), l.sms);
+    if (range_) {
+      histogram_global_atomic_kernel<RangeBins>
+          <<<grid, block, 0, l.stream>>>(static_cast<const float*>(l.data), l.n, RangeBins{l.range}, l.out);
+    } else {
+      histogram_global_atomic_kernel<ByteBins>
+          <<<grid, block, 0, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n, ByteBins{}, l.out);
+    }
+    return check_launch(name());
+  }
+
+ private:
+  bool range_;
+};
+
+class Smem final : public Variant {
+ public:
+  explicit Smem(bool range)
+      : Variant(desc_of("smem", range, 20, "one shared-memory histogram per block, grid-stride loop"), smem_space()),
+        range_(range) {}
+  Config default_config(const DeviceInfo& d) const override { return smem_default(d); }
+  Support supports(const Problem& p, const DeviceInfo& d, const Config&) const override {
+    if (!range_) return Support::yes();
+    Support s = range_alignment(p);
+    if (!s) return s;
+    const std::size_t bytes = std::size_t(bins_of(p, true)) * 4;
+    if (bytes > smem_limit(d)) {
+      return Support::no("bins * 4 = " + std::to_string(bytes) + " bytes exceed the " + std::to_string(smem_limit(d)) +
+                         " bytes of shared memory per block (histogram_range_global_atomic has no limit)");
+    }
+    return Support::yes();
+  }
+  Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
+    Launch l;
+    Status st = prepare(name(), range_, args, p, stream, l);
+    if (!st.ok() || l.n == 0) return st;
+    const int block = c.get_or("block", 256);
+    const unsigned grid = grid_for(l.n, block, c.get_or("blocks_per_sm", 8), l.sms);
+    const std::size_t smem = std::size_t(l.nbins) * 4;
+    if (range_) {
+      st = allow_smem(histogram_smem_kernel<RangeBins>, smem, name());
+      if (!st.ok()) return st;
+      histogram_smem_kernel<RangeBins><<<grid, block, smem, l.stream>>>(static_cast<const float*>(l.data), l.n,
+                                                                         RangeBins{l.range}, l.nbins, l.out);
+    } else {
+      histogram_smem_kernel<ByteBins><<<grid, block, smem, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n,
+                                                                        ByteBins{}, l.nbins, l.out);
+    }
+    return check_launch(name());
+  }
+
+ private:
+  bool range_;
+};
+
+class WarpPrivate final : public Variant {
+ public:
+  explicit WarpPrivate(bool range)
+      : Variant(desc_of("warp_private", range, 30,
+                        "private shared-memory copies per warp or lane, 16-byte loads, runs of equal bins merged"),
+                warp_private_space(range)),
+        range_(range) {}
+  Config default_config(const DeviceInfo& d) const override { return warp_private_default(d, range_); }
+  Support supports(const Problem& p, const DeviceInfo&, const Config&) const override {
+    return range_ ? range_alignment(p) : Support::yes();
+  }
+  Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
+    Launch l;
+    Status st = prepare(name(), range_, args, p, stream, l);
+    if (!st.ok() || l.n == 0) return st;
+    const int block = 32 * c.get_or("warps", 16);
+    const int copies = c.get_or("copies", 1);
+    const int by_lane = c.get_or("by_lane", 0);
+    const bool vector = c.get_or("vector", 1) > 1;
+    if (copies < 1 || (copies & (copies - 1)) != 0) {
+      return Status::fail(ErrorKind::argument, name() + ": copies must be a power of two");
+    }
+    const int per_item = vector ? (range_ ? RangeBins::kPerVector : ByteBins::kPerVector) : 1;
+    const unsigned grid = grid_for((l.n + per_item - 1) / per_item, block, c.get_or("blocks_per_sm", 4), l.sms);
+    const std::size_t smem = std::size_t(copies) * std::size_t(l.nbins) * 4;
+    if (range_) {
+      const auto* data = static_cast<const float*>(l.data);
+      const RangeBins rule{l.range};
+      if (vector) {
+        st = allow_smem(histogram_private_kernel<RangeBins, true>, smem, name());
+        if (st.ok())
+          histogram_private_kernel<RangeBins, true>
+              <<<grid, block, smem, l.stream>>>(data, l.n, rule, l.nbins, copies, by_lane, l.out);
+      } else {
+        st = allow_smem(histogram_private_kernel<RangeBins, false>, smem, name());
+        if (st.ok())
+          histogram_private_kernel<RangeBins, false>
+              <<<grid, block, smem, l.stream>>>(data, l.n, rule, l.nbins, copies, by_lane, l.out);
+      }
+    } else {
+      const auto* data = static_cast<const std::uint8_t*>(l.data);
+      if (vector) {
+        histogram_private_kernel<ByteBins, true>
+            <<<grid, block, smem, l.stream>>>(data, l.n, ByteBins{}, l.nbins, copies, by_lane, l.out);
+      } else {
+        histogram_private_kernel<ByteBins, false>
+            <<<grid, block, smem, l.stream>>>(data, l.n, ByteBins{}, l.nbins, copies, by_lane, l.out);
+      }
+    }
+    if (!st.ok()) return st;
+    return check_launch(name());
+  }
+
+ private:
+  bool range_;
+};
+
+class ThreadPrivate final : public Variant {
+ public:
+  ThreadPrivate()
+      : Variant(desc_of("thread_private", false, 25,
+                        "per-thread 8-bit counters in shared memory, no atomics in the main loop, 16-byte loads"),
+                thread_private_space()) {}
+  Config default_config(const DeviceInfo& d) const override { return thread_private_default(d); }
+  Support supports(const Problem&, const DeviceInfo&, const Config&) const override { return Support::yes(); }
+  Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
+    Launch l;
+    Status st = prepare(name(), false, args, p, stream, l);
+    if (!st.ok() || l.n == 0) return st;
+    const int block = c.get_or("block", 128);
+    if (block < 64 || block > 1024 || (block & (block - 1)) != 0) {
+      return Status::fail(ErrorKind::argument, name() + ": block must be a power of two in [64, 1024]");
+    }
+    const std::int64_t per_block_round = std::int64_t(block) * kFlushVectors * 16;
+    const unsigned grid =
+        grid_for((l.n + per_block_round - 1) / per_block_round, 1, c.get_or("blocks_per_sm", 6), l.sms);
+    const std::size_t smem = std::size_t(block) * 64 * sizeof(std::uint32_t);
+    st = allow_smem(histogram_thread_private_kernel, smem, name());
+    if (!st.ok()) return st;
+    histogram_thread_private_kernel<<<grid, block, smem, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n,
+                                                                     l.out);
+    return check_launch(name());
+  }
+};
+
+}  // namespace
+
+void add_histogram_cuda_variants(Registry& registry) {
+  registry.add_variant(std::make_shared<ThreadPrivate>());
+  for (bool range : {false, true}) {
+    registry.add_variant(std::make_shared<GlobalAtomic>(range));
+    registry.add_variant(std::make_shared<Smem>(range));
+    registry.add_variant(std::make_shared<WarpPrivate>(range));
+  }
+}
+
+}  // namespace kiln::histogram

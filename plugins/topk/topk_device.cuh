@@ -1,0 +1,68 @@
+// Device helpers shared by the topk kernels: keys of elements, bitonic sorting of keys in shared
+// memory by a whole block, and writing a row's result.
+#pragma once
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "topk_key.hpp"
+
+namespace kiln::topk {
+
+__device__ __forceinline__ std::uint64_t key_of(float v, std::int64_t index, bool largest) {
+  return composite_key(__float_as_uint(v), std::uint32_t(index), largest);
+}
+
+__device__ __forceinline__ std::uint64_t load_key(const std::uint64_t* p) {
+  return __ldg(reinterpret_cast<const unsigned long long*>(p));
+}
+
+// Sorts s[0, p) descending (p a power of two) with the whole block; ends with a barrier.
+template <int BLOCK>
+__device__ void bitonic_sort_desc(std::uint64_t* s, int p) {
+  for (int size = 2; size <= p; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int t = threadIdx.x; t < (p >> 1); t += BLOCK) {
+        const int i = 2 * t - (t & (stride - 1));
+        const int j = i + stride;
+        const bool desc = (i & size) == 0;  // runs of `size` alternate, the last one descends
+        const std::uint64_t a = s[i], b = s[j];
+        if ((a < b) == desc) {
+          s[i] = b;
+          s[j] = a;
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+// Sorts the bitonic sequence s[0, p) descending; ends with a barrier.
+template <int BLOCK>
+__device__ void bitonic_merge_desc(std::uint64_t* s, int p) {
+  for (int stride = p >> 1; stride > 0; stride >>= 1) {
+    for (int t = threadIdx.x; t < (p >> 1); t += BLOCK) {
+      const int i = 2 * t - (t & (stride - 1));
+      const int j = i + stride;
+      const std::uint64_t a = s[i], b = s[j];
+      if (a < b) {
+        s[i] = b;
+        s[j] = a;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Writes the k best keys of a row (sorted, best first) as values gathered from the row (so the
+// bits of x come back unchanged: -0.0 stays -0.0, NaN payloads survive) and indices.
+template <int BLOCK>
+__device__ void write_row(const std::uint64_t* best, int k, const float* xr, float* values, std::int32_t* indices) {
+  for (int i = threadIdx.x; i < k; i += BLOCK) {
+    const std::uint32_t j = index_of(best[i]);
+    indices[i] = std::int32_t(j);
+    values[i] = xr[j];
+  }
+}
+
+}  // namespace kiln::topk

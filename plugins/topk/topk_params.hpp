@@ -1,0 +1,58 @@
+// Tuning spaces, defaults and launch geometry of the CUDA topk variants.  (block,
+// items_per_thread) pairs are template arguments of the kernels: only the pairs listed here are
+// instantiated, and the spaces carry a constraint that admits only those.  `blocks` and `cap` are
+// launch arguments.
+//
+//   kiln::ParamSpace s = kiln::topk::radix_select_space();
+//   kiln::topk::Chunking c = kiln::topk::chunking(/*rows=*/1, /*n=*/1 << 26, /*tile=*/4096, /*blocks=*/2048);
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include <kiln/device.hpp>
+#include <kiln/param_space.hpp>
+
+namespace kiln::topk {
+
+struct TileShape {
+  int block;  // threads per block
+  int items;  // items_per_thread: elements per thread per tile (loads in flight)
+};
+
+inline constexpr TileShape kBlockMergeTiles[] = {{128, 8}, {256, 4}, {256, 8}, {256, 16}, {512, 4}, {1024, 2}};
+inline constexpr TileShape kRadixTiles[] = {{256, 8}, {512, 4}, {512, 8}, {1024, 4}};
+
+// Candidate buffers of topk_block_merge: two of candidates_for(k) 8-byte keys in shared memory.
+inline constexpr int kBlockMergeMaxK = 2048;
+// The selection of topk_radix_select is sorted in shared memory: at most 4096 8-byte keys.
+inline constexpr int kRadixMaxCap = 4096;
+inline constexpr int kRadixBins = 2048;  // 11-bit digits
+inline constexpr int kRadixPasses = 6;   // 64-bit keys: 11 + 11 + 10 + 11 + 11 + 10 bits
+// Threads of the merge kernel of block_merge and of the sort kernel of radix_select.
+inline constexpr int kMergeBlock = 512;
+inline constexpr int kMergeItems = 4;
+inline constexpr int kSortBlock = 1024;
+
+// How a row is cut into chunks, one block per (row, chunk): about `blocks` blocks in all,
+// each chunk a multiple of `tile` elements.
+struct Chunking {
+  std::int64_t chunks = 1;
+  std::int64_t chunk_len = 0;
+};
+Chunking chunking(std::int64_t rows, std::int64_t n, std::int64_t tile, int blocks);
+
+// Candidate buffer length of block_merge: the power of two >= max(k, 32).
+int candidates_for(std::int64_t k);
+// Sort capacity of radix_select: max(cap, the power of two >= k).
+int radix_cap(int cap, std::int64_t k);
+
+// topk_block_merge: block, items_per_thread (instantiated pairs), blocks (target blocks in the grid).
+ParamSpace block_merge_space();
+Config block_merge_default(const DeviceInfo& device);
+
+// topk_radix_select: block, items_per_thread (instantiated pairs), cap (minimum selection capacity: a row
+// stops refining its threshold once the selection fits), blocks (target blocks in the grid).
+ParamSpace radix_select_space();
+Config radix_select_default(const DeviceInfo& device);
+
+}  // namespace kiln::topk

@@ -1,0 +1,31 @@
+// The CUDA variants of topk (only built with the CUDA backend):
+//   topk_block_merge   per-chunk running top-k with threshold filtering, then a per-row merge
+//   topk_radix_select  radix select of the k-th key, gather, sort of the selection
+#pragma once
+#include <memory>
+#include <string>
+
+#include <kiln/variant.hpp>
+
+namespace kiln::topk {
+
+std::shared_ptr<Variant> make_topk_block_merge();
+std::shared_ptr<Variant> make_topk_radix_select();
+
+// What both CUDA variants read from the arguments.
+struct TopkLaunch {
+  const float* x = nullptr;
+  std::int64_t x_stride = 0;
+  float* values = nullptr;
+  std::int64_t v_stride = 0;
+  std::int32_t* indices = nullptr;
+  std::int64_t i_stride = 0;
+  std::int64_t rows = 0, n = 0;
+  int k = 0;
+  int largest = 1;
+};
+TopkLaunch topk_launch_of(const Args& args, const Problem& p);
+// f32 and i32 tensors must be 4-byte aligned; k within the variant's limit.
+Support topk_cuda_support(const Problem& p, std::int64_t max_k, const std::string& why_max);
+
+}  // namespace kiln::topk

@@ -1,0 +1,273 @@
+// The topk schema and host variant: argument validation through Runtime::op (dtype and shape
+// errors name the argument; k outside [1, n] names k and n), the host reference on hand-made
+// rows (ties, NaN of both signs, infinities, -0.0 against +0.0, smallest mode, strided rows), and
+// the key order itself.
+#include <kiln/kiln.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "register_topk.hpp"
+#include "topk_key.hpp"
+
+namespace {
+
+kiln::Registry make_registry() {
+  kiln::Registry reg;
+  const kiln::Status s = register_topk(reg);
+  REQUIRE(s.ok());
+  return reg;
+}
+
+kiln::RuntimeOptions isolated_options() {
+  kiln::RuntimeOptions o;
+  o.load_plugins = false;
+  o.use_default_db_paths = false;
+  o.tune_mode = "off";
+  return o;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+const kiln::Device host = kiln::Device::host();
+const float kNan = std::numeric_limits<float>::quiet_NaN();
+const float kInf = std::numeric_limits<float>::infinity();
+
+std::uint32_t bits_of(float v) {
+  std::uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+template <class E>
+std::string message_of(kiln::Op op, const kiln::Args& args) {
+  try {
+    op(args);
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+
+struct Result {
+  std::vector<float> values;
+  std::vector<std::int32_t> indices;
+};
+
+// topk of one row on the host through op().
+Result topk_row(kiln::Runtime& rt, const std::vector<float>& row, std::int64_t k, bool largest) {
+  const std::int64_t n = std::int64_t(row.size());
+  kiln::Buffer x = kiln::Buffer::alloc(host, kiln::f32, {1, n});
+  x.copy_from_host(row.data(), row.size() * sizeof(float));
+  kiln::Buffer v = kiln::Buffer::alloc(host, kiln::f32, {1, k});
+  kiln::Buffer i = kiln::Buffer::alloc(host, kiln::i32, {1, k});
+  v.fill_bytes(0xFF);
+  i.fill_bytes(0xFF);
+  rt.op("topk")(kiln::Args({x, v, i}, {largest ? 1.0 : 0.0}));
+  return {v.to_host<float>(), i.to_host<std::int32_t>()};
+}
+
+// Values compared bit for bit (so -0.0 differs from +0.0 and NaN payloads count).
+void check_bits(const std::vector<float>& got, const std::vector<float>& expected) {
+  REQUIRE(got.size() == expected.size());
+  for (std::size_t j = 0; j < got.size(); ++j) {
+    CAPTURE(j, got[j], expected[j]);
+    CHECK(bits_of(got[j]) == bits_of(expected[j]));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("topk rejects wrong dtypes and shapes, naming the argument", "[topk]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Op op = rt.op("topk");
+  kiln::Buffer x = kiln::Buffer::alloc(host, kiln::f32, {4, 10});
+  kiln::Buffer v = kiln::Buffer::alloc(host, kiln::f32, {4, 3});
+  kiln::Buffer i = kiln::Buffer::alloc(host, kiln::i32, {4, 3});
+
+  SECTION("dtypes") {
+    kiln::Buffer xd = kiln::Buffer::alloc(host, kiln::f64, {4, 10});
+    REQUIRE_THROWS_AS(op({xd, v, i}), kiln::DTypeError);
+    CHECK(contains(message_of<kiln::DTypeError>(op, {xd, v, i}), "x"));
+    kiln::Buffer vi = kiln::Buffer::alloc(host, kiln::i32, {4, 3});
+    REQUIRE_THROWS_AS(op({x, vi, i}), kiln::DTypeError);
+    CHECK(contains(message_of<kiln::DTypeError>(op, {x, vi, i}), "values"));
+    kiln::Buffer iv = kiln::Buffer::alloc(host, kiln::f32, {4, 3});
+    REQUIRE_THROWS_AS(op({x, v, iv}), kiln::DTypeError);
+    CHECK(contains(message_of<kiln::DTypeError>(op, {x, v, iv}), "indices"));
+  }
+  SECTION("values and indices are [rows, k]") {
+    kiln::Buffer v5 = kiln::Buffer::alloc(host, kiln::f32, {5, 3});
+    REQUIRE_THROWS_AS(op({x, v5, i}), kiln::ShapeError);
+    CHECK(contains(message_of<kiln::ShapeError>(op, {x, v5, i}), "values"));
+    kiln::Buffer i4 = kiln::Buffer::alloc(host, kiln::i32, {4, 4});
+    REQUIRE_THROWS_AS(op({x, v, i4}), kiln::ShapeError);
+    CHECK(contains(message_of<kiln::ShapeError>(op, {x, v, i4}), "indices"));
+    kiln::Buffer v1 = kiln::Buffer::alloc(host, kiln::f32, {12});
+    REQUIRE_THROWS_AS(op({x, v1, i}), kiln::ShapeError);
+  }
+  SECTION("k > n names k and n") {
+    kiln::Buffer x3 = kiln::Buffer::alloc(host, kiln::f32, {2, 3});
+    kiln::Buffer v5 = kiln::Buffer::alloc(host, kiln::f32, {2, 5});
+    kiln::Buffer i5 = kiln::Buffer::alloc(host, kiln::i32, {2, 5});
+    REQUIRE_THROWS_AS(op({x3, v5, i5}), kiln::ShapeError);
+    const std::string m = message_of<kiln::ShapeError>(op, {x3, v5, i5});
+    CHECK(contains(m, "k = 5"));
+    CHECK(contains(m, "n = 3"));
+  }
+  SECTION("k < 1 names k and n") {
+    float dummy[4] = {};
+    const auto v0 = kiln::TensorRef::matrix(dummy, kiln::f32, 4, 0, 0, host);
+    const auto i0 = kiln::TensorRef::matrix(dummy, kiln::i32, 4, 0, 0, host);
+    REQUIRE_THROWS_AS(op({x, v0, i0}), kiln::ShapeError);
+    const std::string m = message_of<kiln::ShapeError>(op, {x, v0, i0});
+    CHECK(contains(m, "k = 0"));
+    CHECK(contains(m, "n = 10"));
+  }
+  SECTION("largest is 0 or 1") {
+    REQUIRE_THROWS_AS(op(kiln::Args({x, v, i}, {2.0})), kiln::ArgumentError);
+    CHECK(contains(message_of<kiln::ArgumentError>(op, kiln::Args({x, v, i}, {0.5})), "largest"));
+  }
+}
+
+TEST_CASE("the key order: NaN above +inf, -0.0 equal to +0.0, smaller index first", "[topk]") {
+  using kiln::topk::composite_key;
+  using kiln::topk::order_key;
+  const float ordered[] = {-kInf, -3.0f, -1e-30f, 0.0f, 1e-30f, 2.0f, kInf};
+  for (std::size_t a = 0; a + 1 < std::size(ordered); ++a) CHECK(order_key(bits_of(ordered[a])) < order_key(bits_of(ordered[a + 1])));
+  CHECK(order_key(bits_of(kNan)) > order_key(bits_of(kInf)));
+  CHECK(order_key(bits_of(-kNan)) == order_key(bits_of(kNan)));
+  CHECK(order_key(bits_of(-0.0f)) == order_key(bits_of(0.0f)));
+  CHECK(composite_key(bits_of(1.0f), 3, true) > composite_key(bits_of(1.0f), 4, true));
+  CHECK(composite_key(bits_of(1.0f), 3, false) > composite_key(bits_of(1.0f), 4, false));
+  CHECK(composite_key(bits_of(-kInf), 9, false) > composite_key(bits_of(0.0f), 0, false));
+  CHECK(composite_key(bits_of(kNan), 0, false) < composite_key(bits_of(kInf), 9, false));
+  CHECK(composite_key(bits_of(kNan), 0x7FFFFFFF, false) > kiln::topk::kNoElement);
+  CHECK(kiln::topk::index_of(composite_key(bits_of(5.0f), 123456, true)) == 123456u);
+}
+
+TEST_CASE("topk_host: best first, ties by smaller index, NaN above +inf", "[topk]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+
+  SECTION("largest and smallest") {
+    const std::vector<float> row = {3, 1, 4, 1, 5, 9, 2, 6};
+    Result r = topk_row(rt, row, 3, true);
+    check_bits(r.values, {9, 6, 5});
+    CHECK(r.indices == std::vector<std::int32_t>{5, 7, 4});
+    r = topk_row(rt, row, 3, false);
+    check_bits(r.values, {1, 1, 2});
+    CHECK(r.indices == std::vector<std::int32_t>{1, 3, 6});
+  }
+  SECTION("ties go to the smaller index") {
+    const std::vector<float> row = {2, 7, 7, 2, 7};
+    Result r = topk_row(rt, row, 2, true);
+    check_bits(r.values, {7, 7});
+    CHECK(r.indices == std::vector<std::int32_t>{1, 2});
+    r = topk_row(rt, row, 3, false);
+    check_bits(r.values, {2, 2, 7});
+    CHECK(r.indices == std::vector<std::int32_t>{0, 3, 1});
+    r = topk_row(rt, row, 5, true);
+    CHECK(r.indices == std::vector<std::int32_t>{1, 2, 4, 0, 3});
+  }
+  SECTION("NaN ranks above +inf: first when largest, last when smallest") {
+    const std::vector<float> row = {1.0f, kNan, kInf, -kInf, -kNan, 0.0f};
+    Result r = topk_row(rt, row, 4, true);
+    CHECK(r.indices == std::vector<std::int32_t>{1, 4, 2, 0});
+    check_bits(r.values, {kNan, -kNan, kInf, 1.0f});  // the NaNs come back with their own bits
+    r = topk_row(rt, row, 6, false);
+    CHECK(r.indices == std::vector<std::int32_t>{3, 5, 0, 2, 1, 4});
+    check_bits(r.values, {-kInf, 0.0f, 1.0f, kInf, kNan, -kNan});
+  }
+  SECTION("-0.0 and +0.0 tie; the values keep their sign bits") {
+    const std::vector<float> row = {-0.0f, 1.0f, 0.0f, -1.0f, -0.0f};
+    Result r = topk_row(rt, row, 5, true);
+    CHECK(r.indices == std::vector<std::int32_t>{1, 0, 2, 4, 3});
+    check_bits(r.values, {1.0f, -0.0f, 0.0f, -0.0f, -1.0f});
+    r = topk_row(rt, row, 5, false);
+    CHECK(r.indices == std::vector<std::int32_t>{3, 0, 2, 4, 1});
+    check_bits(r.values, {-1.0f, -0.0f, 0.0f, -0.0f, 1.0f});
+  }
+  SECTION("k = n = 1") {
+    Result r = topk_row(rt, {-2.5f}, 1, true);
+    check_bits(r.values, {-2.5f});
+    CHECK(r.indices == std::vector<std::int32_t>{0});
+  }
+  SECTION("rows of a strided matrix, rank-1 tensors") {
+    const std::int64_t rows = 3, n = 6, k = 2;
+    kiln::Buffer x = kiln::Buffer::alloc_pitched(host, kiln::f32, rows, n);
+    REQUIRE(x.row_stride() > n);
+    const std::vector<float> dense = {5, 1, 5, 0, 2, 5,     //
+                                      -1, -2, -3, -4, -5, -6,  //
+                                      kNan, 0, kNan, 7, 7, 8};
+    x.copy_from_host(dense.data(), dense.size() * sizeof(float));
+    kiln::Buffer v = kiln::Buffer::alloc_pitched(host, kiln::f32, rows, k);
+    kiln::Buffer i = kiln::Buffer::alloc_pitched(host, kiln::i32, rows, k);
+    rt.op("topk")({x, v, i});
+    check_bits(v.to_host<float>(), {5, 5, -1, -2, kNan, kNan});
+    CHECK(i.to_host<std::int32_t>() == std::vector<std::int32_t>{0, 2, 0, 1, 0, 2});
+    rt.op("topk")(kiln::Args({x, v, i}, {0.0}));
+    check_bits(v.to_host<float>(), {0, 1, -6, -5, 0, 7});
+    CHECK(i.to_host<std::int32_t>() == std::vector<std::int32_t>{3, 1, 5, 4, 1, 3});
+
+    kiln::Buffer x1 = kiln::Buffer::alloc(host, kiln::f32, {4});
+    const float one_row[] = {0.5f, 0.25f, 0.75f, 0.0f};
+    x1.copy_from_host(one_row, sizeof one_row);
+    kiln::Buffer v1 = kiln::Buffer::alloc(host, kiln::f32, {2});
+    kiln::Buffer i1 = kiln::Buffer::alloc(host, kiln::i32, {2});
+    rt.op("topk")({x1, v1, i1});
+    check_bits(v1.to_host<float>(), {0.75f, 0.5f});
+    CHECK(i1.to_host<std::int32_t>() == std::vector<std::int32_t>{2, 0});
+  }
+}
+
+TEST_CASE("the topk schema describes its problems", "[topk]") {
+  kiln::Registry reg = make_registry();
+  const kiln::OpSchema& s = reg.op("topk");
+  const kiln::Problem p = s.problem_from_dims(kiln::f32, {64, 1 << 20, 64, 0}, host);
+  CHECK(p.dim("rows") == 64);
+  CHECK(p.dim("k") == 64);
+  CHECK(p.dim("largest") == 0);
+  CHECK(s.work(p) == 64.0 * (1 << 20) * 4);
+  CHECK(s.tolerance_for(p) == 0.0);
+  std::vector<kiln::TensorSpec> specs;
+  REQUIRE(s.tensor_specs(p, specs).ok());
+  REQUIRE(specs.size() == 3);
+  CHECK(specs[0].shape == kiln::Shape::matrix(64, 1 << 20));
+  CHECK(specs[1].shape == kiln::Shape::matrix(64, 64));
+  CHECK(specs[2].dtype == kiln::i32);
+  // The scalar follows the problem, so that the tuner runs what it keys.
+  kiln::Args args;
+  REQUIRE(s.scalars_for);
+  s.scalars_for(p, args);
+  REQUIRE(args.scalar_count() == 1);
+  CHECK(args.scalar(0) == 0.0);
+  // Buckets keep largest apart.
+  const kiln::Problem q = s.problem_from_dims(kiln::f32, {64, 1 << 20, 64, 1}, host);
+  CHECK(s.bucket_of(p) != s.bucket_of(q));
+  CHECK(s.bucket_of(q) == s.bucket_of(s.problem_from_dims(kiln::f32, {60, 1000000, 70, 1}, host)));
+}
+
+TEST_CASE("register_topk adds the op and its variants", "[topk]") {
+  kiln::Registry reg = make_registry();
+  REQUIRE(reg.find_op("topk") != nullptr);
+  const kiln::Variant* h = reg.find_variant("topk_host");
+  REQUIRE(h != nullptr);
+  CHECK(h->desc().reference);
+  CHECK(h->device_kind() == kiln::DeviceKind::host);
+#if KILN_HAS_CUDA
+  kiln::DeviceInfo d;
+  for (const char* name : {"topk_block_merge", "topk_radix_select"}) {
+    CAPTURE(name);
+    const kiln::Variant* v = reg.find_variant(name);
+    REQUIRE(v != nullptr);
+    CHECK(v->space().contains(v->default_config(d)));
+  }
+#endif
+  CHECK(!register_topk(reg).ok());
+}
