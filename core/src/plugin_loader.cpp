@@ -50,6 +50,16 @@ std::string file_of_plugin(const Registry& registry, const std::string& plugin) 
   return {};
 }
 
+// The dlerror() text inside Boost.DLL's "load() failed (dlerror system message: <text>): <errc>",
+// or the whole message when it has another form.
+std::string load_failure(const std::string& what) {
+  const std::string marker = "(dlerror system message: ";
+  const std::size_t begin = what.find(marker);
+  const std::size_t end = what.rfind(')');
+  if (begin == std::string::npos || end == std::string::npos || end < begin + marker.size()) return what;
+  return what.substr(begin + marker.size(), end - begin - marker.size());
+}
+
 // Same file (symlinks and relative paths resolved)?  False when either cannot be resolved.
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;
@@ -150,7 +160,7 @@ bool PluginLoader::load_file(const std::string& file, Registry& registry, const 
       library->load(ec ? fs::path(file) : path,
                     boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& e) {
-      return skip(std::string("cannot load: ") + e.what());
+      return skip("cannot load: " + load_failure(e.what()));
     }
     if (!library->has(kEntrySymbol)) return skip("no kiln_plugin_entry (not a kiln plugin)");
 
@@ -163,11 +173,9 @@ bool PluginLoader::load_file(const std::string& file, Registry& registry, const 
     const Source source{text_or_empty(info.name), text_or_empty(info.version), text_or_empty(info.build_id), file};
     if (source.plugin.empty()) return skip("the plugin entry gives no plugin name");
     if (info.register_fn == nullptr) return skip("plugin " + source.plugin + " has no register function");
+    if (source.plugin == "direct") return skip("the plugin name 'direct' is reserved (it marks registration in code)");
     const std::string earlier = file_of_plugin(registry, source.plugin);
-    if (!earlier.empty() || source.plugin == "direct") {
-      return skip("a plugin named '" + source.plugin + "' is already loaded" +
-                  (earlier.empty() ? std::string() : " from " + earlier));
-    }
+    if (!earlier.empty()) return skip("a plugin named '" + source.plugin + "' is already loaded from " + earlier);
 
     // Declared after `library`, so whatever the plugin put here is destroyed while its code is
     // still mapped.
@@ -180,7 +188,11 @@ bool PluginLoader::load_file(const std::string& file, Registry& registry, const 
       return skip(e.what());
     }
     loaded_.push_back(file);
-    logger()->info("loaded {}", source.to_string());
+    try {
+      logger()->info("loaded {}", source.to_string());
+    } catch (...) {
+      // Loaded and merged; a logging failure changes nothing.
+    }
     return true;
   } catch (const std::exception& e) {
     return skip(std::string("unexpected error: ") + e.what());

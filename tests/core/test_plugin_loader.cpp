@@ -1,0 +1,224 @@
+// The plugin loader against the fixture plugins in tests/core/plugins_fixture: a good plugin, one
+// without the entry, one with the next ABI version, one clashing with the good one, and a
+// garbage file written here.  The good one must load and run whatever the others do.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <kiln/kiln.hpp>
+
+#include "catch.hpp"
+#include "install_paths.hpp"  // core/src: kiln::detail::library_dir() and friends
+
+#ifndef KILN_FIXTURE_PLUGIN_DIR
+#error "KILN_FIXTURE_PLUGIN_DIR must name the directory holding the fixture plugins"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory with copies of the fixture plugins plus a garbage "plugin" and a file the
+// loader must ignore; removed at the end.
+class FixtureDir {
+ public:
+  explicit FixtureDir(const std::string& tag) {
+    path_ = fs::temp_directory_path() / ("kiln_plugin_loader_" + tag + "_" + std::to_string(::getpid()));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+    for (const auto& entry : fs::directory_iterator(KILN_FIXTURE_PLUGIN_DIR)) {
+      if (entry.path().extension() == ".so") fs::copy_file(entry.path(), path_ / entry.path().filename());
+    }
+    std::mt19937 rng(1234);
+    std::ofstream garbage(path_ / "libkiln_garbage.so", std::ios::binary);
+    for (int i = 0; i < 4096; ++i) garbage.put(static_cast<char>(rng() & 0xff));
+    std::ofstream(path_ / "libkiln_ignored.so.txt") << "not a plugin name";
+  }
+  ~FixtureDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string str() const { return path_.string(); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+kiln::RuntimeOptions options_with_plugins(std::vector<std::string> dirs) {
+  kiln::RuntimeOptions o;
+  o.load_plugins = true;
+  o.plugin_dirs = std::move(dirs);
+  o.use_default_db_paths = false;
+  o.tune_mode = "off";
+  return o;
+}
+
+kiln::RuntimeOptions options_without_plugins() {
+  kiln::RuntimeOptions o;
+  o.load_plugins = false;
+  o.use_default_db_paths = false;
+  o.tune_mode = "off";
+  return o;
+}
+
+// The reason recorded for `file`, or "" when it has none.
+std::string reason_for(const std::vector<kiln::PluginLoadError>& errors, const std::string& file) {
+  for (const kiln::PluginLoadError& e : errors) {
+    if (e.file == file) return e.reason;
+  }
+  return {};
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Runs fixture_scale (y = factor * x) on the host through `rt` and checks the result.
+void check_scale_runs(kiln::Runtime& rt) {
+  const int n = 37;
+  std::vector<float> xs(n);
+  for (int i = 0; i < n; ++i) xs[i] = 0.25f * static_cast<float>(i) - 3.0f;
+  auto x = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {n});
+  auto y = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {n});
+  x.copy_from_host(xs.data(), xs.size() * sizeof(float));
+  y.fill_bytes(0xff);  // NaN: an unwritten element cannot pass
+  rt.op("fixture_scale")(kiln::Args({x, y}, {3.0}));
+  const std::vector<float> ys = y.to_host<float>();
+  for (int i = 0; i < n; ++i) {
+    INFO("i = " << i);
+    REQUIRE(ys[i] == 3.0f * xs[i]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the good plugin loads and runs while every bad one is reported", "[plugin_loader]") {
+  FixtureDir dir("mixed");
+  const std::string missing = dir.str() + "/no_such_dir";
+  kiln::Runtime rt(options_with_plugins({dir.str(), missing}));
+
+  REQUIRE(rt.loaded_plugins() == std::vector<std::string>{dir.file("libkiln_fixture_good.so")});
+  const kiln::Variant* v = rt.registry().find_variant("fixture_scale_host");
+  REQUIRE(v != nullptr);
+  const kiln::Source& source = rt.registry().source_of(*v);
+  CHECK(source.plugin == "fixture_good");
+  CHECK(source.version == "1.2.3");
+  CHECK(source.build_id.size() == 12);  // kiln_add_plugin's hash
+  CHECK(source.file == dir.file("libkiln_fixture_good.so"));
+  CHECK(rt.registry().source_of(rt.registry().op("fixture_scale")).plugin == "fixture_good");
+  // The clash is all or nothing: none of the rival's entries got in.
+  CHECK(rt.registry().find_variant("fixture_scale_rival") == nullptr);
+
+  check_scale_runs(rt);
+
+  const std::vector<kiln::PluginLoadError>& errors = rt.plugin_errors();
+  std::string all;
+  for (const kiln::PluginLoadError& e : errors) all += e.file + ": " + e.reason + "\n";
+  INFO(all);
+  CHECK(errors.size() == 5);
+  CHECK(reason_for(errors, dir.file("libkiln_fixture_noentry.so")) == "no kiln_plugin_entry (not a kiln plugin)");
+  const std::string abi = reason_for(errors, dir.file("libkiln_fixture_abi.so"));
+  CHECK(contains(abi, "ABI version " + std::to_string(kiln::kPluginAbiVersion + 1)));
+  CHECK(contains(abi, "expects ABI version " + std::to_string(kiln::kPluginAbiVersion)));
+  CHECK(contains(reason_for(errors, dir.file("libkiln_garbage.so")), "cannot load"));
+  CHECK(contains(reason_for(errors, dir.file("libkiln_fixture_rival.so")), "fixture_scale"));
+  CHECK(contains(reason_for(errors, missing), "cannot read plugin directory"));
+  CHECK(reason_for(errors, dir.file("libkiln_ignored.so.txt")).empty());
+}
+
+TEST_CASE("PluginLoader reports each file with its reason and never throws", "[plugin_loader]") {
+  FixtureDir dir("direct");
+  kiln::Registry registry;
+  kiln::PluginLoader loader;
+  const kiln::PluginHost host{kiln::logger()};
+
+  CHECK_FALSE(loader.load_file(dir.file("libkiln_garbage.so"), registry, host));
+  CHECK_FALSE(loader.load_file(dir.file("libkiln_fixture_noentry.so"), registry, host));
+  CHECK_FALSE(loader.load_file(dir.file("libkiln_fixture_abi.so"), registry, host));
+  CHECK_FALSE(loader.load_file(dir.file("no_such_file.so"), registry, host));
+  CHECK(loader.load_file(dir.file("libkiln_fixture_good.so"), registry, host));
+  CHECK_FALSE(loader.load_file(dir.file("libkiln_fixture_rival.so"), registry, host));
+  REQUIRE(loader.errors().size() == 5);
+  CHECK(loader.errors()[0].file == dir.file("libkiln_garbage.so"));
+  CHECK(loader.errors()[1].reason == "no kiln_plugin_entry (not a kiln plugin)");
+  CHECK(loader.errors()[4].file == dir.file("libkiln_fixture_rival.so"));
+  CHECK(loader.loaded() == std::vector<std::string>{dir.file("libkiln_fixture_good.so")});
+  CHECK(registry.find_variant("fixture_scale_host") != nullptr);
+}
+
+TEST_CASE("a second library with an already loaded plugin name is skipped", "[plugin_loader]") {
+  FixtureDir dir("dup");
+  const fs::path second = fs::path(dir.str()) / "second";
+  fs::create_directories(second);
+  fs::copy_file(dir.file("libkiln_fixture_good.so"), second / "libkiln_fixture_good_copy.so");
+
+  kiln::Registry registry;
+  kiln::PluginLoader loader;
+  // The first directory listed twice: its files load once, without errors for the repeat.
+  loader.load_dirs({dir.str(), dir.str(), second.string()}, registry, kiln::PluginHost{kiln::logger()});
+  CHECK(loader.loaded() == std::vector<std::string>{dir.file("libkiln_fixture_good.so")});
+  const std::string reason = reason_for(loader.errors(), (second / "libkiln_fixture_good_copy.so").string());
+  CAPTURE(reason);
+  CHECK(contains(reason, "'fixture_good' is already loaded"));
+  CHECK(loader.errors().size() == 5);  // garbage, noentry, abi, rival, the copy
+}
+
+TEST_CASE("a loaded variant keeps its library alive after the loader is gone", "[plugin_loader]") {
+  FixtureDir dir("alive");
+  const std::string good = dir.file("libkiln_fixture_good.so");
+  kiln::Registry registry;
+  {
+    kiln::PluginLoader loader;
+    REQUIRE(loader.load_file(good, registry, kiln::PluginHost{kiln::logger()}));
+  }
+  // Still mapped: RTLD_NOLOAD only finds a library that is loaded.
+  void* handle = dlopen(good.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  CHECK(handle != nullptr);
+  if (handle != nullptr) dlclose(handle);
+
+  kiln::Runtime rt(std::move(registry), options_without_plugins());
+  check_scale_runs(rt);
+}
+
+TEST_CASE("the default search path follows KILN_PLUGIN_PATH, else the install", "[plugin_loader]") {
+  const char* saved = std::getenv("KILN_PLUGIN_PATH");
+  const std::string saved_value = saved != nullptr ? saved : "";
+
+  ::unsetenv("KILN_PLUGIN_PATH");
+  const std::vector<std::string> installed = kiln::PluginLoader::default_search_path();
+  REQUIRE(installed.size() == 1);
+  // Found from libkiln.so itself: <libdir>/kiln/plugins, and <libdir> holds libkiln.so (the
+  // build tree has the install's layout).
+  const fs::path plugin_dir(installed[0]);
+  CHECK(plugin_dir.filename() == "plugins");
+  CHECK(plugin_dir.parent_path().filename() == "kiln");
+  CHECK(fs::exists(plugin_dir.parent_path().parent_path() / "libkiln.so"));
+  const fs::path lib_dir(kiln::detail::library_dir());
+  CHECK(lib_dir == plugin_dir.parent_path().parent_path());
+  CHECK(fs::path(kiln::detail::installed_plugin_dir()) == plugin_dir);
+  // <libdir>/../share/kiln/configs for libdir = lib (one more ../ for lib/<multiarch>).
+  const std::string config_dir = kiln::detail::installed_config_dir();
+  CAPTURE(config_dir);
+  CHECK(config_dir.size() > 19);
+  CHECK(config_dir.compare(config_dir.size() - 19, 19, "/share/kiln/configs") == 0);
+  CHECK(config_dir.find("..") == std::string::npos);
+
+  ::setenv("KILN_PLUGIN_PATH", "/opt/a:/opt/b", 1);
+  CHECK(kiln::PluginLoader::default_search_path() == std::vector<std::string>{"/opt/a", "/opt/b"});
+  // An empty entry stands for the installed directory.
+  ::setenv("KILN_PLUGIN_PATH", "/opt/a:", 1);
+  CHECK(kiln::PluginLoader::default_search_path() == std::vector<std::string>{"/opt/a", installed[0]});
+  ::setenv("KILN_PLUGIN_PATH", "", 1);
+  CHECK(kiln::PluginLoader::default_search_path() == installed);
+
+  if (saved != nullptr) {
+    ::setenv("KILN_PLUGIN_PATH", saved_value.c_str(), 1);
+  } else {
+    ::unsetenv("KILN_PLUGIN_PATH");
+  }
+}

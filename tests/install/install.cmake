@@ -1,0 +1,21 @@
+# install_out_of_tree: installs this build into a scratch prefix, builds
+# examples/out_of_tree_plugin against it with find_package(kiln), and runs the example.
+# Included from tests/core/plugin_loader.cmake.  Needs the whole build done first (it installs
+# everything), so it runs after the build in ctest like every other test.
+set(kiln_cuda_root "")
+if(KILN_HAS_CUDA AND CUDAToolkit_BIN_DIR)
+  get_filename_component(kiln_cuda_root ${CUDAToolkit_BIN_DIR} DIRECTORY)
+endif()
+add_test(NAME install_out_of_tree
+         COMMAND ${CMAKE_COMMAND}
+                 -DKILN_BUILD_DIR=${PROJECT_BINARY_DIR}
+                 -DKILN_EXAMPLE_DIR=${PROJECT_SOURCE_DIR}/examples/out_of_tree_plugin
+                 -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_out_of_tree
+                 -DGENERATOR=${CMAKE_GENERATOR}
+                 -DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}
+                 -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
+                 -DCUDA_ROOT=${kiln_cuda_root}
+                 -DBUILD_TYPE=$<IF:$<BOOL:$<CONFIG>>,$<CONFIG>,Release>
+                 -P ${CMAKE_CURRENT_LIST_DIR}/install_out_of_tree.cmake)
+set_tests_properties(install_out_of_tree PROPERTIES LABELS cpu TIMEOUT 900
+                     ENVIRONMENT "KILN_LOG_LEVEL=warn")
