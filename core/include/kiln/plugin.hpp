@@ -23,7 +23,7 @@ namespace kiln {
 
 // Bumped whenever a type crossing the plugin boundary (Registry, Variant, OpSchema, Args, ...)
 // changes layout or meaning.
-inline constexpr int kPluginAbiVersion = 1;
+inline constexpr int kPluginAbiVersion = 2;
 
 struct PluginHost {
   std::shared_ptr<spdlog::logger> logger;  // plugins log through the host's logger
