@@ -33,5 +33,7 @@ Status launch_tiled_kahan(const GemmArgs& g, int tile, void* stream);
 Status launch_register_blocked(const GemmArgs& g, int config_index, void* stream);
 // `config_index` indexes kTf32MmaConfigs (tf32_mma_configs.hpp).
 Status launch_tf32_mma(const GemmArgs& g, int config_index, void* stream);
+// 3xTF32 (fp32-accurate) on the same kernels and configs as launch_tf32_mma.
+Status launch_3xtf32_mma(const GemmArgs& g, int config_index, void* stream);
 
 }  // namespace kiln::gemm

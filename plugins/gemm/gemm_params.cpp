@@ -85,7 +85,7 @@ Config tiled_kahan_default(const DeviceInfo&) { return {{"tile", 32}}; }  // unm
 Config register_blocked_config(int index) {
   const RegisterBlockedConfig& r = kRegisterBlockedConfigs[index];
   return {{"BM", r.bm}, {"BN", r.bn}, {"BK", r.bk}, {"TM", r.tm}, {"TN", r.tn},
-          {"threads", r.threads}, {"vec", r.vec}, {"stages", r.stages}};
+          {"threads", r.threads}, {"vec", r.vec}, {"stages", r.stages}, {"cp_async", r.cp_async}};
 }
 
 int register_blocked_index(const Config& c) {
@@ -105,23 +105,28 @@ ParamSpace register_blocked_space() {
       .param("TN", column(t, [](const R& r) { return r.tn; }))
       .param("threads", column(t, [](const R& r) { return r.threads; }))
       .param("vec", column(t, [](const R& r) { return r.vec; }))
-      .param("stages", column(t, [](const R& r) { return r.stages; }));
+      .param("stages", column(t, [](const R& r) { return r.stages; }))
+      .param("cp_async", column(t, [](const R& r) { return r.cp_async; }));
   std::vector<Config> rows;
   for (int i = 0; i < kRegisterBlockedConfigCount; ++i) rows.push_back(register_blocked_config(i));
   s.only(std::move(rows));
   s.constraint("threads <= max threads per block",
                [](const Config& c, const DeviceInfo& d, const Problem&) { return threads_fit(c.get("threads"), d); });
-  s.constraint("shared memory <= per-block limit", [](const Config& c, const DeviceInfo& d, const Problem&) {
-    const RegisterBlockedConfig r{c.get("BM"), c.get("BN"), c.get("BK"), c.get("TM"), c.get("TN"),
-                                  c.get("threads"), c.get("vec"), c.get("stages")};
-    return register_blocked_smem_bytes(r) <= smem_per_block(d);
-  });
+  // cp_async rows use dynamic shared memory and opt in above 48 KiB; the others are static.
+  s.constraint("shared memory <= per-block limit (opt-in limit for cp_async)",
+               [](const Config& c, const DeviceInfo& d, const Problem&) {
+                 const RegisterBlockedConfig r{c.get("BM"),      c.get("BN"),  c.get("BK"),     c.get("TM"),
+                                               c.get("TN"),      c.get("threads"), c.get("vec"), c.get("stages"),
+                                               c.get("cp_async")};
+                 return register_blocked_smem_bytes(r) <= (r.cp_async ? smem_per_block_optin(d) : smem_per_block(d));
+               });
   return s;
 }
 
-// Unmeasured until tuned: 128x128x8 with 8x8 per thread, the classic large-problem SIMT SGEMM
-// shape on Ampere and Hopper alike (the same reasoning for every architecture).  It needs 16-byte
-// aligned operands; dispatch uses register_blocked_default_for, which adapts it to the problem.
+// Measured on the H200 (test_gemm_gpu "[perf]", 4096^3, 2026-11-21): 128x256x8 with 8x8 per
+// thread and 512 threads was the fastest row (42.85 TFLOP/s; 128x128x8 41.96).  Elsewhere the same
+// pick, unmeasured.  It needs 16-byte aligned operands; dispatch uses register_blocked_default_for,
+// which adapts it to the problem.
 Config register_blocked_default(const DeviceInfo&) { return register_blocked_config(kRegisterBlockedDefault); }
 
 namespace {
@@ -139,15 +144,21 @@ std::int64_t tiles(const Problem& p, int bm, int bn) {
 std::int64_t sms(const DeviceInfo& d) { return d.sm_count > 0 ? d.sm_count : 132; }
 }  // namespace
 
-// Unmeasured until tuned.  Two 256-thread blocks fit an SM, so a tile shape is worth its reuse
-// only while it still gives about two blocks per SM; below that, smaller tiles keep the SMs busy.
+// Two 256-thread blocks (or one 512-thread block) fit an SM, so a tile shape is worth its reuse only
+// while it still gives about two waves of blocks; below that, smaller tiles keep the SMs busy.
+// The large-tile picks are the fastest rows measured at 4096^3 on the H200 (2026-11-21: 128x256x8
+// 42.85, 128x128x8 41.96, 128x64x16 38.49 vs 128x64x8 32.89 TFLOP/s; unaligned: the cp.async
+// 128x128x16 vec=1 row 33.07 vs 27.68 for 128x64x8 vec=1); the small-problem rules are unmeasured.
 Config register_blocked_default_for(const DeviceInfo& d, const Problem& p) {
-  if (p.align_bytes < 16)
+  if (p.align_bytes < 16) {
+    if (d.cc_major >= 8 && tiles(p, 128, 128) >= 2 * sms(d)) return register_blocked_config(rb_row(128, 128, 16, 8, 8, 1));
     return register_blocked_config(tiles(p, 128, 64) >= 2 * sms(d) ? rb_row(128, 64, 8, 8, 4, 1)
                                                                     : rb_row(64, 64, 8, 4, 4, 1));
-  if (tiles(p, 128, 128) >= 2 * sms(d)) return register_blocked_config(kRegisterBlockedDefault);
+  }
+  if (tiles(p, 128, 256) >= 2 * sms(d)) return register_blocked_config(kRegisterBlockedDefault);
+  if (tiles(p, 128, 128) >= 2 * sms(d)) return register_blocked_config(rb_row(128, 128, 8, 8, 8, 4));
   if (tiles(p, 128, 64) >= 2 * sms(d))
-    return register_blocked_config(p.dims[0] >= p.dims[1] ? rb_row(128, 64, 8, 8, 4, 4) : rb_row(64, 128, 8, 4, 8, 4));
+    return register_blocked_config(p.dims[0] >= p.dims[1] ? rb_row(128, 64, 16, 8, 4, 4) : rb_row(64, 128, 8, 4, 8, 4));
   if (tiles(p, 64, 64) >= sms(d)) return register_blocked_config(rb_row(64, 64, 8, 8, 4, 4));
   return register_blocked_config(rb_row(32, 64, 8, 4, 4, 4));
 }
@@ -190,15 +201,27 @@ ParamSpace tf32_mma_space() {
   return s;
 }
 
-// Unmeasured until tuned: 128x128x32, 8 warps of 64x32, three stages.
+// Measured on the H200 (test_gemm_gpu "[perf]", 4096^3, 2026-11-21): 128x256x32 with 64x64 warp
+// tiles was the fastest row for both TF32 (140.6 TFLOP/s) and 3xTF32 (README, "Measured").
+// Elsewhere the same pick, unmeasured.
 Config tf32_mma_default(const DeviceInfo&) { return tf32_mma_config(kTf32MmaDefault); }
 
-// Unmeasured until tuned: 128 x 128 tiles while they give every SM a block, else 64 x 64.
+namespace {
+int tf_row(int bm, int bn, int wm, int wn) {
+  for (int i = 0; i < kTf32MmaConfigCount; ++i) {
+    const Tf32MmaConfig& r = kTf32MmaConfigs[i];
+    if (r.bm == bm && r.bn == bn && r.bk == 32 && r.wm == wm && r.wn == wn) return i;
+  }
+  return kTf32MmaDefault;
+}
+}  // namespace
+
+// Large tiles while they give every SM a block (128x256, then 128x128 with 64x64 warp tiles, the
+// two fastest rows at 4096^3), else 64 x 64 (the size rule is unmeasured).
 Config tf32_mma_default_for(const DeviceInfo& d, const Problem& p) {
-  if (tiles(p, 128, 128) >= sms(d)) return tf32_mma_config(kTf32MmaDefault);
-  for (int i = 0; i < kTf32MmaConfigCount; ++i)
-    if (kTf32MmaConfigs[i].bm == 64 && kTf32MmaConfigs[i].bn == 64) return tf32_mma_config(i);
-  return tf32_mma_config(kTf32MmaDefault);
+  if (tiles(p, 128, 256) >= sms(d)) return tf32_mma_config(kTf32MmaDefault);
+  if (tiles(p, 128, 128) >= sms(d)) return tf32_mma_config(tf_row(128, 128, 64, 64));
+  return tf32_mma_config(tf_row(64, 64, 32, 32));
 }
 
 }  // namespace kiln::gemm

@@ -16,11 +16,25 @@ template <std::size_t I>
 Status launch_config(const GemmArgs& g, cudaStream_t stream) {
   constexpr RegisterBlockedConfig c = kRegisterBlockedConfigs[I];
   static_assert(c.threads == (c.bm / c.tm) * (c.bn / c.tn), "threads must be (BM/TM)*(BN/TN)");
-  static_assert(c.stages == 2, "only register-staged double buffering is implemented");
-  static_assert(register_blocked_smem_bytes(c) <= 48 * 1024, "static shared memory above 48 KiB");
-  const long long tiles = static_cast<long long>((g.m + c.bm - 1) / c.bm) * ((g.n + c.bn - 1) / c.bn);
-  gemm_register_blocked_kernel<c.bm, c.bn, c.bk, c.tm, c.tn, c.vec>
-      <<<static_cast<unsigned>(tiles), c.threads, 0, stream>>>(g);
+  const unsigned tiles =
+      static_cast<unsigned>(static_cast<long long>((g.m + c.bm - 1) / c.bm) * ((g.n + c.bn - 1) / c.bn));
+  if constexpr (c.cp_async == 0) {
+    static_assert(c.stages == 2, "register staging is double buffering");
+    static_assert(register_blocked_smem_bytes(c) <= 48 * 1024, "static shared memory above 48 KiB");
+    gemm_register_blocked_kernel<c.bm, c.bn, c.bk, c.tm, c.tn, c.vec><<<tiles, c.threads, 0, stream>>>(g);
+  } else {
+    constexpr int smem = register_blocked_smem_bytes(c);
+    auto kernel = gemm_register_blocked_async_kernel<c.bm, c.bn, c.bk, c.tm, c.tn, c.vec, c.stages>;
+    // Above 48 KiB a kernel must opt in; the attribute is per device, so it is set on each launch
+    // (a cheap host-side call, no synchronisation).
+    if (smem > 48 * 1024) {
+      const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      if (err != cudaSuccess)
+        return Status::fail(ErrorKind::cuda, std::string("gemm_register_blocked: cudaFuncSetAttribute: ") +
+                                                 cudaGetErrorString(err));
+    }
+    kernel<<<tiles, c.threads, smem, stream>>>(g);
+  }
   return launch_status("gemm_register_blocked");
 }
 

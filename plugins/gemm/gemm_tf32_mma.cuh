@@ -8,6 +8,8 @@
 //  - Shared tiles are stored as in global memory (A: BM rows of BK; B: BK rows of BN) with rows
 //    padded by 4 (A) and 8 (B) floats, which makes the fragment loads conflict-free.
 //  - Operands are rounded to TF32 (cvt.rna) when loaded into fragments; accumulation is fp32.
+//    With SPLIT3 (the gemm_3xtf32_mma variant) each operand becomes big + small TF32 parts and
+//    three mma per tile, summed per k-step in a fresh accumulator, recover fp32 accuracy.
 //  - Edges: a copy that reaches past the matrix reads only the bytes inside it and zero-fills
 //    the rest (cp.async src-size), so k and n need not be multiples of 4; stores are guarded.
 //    Rows must start 16-byte aligned (pointers and row pitches), checked by supports().
@@ -16,6 +18,7 @@
 #include <cstdint>
 
 #include "gemm_common.cuh"
+#include "gemm_cp_async.cuh"
 
 namespace kiln::gemm {
 
@@ -23,17 +26,6 @@ __device__ __forceinline__ std::uint32_t to_tf32(float x) {
   std::uint32_t r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
   return r;
-}
-
-// 16-byte global -> shared copy of which only `src_bytes` (0..16) are read; the rest is zeroed.
-__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, int src_bytes) {
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 // d = a * b + d for one 16x8x8 tile (row-major A fragment, column-major B fragment).
@@ -46,8 +38,39 @@ __device__ __forceinline__ void mma_tf32_16x8x8(float (&d)[4], const std::uint32
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES>
-__global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN), 2) gemm_tf32_mma_kernel(GemmArgs g) {
+// d = a * b for one 16x8x8 tile (a fresh accumulator: C is zero).
+__device__ __forceinline__ void mma_tf32_16x8x8_zero(float (&d)[4], const std::uint32_t (&a)[4],
+                                                     const std::uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%10,%10,%10};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
+}
+
+// Splits x into a TF32 "big" part and the TF32 rounding of the residual x - big (exact in fp32):
+// big + small carries about 21 mantissa bits, which is what makes 3xTF32 fp32-accurate.
+__device__ __forceinline__ void split_tf32(float x, std::uint32_t& big, std::uint32_t& small) {
+  big = to_tf32(x);
+  // Infinite or NaN x (or a big part that rounded up to infinity): no residual, so inf stays inf
+  // instead of becoming inf - inf = NaN.
+  const float b = __uint_as_float(big);
+  small = isfinite(b) ? to_tf32(x - b) : 0u;
+}
+
+// Blocks per SM requested from the compiler: 2 (at most 128 registers per thread) while a warp's
+// accumulators fit that, 1 for 64 x 64 warp tiles (128 accumulators per thread).
+constexpr int tf32_mma_min_blocks(int wm, int wn) { return wm * wn >= 64 * 64 ? 1 : 2; }
+
+// SPLIT3 = false: plain TF32 (operands rounded to TF32).  SPLIT3 = true: 3xTF32, each operand split
+// into big + small (split_tf32); per 8-deep k-step and mma tile, t = a_small*b_big + a_big*b_small +
+// a_big*b_big (small terms first) in a fresh accumulator, then acc += t with an ordinary fp32 add.
+// The fresh accumulator matters: the tensor cores add into C with truncation, which over k = 4096
+// (1536 mma into one accumulator) measured 2.9e-5 relative error; adding t in software keeps the
+// error at fp32-SIMT level.
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool SPLIT3>
+__global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN), tf32_mma_min_blocks(WM, WN))
+    gemm_tf32_mma_kernel(GemmArgs g) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int kWarpsN = BN / WN;
   constexpr int kThreads = 32 * (BM / WM) * kWarpsN;
@@ -90,7 +113,7 @@ __global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN), 2) gemm_tf32_mma_k
         src = g.a + static_cast<long long>(grow) * g.lda + gk;
         bytes = min(4, g.k - gk) * 4;
       }
-      cp_async_16(a_dst + r * kALd + kc, src, bytes);
+      cp_async_chunk4(a_dst + r * kALd + kc, src, bytes / 4);
     }
 #pragma unroll
     for (int l = 0; l < kBChunks / kThreads; ++l) {
@@ -103,7 +126,7 @@ __global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN), 2) gemm_tf32_mma_k
         src = g.b + static_cast<long long>(gk) * g.ldb + gcol;
         bytes = min(4, g.n - gcol) * 4;
       }
-      cp_async_16(b_dst + r * kBLd + nc, src, bytes);
+      cp_async_chunk4(b_dst + r * kBLd + nc, src, bytes / 4);
     }
   };
 
@@ -118,28 +141,59 @@ __global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN), 2) gemm_tf32_mma_k
   auto compute_stage = [&](int stage) {
     const float* a_src = as + stage * kAStage;
     const float* b_src = bs + stage * kBStage;
-#pragma unroll 2  // fully unrolled, BK = 32 spills at the 128-register cap
+    // Fully unrolled, BK = 32 spills at the 128-register cap; the 3xTF32 body spills even at 2.
+    constexpr int kKsUnroll = SPLIT3 ? 1 : 2;
+#pragma unroll kKsUnroll
     for (int ks = 0; ks < BK; ks += 8) {
-      std::uint32_t af[kMTiles][4];
-      std::uint32_t bf[kNTiles][2];
+      if constexpr (!SPLIT3) {
+        std::uint32_t af[kMTiles][4];
+        std::uint32_t bf[kNTiles][2];
 #pragma unroll
-      for (int i = 0; i < kMTiles; ++i) {
-        const float* p = a_src + (wm0 + i * 16 + gid) * kALd + ks + tig;
-        af[i][0] = to_tf32(p[0]);             // (row gid,     k tig)
-        af[i][1] = to_tf32(p[8 * kALd]);      // (row gid + 8, k tig)
-        af[i][2] = to_tf32(p[4]);             // (row gid,     k tig + 4)
-        af[i][3] = to_tf32(p[8 * kALd + 4]);  // (row gid + 8, k tig + 4)
+        for (int i = 0; i < kMTiles; ++i) {
+          const float* p = a_src + (wm0 + i * 16 + gid) * kALd + ks + tig;
+          af[i][0] = to_tf32(p[0]);             // (row gid,     k tig)
+          af[i][1] = to_tf32(p[8 * kALd]);      // (row gid + 8, k tig)
+          af[i][2] = to_tf32(p[4]);             // (row gid,     k tig + 4)
+          af[i][3] = to_tf32(p[8 * kALd + 4]);  // (row gid + 8, k tig + 4)
+        }
+#pragma unroll
+        for (int j = 0; j < kNTiles; ++j) {
+          const float* p = b_src + (ks + tig) * kBLd + wn0 + j * 8 + gid;
+          bf[j][0] = to_tf32(p[0]);         // (k tig,     col gid)
+          bf[j][1] = to_tf32(p[4 * kBLd]);  // (k tig + 4, col gid)
+        }
+#pragma unroll
+        for (int i = 0; i < kMTiles; ++i)
+#pragma unroll
+          for (int j = 0; j < kNTiles; ++j) mma_tf32_16x8x8(acc[i][j], af[i], bf[j]);
+      } else {
+        // All B fragments split once per k-step, A fragments one mma row at a time (registers).
+        std::uint32_t b_big[kNTiles][2], b_small[kNTiles][2];
+#pragma unroll
+        for (int j = 0; j < kNTiles; ++j) {
+          const float* p = b_src + (ks + tig) * kBLd + wn0 + j * 8 + gid;
+          split_tf32(p[0], b_big[j][0], b_small[j][0]);
+          split_tf32(p[4 * kBLd], b_big[j][1], b_small[j][1]);
+        }
+#pragma unroll
+        for (int i = 0; i < kMTiles; ++i) {
+          const float* p = a_src + (wm0 + i * 16 + gid) * kALd + ks + tig;
+          std::uint32_t a_big[4], a_small[4];
+          split_tf32(p[0], a_big[0], a_small[0]);
+          split_tf32(p[8 * kALd], a_big[1], a_small[1]);
+          split_tf32(p[4], a_big[2], a_small[2]);
+          split_tf32(p[8 * kALd + 4], a_big[3], a_small[3]);
+#pragma unroll
+          for (int j = 0; j < kNTiles; ++j) {
+            float t[4];
+            mma_tf32_16x8x8_zero(t, a_small, b_big[j]);
+            mma_tf32_16x8x8(t, a_big, b_small[j]);
+            mma_tf32_16x8x8(t, a_big, b_big[j]);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[i][j][q] += t[q];
+          }
+        }
       }
-#pragma unroll
-      for (int j = 0; j < kNTiles; ++j) {
-        const float* p = b_src + (ks + tig) * kBLd + wn0 + j * 8 + gid;
-        bf[j][0] = to_tf32(p[0]);         // (k tig,     col gid)
-        bf[j][1] = to_tf32(p[4 * kBLd]);  // (k tig + 4, col gid)
-      }
-#pragma unroll
-      for (int i = 0; i < kMTiles; ++i)
-#pragma unroll
-        for (int j = 0; j < kNTiles; ++j) mma_tf32_16x8x8(acc[i][j], af[i], bf[j]);
     }
   };
 

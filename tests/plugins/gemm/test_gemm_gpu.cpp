@@ -17,8 +17,11 @@
 #include "catch.hpp"
 #include "gemm_reference.hpp"
 #include "register_gemm.hpp"
+#include "tf32_mma_configs.hpp"
 
 namespace {
+
+constexpr int g_tf32_configs = kiln::gemm::kTf32MmaConfigCount;
 
 kiln::Registry make_registry() {
   kiln::Registry reg;
@@ -55,6 +58,8 @@ std::int64_t padding_changed(const kiln::TensorRef& t) {
 }
 
 bool is_tf32_variant(const kiln::Variant& v) { return v.name() == "gemm_tf32_mma"; }
+// Tensor-core variants (plain and 3xTF32) need 16-byte aligned rows (cp.async 16-byte copies).
+bool needs_align16(const std::string& name) { return name == "gemm_tf32_mma" || name == "gemm_3xtf32_mma"; }
 
 // Runs every CUDA variant and every valid config that supports the problem on `data`, checking
 // each against the reference.  Returns how many (variant, config) pairs ran per variant.
@@ -101,10 +106,13 @@ TEST_CASE("every CUDA gemm variant and config matches the host reference", "[gem
       kiln::ProblemDataOptions opts;
       opts.pitched = pitched;
       kiln::ProblemData data(schema, want, kiln::Device::cuda(0), seed++, opts);
+      const bool aligned = rt.make_problem(schema, data.device_args()).align_bytes >= 16;
       for (const auto& [name, count] : check_all_variants(rt, data, pitched)) {
         INFO(name << " at " << want.key() << (pitched ? " pitched" : " dense"));
         if (name == "gemm_tf32_mma")
           CHECK(count == 0);  // tf32 = 0: full precision only
+        else if (name == "gemm_3xtf32_mma")
+          CHECK(count == (aligned ? g_tf32_configs : 0));  // fp32-accurate: every config, aligned rows
         else
           CHECK(count > 0);  // every other variant handles every shape (vec=1 configs when unaligned)
       }
@@ -133,9 +141,9 @@ TEST_CASE("gemm_tf32_mma matches the reference within the TF32 tolerance", "[gem
         INFO(name << " at " << want.key() << (pitched ? " pitched" : " dense") << " align " << p.align_bytes);
         // Pitched rows are 16-byte aligned, so the tensor-core kernel runs every shape there; dense
         // tensors only when k and n are multiples of 4.
-        if (name == "gemm_tf32_mma" && p.align_bytes >= 16) CHECK(count == 3);
-        if (name == "gemm_tf32_mma" && p.align_bytes < 16) CHECK(count == 0);
-        if (name != "gemm_tf32_mma") CHECK(count > 0);  // full precision serves tf32 problems too
+        if (needs_align16(name) && p.align_bytes >= 16) CHECK(count == g_tf32_configs);
+        if (needs_align16(name) && p.align_bytes < 16) CHECK(count == 0);
+        if (!needs_align16(name)) CHECK(count > 0);  // full precision serves tf32 problems too
       }
     }
   }
@@ -153,10 +161,12 @@ TEST_CASE("wide k: the row-per-block kernel chunks the A row through shared memo
       kiln::ProblemDataOptions opts;
       opts.pitched = pitched;
       kiln::ProblemData data(schema, want, kiln::Device::cuda(0), seed++, opts);
+      const bool aligned = rt.make_problem(schema, data.device_args()).align_bytes >= 16;
       for (const auto& [name, count] : check_all_variants(rt, data, pitched)) {
         INFO(name << " at " << want.key());
         if (name == "gemm_row_per_block") CHECK(count == 5);
-        if (name != "gemm_tf32_mma") CHECK(count > 0);
+        if (name == "gemm_3xtf32_mma") CHECK(count == (aligned ? g_tf32_configs : 0));
+        if (!needs_align16(name)) CHECK(count > 0);
       }
     }
   }
@@ -233,6 +243,80 @@ TEST_CASE("alpha and beta: beta != 0 reads C, beta == 0 never does (NaN in C)", 
   }
 }
 
+TEST_CASE("gemm_3xtf32_mma is fp32-accurate at k = 4096 (error vs the f64 reference)", "[gemm][gpu][3xtf32]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  const kiln::OpSchema& schema = rt.registry().op("gemm");
+  const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
+  if (dev.cc_major < 8) return;  // no TF32 tensor cores
+  // Random [-1, 1) inputs (the schema's fill); the reference accumulates in double.  Plain TF32
+  // lands near 1e-3 here, fp32 SIMT near 1e-6: 3xTF32 must be at fp32 level, well below 1e-5.
+  const Mnk shapes[] = {{256, 256, 4096}, {200, 136, 4100}};
+  std::uint64_t seed = 400;
+  for (const Mnk& s : shapes) {
+    for (int tf32 : {0, 1}) {
+      const kiln::Problem want = schema.problem_from_dims(kiln::f32, {s.m, s.n, s.k, tf32}, kiln::Device::cuda(0));
+      kiln::ProblemData data(schema, want, kiln::Device::cuda(0), seed++);
+      const kiln::Problem p = rt.make_problem(schema, data.device_args());
+      REQUIRE(p.align_bytes >= 16);
+      for (const char* name : {"gemm_3xtf32_mma", "gemm_register_blocked", "gemm_tf32_mma"}) {
+        const kiln::Variant* v = rt.registry().find_variant(name);
+        REQUIRE(v != nullptr);
+        const kiln::Config cfg = v->default_config_for(dev, p);
+        if (!v->supports(p, dev, cfg).ok) continue;  // gemm_tf32_mma with tf32 = 0
+        INFO(name << " " << cfg.to_string() << " on " << p.key());
+        data.poison_outputs();
+        REQUIRE(v->launch(data.device_args(), p, cfg, nullptr, kiln::Stream()).ok());
+        kiln::Stream().synchronize();
+        const double err = data.error();
+        std::printf("gemm accuracy %-22s %-16s relative error %.3e\n", name, p.key().c_str(), err);
+        CAPTURE(err);
+        if (std::string(name) == "gemm_3xtf32_mma") CHECK(err < 1e-5);
+        CHECK(err <= data.tolerance());
+      }
+    }
+  }
+}
+
+TEST_CASE("infinite inputs propagate as in fp32 (3xTF32 split included)", "[gemm][gpu][3xtf32]") {
+  kiln::Runtime rt(make_registry(), isolated_options());
+  const kiln::OpSchema& schema = rt.registry().op("gemm");
+  const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
+  const std::int64_t m = 70, n = 68, k = 36;  // 16-byte rows, so 3xTF32 supports it
+  // A in [0.5, 1) with a +inf at (3, 5); B positive: row 3 of C is +inf, every other row finite.
+  std::vector<float> a(m * k), b(k * n);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> pos(0.5f, 1.0f);
+  for (float& x : a) x = pos(rng);
+  for (float& x : b) x = pos(rng);
+  a[3 * k + 5] = INFINITY;
+  auto da = kiln::Buffer::alloc(kiln::Device::cuda(0), kiln::f32, {m, k});
+  auto db = kiln::Buffer::alloc(kiln::Device::cuda(0), kiln::f32, {k, n});
+  auto dc = kiln::Buffer::alloc(kiln::Device::cuda(0), kiln::f32, {m, n});
+  da.copy_from_host(a.data(), a.size() * 4);
+  db.copy_from_host(b.data(), b.size() * 4);
+  for (const char* name : {"gemm_3xtf32_mma", "gemm_register_blocked"}) {
+    const kiln::Variant* v = rt.registry().find_variant(name);
+    REQUIRE(v != nullptr);
+    const kiln::Args args({da, db, dc});
+    const kiln::Problem p = rt.make_problem(schema, args);
+    const kiln::Config cfg = v->default_config_for(dev, p);
+    REQUIRE(v->supports(p, dev, cfg).ok);
+    INFO(name << " " << cfg.to_string());
+    dc.fill_bytes(0xFF);
+    rt.run_variant(*v, cfg, args);
+    kiln::Stream().synchronize();
+    const std::vector<float> c = dc.to_host<float>();
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const float x = c[i * n + j];
+        if (i == 3)
+          REQUIRE((std::isinf(x) && x > 0));
+        else
+          REQUIRE(std::isfinite(x));
+      }
+  }
+}
+
 TEST_CASE("op(\"gemm\") dispatches by default to the fast variants and matches the reference", "[gemm][gpu]") {
   kiln::Runtime rt(make_registry(), isolated_options());
   const kiln::OpSchema& schema = rt.registry().op("gemm");
@@ -244,8 +328,9 @@ TEST_CASE("op(\"gemm\") dispatches by default to the fast variants and matches t
   };
   const Case cases[] = {
       {{7, 13, 5}, 0, "gemm_register_blocked", 1},     // dense rows of 20 bytes: not 16-byte aligned
-      {{256, 256, 64}, 0, "gemm_register_blocked", 4},
-      {{2048, 2048, 64}, 0, "gemm_register_blocked", 4},
+      {{2200, 2203, 64}, 0, "gemm_register_blocked", 1},  // unaligned and large: the cp.async vec=1 row
+      {{256, 256, 64}, 0, "gemm_3xtf32_mma", 0},       // aligned: fp32-accurate tensor cores
+      {{2048, 2048, 64}, 0, "gemm_3xtf32_mma", 0},
       {{256, 256, 64}, 1, "gemm_tf32_mma", 0},         // allow_tf32 = 1
       {{7, 13, 5}, 1, "gemm_register_blocked", 1},     // tf32 allowed but misaligned: full precision
   };
@@ -259,6 +344,7 @@ TEST_CASE("op(\"gemm\") dispatches by default to the fast variants and matches t
     REQUIRE(d.variant != nullptr);
     CHECK(d.variant->name() == c.variant);
     if (c.vec != 0) CHECK(d.config.get("vec") == c.vec);
+    if (c.s.m == 2200) CHECK(d.config.get("cp_async") == 1);
     data.poison_outputs();
     rt.op("gemm")(data.device_args());
     kiln::Stream().synchronize();
@@ -296,7 +382,7 @@ TEST_CASE("gemm variants report their throughput at 4096^3 (printed, not checked
   const kiln::Args f32_args({a, b, c});
   const kiln::Args tf32_args({a, b, c}, {1.0, 0.0, 1.0});
   const kiln::Problem p = rt.make_problem(schema, f32_args);
-  for (const char* name : {"gemm_register_blocked", "gemm_tf32_mma"}) {
+  for (const char* name : {"gemm_register_blocked", "gemm_tf32_mma", "gemm_3xtf32_mma"}) {
     const kiln::Variant* v = rt.registry().find_variant(name);
     REQUIRE(v != nullptr);
     const kiln::Args& args = is_tf32_variant(*v) ? tf32_args : f32_args;

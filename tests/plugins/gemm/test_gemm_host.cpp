@@ -320,9 +320,9 @@ TEST_CASE("gemm registers its schema and variants", "[gemm][registry]") {
   std::vector<std::string> names;
   for (const kiln::Variant* v : reg.variants("gemm")) names.push_back(v->name());
 #if KILN_HAS_CUDA
-  CHECK(names == std::vector<std::string>{"gemm_tf32_mma", "gemm_register_blocked", "gemm_tiled_coalesced",
-                                          "gemm_tiled", "gemm_tiled_kahan", "gemm_row_per_block", "gemm_naive",
-                                          "gemm_host"});
+  CHECK(names == std::vector<std::string>{"gemm_tf32_mma", "gemm_3xtf32_mma", "gemm_register_blocked",
+                                          "gemm_tiled_coalesced", "gemm_tiled", "gemm_tiled_kahan",
+                                          "gemm_row_per_block", "gemm_naive", "gemm_host"});
   for (const kiln::Variant* v : reg.variants("gemm")) {
     INFO(v->name());
     CHECK(v->dtypes() == std::vector<kiln::DType>{kiln::f32});
@@ -363,7 +363,7 @@ TEST_CASE("gemm parameter spaces enumerate the instantiated configs", "[gemm][pa
   const std::vector<kiln::Config> rb = g::register_blocked_space().enumerate(dev, p);
   CHECK(rb.size() == static_cast<std::size_t>(g::kRegisterBlockedConfigCount));
   CHECK(g::kRegisterBlockedConfigCount >= 8);
-  CHECK(g::kRegisterBlockedConfigCount <= 12);
+  CHECK(g::kRegisterBlockedConfigCount <= 14);
   for (int i = 0; i < g::kRegisterBlockedConfigCount; ++i) {
     const kiln::Config c = g::register_blocked_config(i);
     INFO(c.to_string());
@@ -372,10 +372,12 @@ TEST_CASE("gemm parameter spaces enumerate the instantiated configs", "[gemm][pa
     const g::RegisterBlockedConfig& r = g::kRegisterBlockedConfigs[i];
     CHECK(r.threads == (r.bm / r.tm) * (r.bn / r.tn));
     CHECK(r.threads <= 1024);
-    CHECK(g::register_blocked_smem_bytes(r) <= 48 * 1024);
+    if (r.cp_async == 0) CHECK(r.stages == 2);
+    if (r.cp_async == 0) CHECK(g::register_blocked_smem_bytes(r) <= 48 * 1024);  // static shared memory
+    CHECK(g::register_blocked_smem_bytes(r) <= 227 * 1024);
   }
   kiln::Config not_instantiated = g::register_blocked_config(0);
-  not_instantiated.set("BK", 16);  // 128x128x16 8x8 is in the value lists but not instantiated
+  not_instantiated.set("BK", 16);  // 128x256x16 8x8 is instantiated with cp.async only
   CHECK(g::register_blocked_index(not_instantiated) == -1);
   CHECK(g::register_blocked_space().violated(not_instantiated, dev, p).has_value());
 
@@ -385,7 +387,7 @@ TEST_CASE("gemm parameter spaces enumerate the instantiated configs", "[gemm][pa
   small.smem_per_block = 16 * 1024;
   std::uint64_t fits_small = 0;
   for (const g::RegisterBlockedConfig& r : g::kRegisterBlockedConfigs)
-    fits_small += r.threads <= 256 && g::register_blocked_smem_bytes(r) <= 16 * 1024;
+    fits_small += r.threads <= 256 && g::register_blocked_smem_bytes(r) <= (r.cp_async ? 227 : 16) * 1024;
   CHECK(fits_small < static_cast<std::uint64_t>(g::kRegisterBlockedConfigCount));
   CHECK(g::register_blocked_space().count_valid(small, p) == fits_small);
 
@@ -414,6 +416,10 @@ TEST_CASE("gemm parameter spaces enumerate the instantiated configs", "[gemm][pa
     unaligned.align_bytes = 4;
     const kiln::Config d_un = g::register_blocked_default_for(dev, unaligned);
     CHECK(d_un.get("vec") == 1);
+    CHECK(d_un.get("cp_async") == 1);  // the fastest unaligned row on sm_80+
+    kiln::DeviceInfo volta = dev;
+    volta.cc_major = 7;
+    CHECK(g::register_blocked_default_for(volta, unaligned).get("cp_async") == 0);
     CHECK(g::register_blocked_default_for(dev, p) == g::register_blocked_default(dev));  // 4096^3
     const kiln::Problem mid = s.problem_from_dims(kiln::f32, {1000, 1000, 1000}, kiln::Device::cuda(0));
     const kiln::Config d_mid = g::register_blocked_default_for(dev, mid);
@@ -461,6 +467,16 @@ TEST_CASE("gemm parameter spaces enumerate the instantiated configs", "[gemm][pa
   kiln::DeviceInfo volta = dev;
   volta.cc_major = 7;
   CHECK(!tfv->supports(p32, volta, tfv->default_config(volta)).ok);
+  // 3xTF32 is fp32-accurate: it serves tf32 = 0 problems (aligned rows, cc >= 8.0).
+  const kiln::Variant* x3 = reg.find_variant("gemm_3xtf32_mma");
+  REQUIRE(x3 != nullptr);
+  CHECK(x3->supports(p, dev, x3->default_config(dev)).ok);
+  CHECK(x3->supports(p32, dev, x3->default_config(dev)).ok);
+  CHECK(!x3->supports(misaligned, dev, x3->default_config(dev)).ok);
+  CHECK(!x3->supports(p32, volta, x3->default_config(volta)).ok);
+  CHECK(x3->space().count_valid(dev, p) == static_cast<std::uint64_t>(g::kTf32MmaConfigCount));
+  CHECK(tfv->priority() > x3->priority());
+  CHECK(x3->priority() > rbv->priority());  // measured faster than SIMT at fp32 accuracy
   CHECK(tfv->priority() > rbv->priority());
   CHECK(rbv->priority() == 50);
   CHECK(reg.find_variant("gemm_tiled_coalesced")->priority() == 30);
