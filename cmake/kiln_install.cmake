@@ -44,7 +44,8 @@ endif()
 
 file(GLOB kiln_install_configs ${PROJECT_SOURCE_DIR}/configs/*.yaml)
 install(FILES ${kiln_install_configs} DESTINATION ${KILN_CONFIG_SUBDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/plans DESTINATION ${KILN_CONFIG_SUBDIR})
+file(GLOB kiln_install_plans ${PROJECT_SOURCE_DIR}/configs/plans/*.yaml)
+install(FILES ${kiln_install_plans} DESTINATION ${KILN_CONFIG_SUBDIR}/plans)
 
 # For out-of-tree plugins' CUDA sources (kilnConfig.cmake's KILN_CUDA_ARCHITECTURES).
 if(KILN_HAS_CUDA)
