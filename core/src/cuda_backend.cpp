@@ -142,4 +142,11 @@ std::string cuda_last_error() {
 
 void cuda_device_sync() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
+bool cuda_device_healthy(int ordinal) noexcept {
+  cudaGetLastError();  // a non-sticky launch error is cleared by reading it
+  if (cudaSetDevice(ordinal) != cudaSuccess) return false;
+  if (cudaDeviceSynchronize() != cudaSuccess) return false;
+  return cudaGetLastError() == cudaSuccess;
+}
+
 }  // namespace kiln::detail

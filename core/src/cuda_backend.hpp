@@ -33,5 +33,8 @@ std::string cuda_last_error();
 void cuda_device_sync();
 // Device ordinal owning `ptr`, -1 for host or unknown memory.
 int cuda_pointer_device(const void* ptr) noexcept;
+// After an error: clears a non-sticky error and synchronises `ordinal`; false when the context is
+// unusable (a sticky error such as an illegal address), so nothing more can run on it.  (tuner)
+bool cuda_device_healthy(int ordinal) noexcept;
 
 }  // namespace kiln::detail

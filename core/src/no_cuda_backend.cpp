@@ -31,5 +31,6 @@ float cuda_event_elapsed_ms(void*, void*) { no_cuda("timing CUDA events"); }
 void cuda_memset_async(void*, int, std::size_t, void*) { no_cuda("setting CUDA memory"); }
 std::string cuda_last_error() { return {}; }
 void cuda_device_sync() {}
+bool cuda_device_healthy(int) noexcept { return false; }
 
 }  // namespace kiln::detail

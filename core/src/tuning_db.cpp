@@ -376,6 +376,20 @@ void TuningDb::put(const std::string& device_key, const std::string& op, const s
   else layers_.insert(layers_.begin(), TuningLayer{user_path_, true, std::move(table)});
 }
 
+void TuningDb::update(const std::function<void(TuningTable&)>& edit) {
+  if (user_path_.empty()) throw TuningDbError("tuning database: no user file is configured, cannot update it");
+  TuningTable table;
+  {
+    FileLock lock(user_path_);
+    table = read_user_file(user_path_);  // a corrupt file throws here, before anything is written
+    if (edit) edit(table);
+    write_file(user_path_, table);
+  }
+  auto user = std::find_if(layers_.begin(), layers_.end(), [](const TuningLayer& l) { return l.writable; });
+  if (user != layers_.end()) user->table = std::move(table);
+  else layers_.insert(layers_.begin(), TuningLayer{user_path_, true, std::move(table)});
+}
+
 std::size_t TuningDb::prune(const std::function<bool(const std::string& device, const std::string& op,
                                                      const std::string& key, const TuningEntry&)>& drop) {
   if (user_path_.empty() || !drop) return 0;

@@ -1,14 +1,165 @@
+// KILN_TUNE modes.
+//
+// lazy: on a database miss, Dispatcher::decide calls the miss handler installed here, on the
+// calling thread, before it memoises: the problem is tuned within a small budget (anneal, at most
+// KILN_TUNE_BUDGET_EVALS evaluations, default 24, and KILN_TUNE_BUDGET_SECONDS, default 10), the
+// winner is written to the user database file and returned as the decision (From::tuned_now).
+// Tuning is serialised by a mutex (TuningDb is not thread-safe and two threads missing on the
+// same problem should tune it once): a thread that misses waits for any tuning in progress.
+// The entry is written through a TuningDb of its own, so the Runtime's in-memory database, which
+// other threads may be reading, is never modified.  The first call of each new problem blocks
+// until its tuning ends; later calls are ordinary memo hits.
+//
+// record: every problem the dispatcher sees for the first time is appended to
+// $KILN_TUNE_RECORD_FILE (default ./kiln-problems.txt) as "<op> <dtype> <shape> <device>", each
+// line once (lines already in the file are not written again), for `kiln tune --from FILE`.
 #include "tune_modes.hpp"
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
 #include "kiln/errors.hpp"
+#include "kiln/log.hpp"
 #include "kiln/runtime.hpp"
+#include "kiln/tuner/plan.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+template <typename T>
+T env_number(const char* name, T fallback) {
+  const std::string v = env_or(name, "");
+  if (v.empty()) return fallback;
+  try {
+    std::size_t used = 0;
+    const double d = std::stod(v, &used);
+    if (used == v.size() && d > 0) return static_cast<T>(d);
+  } catch (const std::exception&) {
+  }
+  throw ArgumentError(std::string(name) + "='" + v + "': expected a positive number");
+}
+
+struct ProblemHash {
+  std::size_t operator()(const Problem& p) const { return p.hash(); }
+};
+
+struct LazyTuner {
+  Runtime* rt;
+  TuneOptions options;
+  std::mutex mutex;
+  std::unordered_map<Problem, std::optional<Decision>, ProblemHash> done;
+
+  std::optional<Decision> operator()(const Problem& p, const DeviceInfo& device) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = done.find(p);
+    if (it != done.end()) return it->second;
+    std::optional<Decision> decision;
+    try {
+      Tuner tuner(*rt);
+      TuneReport r = tuner.tune(p, options);
+      if (r.search.winner) {
+        Decision d;
+        d.variant = r.search.winner->candidate.variant;
+        d.config = r.search.winner->candidate.config;
+        d.from = Decision::From::tuned_now;
+        d.workspace_bytes = d.variant->workspace_bytes(p, d.config);
+        decision = std::move(d);
+        store(p, device, *r.entry);
+        logger()->info("KILN_TUNE=lazy: {} {} -> {} [{}]", p.schema->name, p.key(), decision->variant->name(),
+                       decision->config.to_string());
+      } else {
+        logger()->warn("KILN_TUNE=lazy: {} {}: {}; using the defaults", p.schema->name, p.key(), r.error);
+      }
+    } catch (const std::exception& e) {
+      logger()->warn("KILN_TUNE=lazy: tuning {} {} failed: {}; using the defaults", p.schema ? p.schema->name : "?",
+                     p.key(), e.what());
+    }
+    done.emplace(p, decision);
+    return decision;
+  }
+
+  void store(const Problem& p, const DeviceInfo& device, const TuningEntry& entry) {
+    const std::string path = rt->db().user_path();
+    if (path.empty()) return;
+    try {
+      TuningDb writer({}, path);
+      const auto& layers = writer.layers();
+      const bool exists = !layers.empty() && layers.front().writable &&
+                          layers.front().table.count(device.fingerprint()) &&
+                          layers.front().table.at(device.fingerprint()).count(p.schema->name) &&
+                          layers.front().table.at(device.fingerprint()).at(p.schema->name).count(p.key());
+      // A misaligned call does not overwrite an entry tuned for aligned data of the same key.
+      if (p.align_bytes < 16 && exists) return;
+      writer.put(device.fingerprint(), p.schema->name, p.key(), entry);
+    } catch (const TuningDbError& e) {
+      logger()->warn("KILN_TUNE=lazy: could not store the result: {}", e.what());
+    }
+  }
+};
+
+struct Recorder {
+  std::string path;
+  std::mutex mutex;
+  std::set<std::string> written;
+
+  explicit Recorder(std::string file) : path(std::move(file)) {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) written.insert(line);
+  }
+
+  void operator()(const Problem& p) {
+    const std::string line = problem_list_line(p);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!written.insert(line).second) return;
+    const fs::path parent = fs::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    std::ofstream out(path, std::ios::app);
+    out << line << "\n";
+    if (!out) logger()->warn("KILN_TUNE=record: cannot append to '{}'", path);
+  }
+};
+
+}  // namespace
 
 void install_tune_mode(Runtime& rt, const std::string& mode) {
-  (void)rt;
   if (mode == "off") return;
-  throw ArgumentError("KILN_TUNE='" + mode + "': expected off (lazy and record are not built yet)");
+  if (mode == "lazy") {
+    auto lazy = std::make_shared<LazyTuner>();
+    lazy->rt = &rt;
+    lazy->options.store = false;  // written by LazyTuner::store
+    lazy->options.search.strategy = "anneal";
+    lazy->options.search.budget.evals = env_number<std::size_t>("KILN_TUNE_BUDGET_EVALS", 24);
+    lazy->options.search.budget.seconds = env_number<double>("KILN_TUNE_BUDGET_SECONDS", 10.0);
+    lazy->options.search.timing.warmup = 1;
+    lazy->options.search.timing.runs = 7;
+    lazy->options.search.timing.min_runs = 3;
+    lazy->options.search.finalists = 3;
+    lazy->options.search.retime_rounds = 3;
+    lazy->options.evaluator.max_seconds_per_candidate = 0.25;
+    rt.dispatcher().set_miss_handler([lazy](const Problem& p, const DeviceInfo& d) { return (*lazy)(p, d); });
+    return;
+  }
+  if (mode == "record") {
+    auto rec = std::make_shared<Recorder>(env_or("KILN_TUNE_RECORD_FILE", "kiln-problems.txt"));
+    rt.dispatcher().set_problem_observer([rec](const Problem& p) { (*rec)(p); });
+    return;
+  }
+  throw ArgumentError("KILN_TUNE='" + mode + "': expected off, lazy or record");
 }
 
 }  // namespace kiln::detail

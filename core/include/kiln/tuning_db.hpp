@@ -16,7 +16,8 @@
 //           tuned_at: 2026-11-21T10:00:00Z
 //
 // Layers: shipped read-only files (configs/) under one user file ($KILN_CACHE_DIR/tuning.yaml,
-// default ~/.cache/kiln/tuning.yaml); the user layer wins.  put() rewrites the user file
+// else $XDG_CACHE_HOME/kiln/tuning.yaml, else ~/.cache/kiln/tuning.yaml); the user layer wins.
+// put(), update() and prune() rewrite the user file
 // atomically (temp file + rename) under an advisory lock (flock on "<file>.lock"), re-reading
 // it first so entries another process wrote meanwhile are kept.  A corrupt or wrong-schema file
 // is reported in errors(), never overwritten, and its layer is skipped.
@@ -75,7 +76,8 @@ class TuningDb {
   // (which need not exist).  Problems are reported in errors(), never thrown.
   TuningDb(std::vector<std::string> shipped_paths, std::string user_path);
 
-  // The user file from the environment: $KILN_CACHE_DIR/tuning.yaml, else ~/.cache/kiln/tuning.yaml.
+  // The user file from the environment: $KILN_CACHE_DIR/tuning.yaml, else
+  // $XDG_CACHE_HOME/kiln/tuning.yaml, else ~/.cache/kiln/tuning.yaml ("" when none is set).
   static std::string default_user_path();
   // The shipped files: KILN_CONFIG_PATH (':'-separated files or dirs) when set, else every
   // *.yaml in the installed configs dir.
@@ -94,6 +96,10 @@ class TuningDb {
   // is corrupt (it is left as it was) or cannot be written.
   void put(const std::string& device_key, const std::string& op, const std::string& problem_key,
            const TuningEntry& entry);
+  // Locked read-modify-write of the user file (what `kiln db merge` uses): under the lock, reads
+  // the file as it is on disk now, lets `edit` change it, and writes it back atomically; the
+  // in-memory user layer follows.  Throws TuningDbError like put().
+  void update(const std::function<void(TuningTable&)>& edit);
   // Removes entries for which `drop` is true from the user file; returns how many.
   std::size_t prune(const std::function<bool(const std::string& device, const std::string& op,
                                              const std::string& key, const TuningEntry&)>& drop);
@@ -103,8 +109,9 @@ class TuningDb {
   const std::vector<std::string>& errors() const { return errors_; }
   void reload();
 
-  // File helpers (also used by `kiln db merge`).  read_file throws TuningDbError with the path
-  // and the reason; write_file is atomic (temp + rename).
+  // File helpers.  read_file throws TuningDbError with the path and the reason; write_file is
+  // atomic (temp + rename) but takes no lock: to change the user file use put(), update() or
+  // prune(), which hold it.
   static TuningTable read_file(const std::string& path);
   static void write_file(const std::string& path, const TuningTable& table);
   static std::string to_yaml(const TuningTable& table);

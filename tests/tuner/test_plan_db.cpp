@@ -1,0 +1,164 @@
+// Tuning plans (YAML), problem lists, the shipped default plan, and merging databases through
+// TuningDb::update (the locked read-modify-write `kiln db merge` uses).
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <set>
+#include <random>
+
+#include <kiln/errors.hpp>
+#include <kiln/tuning_db.hpp>
+#include <kiln/tuner/plan.hpp>
+
+#include "catch.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("kiln_plan_" + std::to_string(std::random_device{}()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& name, const std::string& text = "") const {
+    if (!text.empty()) std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+};
+
+kiln::TuningEntry entry(const std::string& variant, double median, const std::string& when) {
+  kiln::TuningEntry e;
+  e.variant = variant;
+  e.config = kiln::Config{{"tile", 32}};
+  e.median_us = median;
+  e.mad_us = 0.1;
+  e.samples = 15;
+  e.throughput = 1.0;
+  e.throughput_unit = "GB/s";
+  e.plugin_name = "p";
+  e.plugin_version = "0.1.0";
+  e.plugin_build = "abc";
+  e.tuned_at = when;
+  return e;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const kiln::ArgumentError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("plans: defaults, per-problem overrides and errors with line numbers") {
+  const kiln::Plan p = kiln::parse_plan(
+      "strategy: anneal\n"
+      "budget_evals: 40\n"
+      "problems:\n"
+      "  - {op: gemm, dtype: f32, shape: 4096x4096x4096}\n"
+      "  - op: topk\n"
+      "    shape: \"rows=64,n=1048576,k=64\"\n"
+      "    strategy: exhaustive\n"
+      "    budget_seconds: 30\n"
+      "  - {op: reduce_sum, dtype: i32, shape: '268435456', device: host}\n",
+      "t.yaml");
+  CHECK(p.strategy == std::optional<std::string>("anneal"));
+  CHECK(p.budget_evals == std::optional<std::size_t>(40));
+  REQUIRE(p.problems.size() == 3);
+  CHECK(p.problems[0].op == "gemm");
+  CHECK(p.problems[0].shape == "4096x4096x4096");
+  CHECK(p.problems[0].line == 4);
+  CHECK(p.problems[1].strategy == std::optional<std::string>("exhaustive"));
+  CHECK(p.problems[1].budget_seconds == std::optional<double>(30.0));
+  CHECK(p.problems[2].dtype == kiln::i32);
+  CHECK(p.problems[2].device == std::optional<std::string>("host"));
+
+  CHECK(message_of([] { kiln::parse_plan("problems:\n  - {op: gemm}\n", "a.yaml"); }).find("line 2: a problem needs `shape`") !=
+        std::string::npos);
+  CHECK(message_of([] { kiln::parse_plan("problems:\n  - {op: gemm, shape: 1x1x1, dtpe: f32}\n", "a.yaml"); })
+            .find("unknown problem field 'dtpe'") != std::string::npos);
+  CHECK(message_of([] { kiln::parse_plan("problems:\n  - {op: gemm, shape: 1x1x1, dtype: f33}\n", "a.yaml"); })
+            .find("f33") != std::string::npos);
+  CHECK(message_of([] { kiln::parse_plan("problems: [\n", "a.yaml"); }).find("invalid YAML") != std::string::npos);
+  CHECK(message_of([] { kiln::parse_plan("budget_evals: -3\nproblems: []\n", "a.yaml"); }).find("positive") !=
+        std::string::npos);
+  CHECK(message_of([] { kiln::parse_plan("problem: []\n", "a.yaml"); }).find("unknown field 'problem'") != std::string::npos);
+}
+
+TEST_CASE("problem lists: comments, devices, and errors") {
+  TempDir dir;
+  const std::string f = dir.file("p.txt", "# recorded\ngemm f32 m=64,n=64,k=64,tf32=0 cuda:0\n\nadd f32 m=1,n=7  # odd\n");
+  const kiln::Plan p = kiln::load_problem_list(f);
+  REQUIRE(p.problems.size() == 2);
+  CHECK(p.problems[0].device == std::optional<std::string>("cuda:0"));
+  CHECK(p.problems[1].op == "add");
+  CHECK(p.problems[1].line == 4);
+  CHECK_FALSE(p.problems[1].device);
+  const std::string bad = dir.file("bad.txt", "gemm\n");
+  CHECK(message_of([&] { kiln::load_problem_list(bad); }).find("line 1") != std::string::npos);
+  CHECK_THROWS_AS(kiln::load_problem_list(dir.file("missing.txt")), kiln::ArgumentError);
+}
+
+TEST_CASE("the shipped default plan parses and names the kiln ops") {
+  const kiln::Plan p = kiln::load_plan(KILN_SOURCE_DIR "/configs/plans/default.yaml");
+  std::set<std::string> ops;
+  for (const auto& item : p.problems) ops.insert(item.op);
+  for (const char* op : {"add", "dot", "reduce_sum", "gemm", "gemv", "transpose", "histogram", "histogram_range", "topk"})
+    CHECK(ops.count(op) == 1);
+  CHECK(p.problems.size() >= 20);
+}
+
+TEST_CASE("find_plan: a path, else a shipped name, else an error") {
+  TempDir dir;
+  const std::string f = dir.file("mine.yaml", "problems: []\n");
+  CHECK(kiln::find_plan(f) == f);
+  CHECK_THROWS_AS(kiln::find_plan(dir.file("nope.yaml")), kiln::ArgumentError);
+}
+
+TEST_CASE("db merge: lower median wins, or the newer with prefer_newer; update keeps other writers' entries") {
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  kiln::TuningTable mine, theirs;
+  mine["GPU|sm_90|132sm"]["gemm"]["f32|m=1"] = entry("fast_mine", 10.0, "2026-01-01T00:00:00Z");
+  mine["GPU|sm_90|132sm"]["gemm"]["f32|m=2"] = entry("slow_mine", 30.0, "2026-01-01T00:00:00Z");
+  theirs["GPU|sm_90|132sm"]["gemm"]["f32|m=1"] = entry("slow_theirs", 12.0, "2026-02-01T00:00:00Z");
+  theirs["GPU|sm_90|132sm"]["gemm"]["f32|m=2"] = entry("fast_theirs", 20.0, "2026-02-01T00:00:00Z");
+  theirs["GPU|sm_80|108sm"]["dot"]["f32|n=5"] = entry("other_device", 1.0, "2026-02-01T00:00:00Z");
+  kiln::TuningDb::write_file(user, mine);
+
+  kiln::TuningDb db({}, user);
+  // Another process stores an entry after `db` read the file: update() must keep it.
+  {
+    kiln::TuningDb other({}, user);
+    other.put("GPU|sm_90|132sm", "gemv", "f32|m=3|n=3", entry("from_other", 5.0, "2026-03-01T00:00:00Z"));
+  }
+  std::size_t changed = 0;
+  db.update([&](kiln::TuningTable& t) { changed = kiln::merge_tables(t, theirs); });
+  CHECK(changed == 2);  // m=2 replaced, dot added; m=1 kept
+  const kiln::TuningTable merged = kiln::TuningDb::read_file(user);
+  CHECK(merged.at("GPU|sm_90|132sm").at("gemm").at("f32|m=1").variant == "fast_mine");
+  CHECK(merged.at("GPU|sm_90|132sm").at("gemm").at("f32|m=2").variant == "fast_theirs");
+  CHECK(merged.at("GPU|sm_80|108sm").at("dot").at("f32|n=5").variant == "other_device");
+  CHECK(merged.at("GPU|sm_90|132sm").at("gemv").at("f32|m=3|n=3").variant == "from_other");
+  // The in-memory user layer follows the file.
+  REQUIRE_FALSE(db.layers().empty());
+  CHECK(db.layers().front().table == merged);
+
+  db.update([&](kiln::TuningTable& t) { kiln::merge_tables(t, theirs, /*prefer_newer=*/true); });
+  CHECK(kiln::TuningDb::read_file(user).at("GPU|sm_90|132sm").at("gemm").at("f32|m=1").variant == "slow_theirs");
+
+  // A corrupt user file is left alone.
+  const std::string corrupt = dir.file("corrupt.yaml", "schema: [\n");
+  kiln::TuningDb bad({}, corrupt);
+  CHECK_THROWS_AS(bad.update([](kiln::TuningTable&) {}), kiln::TuningDbError);
+  std::ifstream in(corrupt);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "schema: [\n");
+}

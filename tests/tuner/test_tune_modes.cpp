@@ -1,0 +1,125 @@
+// KILN_TUNE=lazy (tune on a database miss, store, run the winner) and KILN_TUNE=record (write
+// each problem once for `kiln tune --from`).
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <kiln/tuner/plan.hpp>
+
+#include "catch.hpp"
+#include "scale_op.hpp"
+
+namespace fs = std::filesystem;
+using kiln_test::last_run;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("kiln_modes_" + std::to_string(std::random_device{}()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+kiln::RuntimeOptions with_mode(const std::string& mode, const std::string& user_db) {
+  kiln::RuntimeOptions o = kiln_test::offline_options(user_db);
+  o.tune_mode = mode;
+  return o;
+}
+
+void run_scale(kiln::Runtime& rt, std::int64_t n) {
+  auto x = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {n});
+  auto y = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {n});
+  for (std::int64_t i = 0; i < n; ++i) x.ref().as<float>()[i] = 0.5f * static_cast<float>(i);
+  y.fill_bytes(0xFF);
+  rt.op("scale")({x, y});
+  for (std::int64_t i = 0; i < n; ++i) REQUIRE(y.ref().as<float>()[i] == static_cast<float>(i));
+}
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("lazy: a miss is tuned, stored, memoised and used; the next runtime reads it") {
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  const std::string fp = kiln::device_info(kiln::Device::host()).fingerprint();
+  std::string variant;
+  {
+    kiln::Runtime rt(kiln_test::scale_registry(), with_mode("lazy", user));
+    CHECK(rt.tune_mode() == "lazy");
+    run_scale(rt, 96);
+    const auto& schema = rt.registry().op("scale");
+    const kiln::Problem p = schema.problem_from_shape(kiln::f32, "96", kiln::Device::host());
+    const kiln::Decision& d = rt.dispatcher().decide(p, kiln::device_info(kiln::Device::host()));
+    CHECK(d.from == kiln::Decision::From::tuned_now);
+    variant = d.variant->name();
+    CHECK(last_run().variant == variant);
+    CHECK(last_run().config == d.config);
+    const kiln::TuningTable t = kiln::TuningDb::read_file(user);
+    REQUIRE(t.at(fp).at("scale").count("f32|n=96") == 1);
+    CHECK(t.at(fp).at("scale").at("f32|n=96").variant == variant);
+    // A repeat call is a memo hit: no second tuning run (the count of runs grows by one).
+    const int before = last_run().count;
+    run_scale(rt, 96);
+    CHECK(last_run().count == before + 1);
+  }
+  kiln::Runtime off(kiln_test::scale_registry(), kiln_test::offline_options(user));
+  const kiln::Decision d = off.explain(off.registry().op("scale").problem_from_shape(kiln::f32, "96", kiln::Device::host()));
+  CHECK(d.from == kiln::Decision::From::database);
+  CHECK(d.variant->name() == variant);
+}
+
+TEST_CASE("lazy: a problem nothing supports still raises NoVariantError") {
+  TempDir dir;
+  kiln::Registry reg;
+  reg.add_op(kiln_test::scale_schema());
+  reg.add_variant(std::make_shared<kiln_test::ScaleVariant>("scale_even", 10, true));
+  kiln::Runtime rt(std::move(reg), with_mode("lazy", dir.file("t.yaml")));
+  CHECK_THROWS_AS(run_scale(rt, 7), kiln::NoVariantError);
+}
+
+TEST_CASE("record: each problem once, across runs, readable by load_problem_list") {
+  TempDir dir;
+  const std::string rec = dir.file("problems.txt");
+  ::setenv("KILN_TUNE_RECORD_FILE", rec.c_str(), 1);
+  {
+    kiln::Runtime rt(kiln_test::scale_registry(), with_mode("record", ""));
+    run_scale(rt, 8);
+    run_scale(rt, 8);
+    run_scale(rt, 10);
+  }
+  {
+    kiln::Runtime rt(kiln_test::scale_registry(), with_mode("record", ""));
+    run_scale(rt, 8);
+    run_scale(rt, 12);
+  }
+  ::unsetenv("KILN_TUNE_RECORD_FILE");
+  const auto lines = lines_of(rec);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "scale f32 n=8 host");
+  CHECK(lines[1] == "scale f32 n=10 host");
+  CHECK(lines[2] == "scale f32 n=12 host");
+  const kiln::Plan plan = kiln::load_problem_list(rec);
+  REQUIRE(plan.problems.size() == 3);
+  CHECK(plan.problems[0].op == "scale");
+  CHECK(plan.problems[0].dtype == kiln::f32);
+  CHECK(plan.problems[0].shape == "n=8");
+  CHECK(plan.problems[0].device == std::optional<std::string>("host"));
+  // The shape reads back to the same key.
+  auto s = kiln_test::scale_schema();
+  CHECK(s->problem_from_shape(kiln::f32, plan.problems[2].shape, kiln::Device::host()).key() == "f32|n=12");
+}
+
+TEST_CASE("an unknown KILN_TUNE mode is refused") {
+  CHECK_THROWS_AS(kiln::Runtime(kiln_test::scale_registry(), with_mode("eager", "")), kiln::ArgumentError);
+}

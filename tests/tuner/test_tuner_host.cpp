@@ -1,0 +1,206 @@
+// End-to-end tuning on the host with the test op `scale`: validation of every candidate (wrong,
+// unwritten and throwing variants are recorded and never chosen), storing the winner with its
+// metadata, resume, and op() in a fresh runtime dispatching the tuned choice.
+#include <filesystem>
+#include <random>
+
+#include <kiln/tuner/tuner.hpp>
+
+#include "catch.hpp"
+#include "scale_op.hpp"
+
+namespace fs = std::filesystem;
+using kiln_test::last_run;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("kiln_tuner_" + std::to_string(std::random_device{}()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+// A misbehaving scale variant: how it misbehaves is its name.
+class BadScale final : public kiln::Variant {
+ public:
+  enum class How { wrong, unwritten, throws, error };
+  BadScale(std::string name, How how)
+      : Variant({std::move(name), "scale", kiln::DeviceKind::host, {kiln::f32}, 100, "misbehaves"}, kiln::ParamSpace()),
+        how_(how) {}
+  kiln::Config default_config(const kiln::DeviceInfo&) const override { return {}; }
+  kiln::Support supports(const kiln::Problem&, const kiln::DeviceInfo&, const kiln::Config&) const override {
+    return kiln::Support::yes();
+  }
+  kiln::Status launch(const kiln::Args& a, const kiln::Problem& p, const kiln::Config&, void*, kiln::Stream) const override {
+    const float* x = a.tensor(0).as<const float>();
+    float* y = a.tensor(1).as<float>();
+    switch (how_) {
+      case How::wrong:
+        for (std::int64_t i = 0; i < p.dims[0]; ++i) y[i] = 3.0f * x[i];
+        break;
+      case How::unwritten:
+        for (std::int64_t i = 0; i + 1 < p.dims[0]; ++i) y[i] = 2.0f * x[i];
+        break;
+      case How::throws:
+        throw std::runtime_error("boom");
+      case How::error:
+        return kiln::Status::fail(kiln::ErrorKind::internal, "refuses to run");
+    }
+    return kiln::Status();
+  }
+
+ private:
+  How how_;
+};
+
+kiln::TuneOptions quick() {
+  kiln::TuneOptions o;
+  o.search.timing.runs = 5;
+  o.search.timing.warmup = 1;
+  o.search.retime_rounds = 2;
+  return o;
+}
+
+void run_scale(kiln::Runtime& rt, std::int64_t n) {
+  auto x = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {n});
+  auto y = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {n});
+  for (std::int64_t i = 0; i < n; ++i) x.ref().as<float>()[i] = static_cast<float>(i);
+  rt.op("scale")({x, y});
+  for (std::int64_t i = 0; i < n; ++i) REQUIRE(y.ref().as<float>()[i] == 2.0f * static_cast<float>(i));
+}
+
+}  // namespace
+
+TEST_CASE("tune, store, and a fresh runtime's op() dispatches the tuned choice") {
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  std::string variant;
+  kiln::Config config;
+  {
+    kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options(user));
+    const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "n=64", kiln::Device::host());
+    kiln::Tuner tuner(rt);
+    CHECK_FALSE(tuner.current_entry(p));
+    const kiln::TuneReport r = tuner.tune(p, quick());
+    REQUIRE(r.ok());
+    CHECK(r.stored);
+    CHECK(r.db_path == user);
+    CHECK(r.space.candidates.size() == 6);  // 2 variants x unroll {1, 2, 4}
+    CHECK(r.search.evaluations() == 6);
+    CHECK(r.search.finalists.size() == 4);
+    variant = r.entry->variant;
+    config = r.entry->config;
+    REQUIRE(tuner.current_entry(p));
+    CHECK(tuner.current_entry(p)->variant == variant);
+
+    const kiln::TuningTable table = kiln::TuningDb::read_file(user);
+    const std::string fp = kiln::device_info(kiln::Device::host()).fingerprint();
+    const kiln::TuningEntry& e = table.at(fp).at("scale").at("f32|n=64");
+    CHECK(e.variant == variant);
+    CHECK(e.config == config);
+    CHECK(e.samples > 0);
+    CHECK(e.median_us > 0.0);
+    CHECK(e.throughput > 0.0);
+    CHECK(e.throughput_unit == "GB/s");
+    CHECK(e.plugin_name == "direct");
+    CHECK(e.tuned_at.size() == 20);
+
+    // The tuning runtime's own op() sees the entry at once.
+    run_scale(rt, 64);
+    CHECK(last_run().variant == variant);
+    CHECK(last_run().config == config);
+  }
+  kiln::Runtime fresh(kiln_test::scale_registry(), kiln_test::offline_options(user));
+  run_scale(fresh, 64);
+  CHECK(last_run().variant == variant);
+  CHECK(last_run().config == config);
+  const kiln::Decision d =
+      fresh.explain(fresh.registry().op("scale").problem_from_shape(kiln::f32, "64", kiln::Device::host()));
+  CHECK(d.from == kiln::Decision::From::database);
+  REQUIRE(d.hit);
+  CHECK(d.hit->level == kiln::FallbackLevel::exact);
+  CHECK(d.hit->exact_problem);
+}
+
+TEST_CASE("wrong, unwritten, throwing and erroring candidates are recorded and never chosen") {
+  kiln::Registry reg;
+  reg.add_op(kiln_test::scale_schema());
+  reg.add_variant(std::make_shared<kiln_test::ScaleVariant>("scale_any", 5, false));
+  reg.add_variant(std::make_shared<BadScale>("scale_wrong", BadScale::How::wrong));
+  reg.add_variant(std::make_shared<BadScale>("scale_unwritten", BadScale::How::unwritten));
+  reg.add_variant(std::make_shared<BadScale>("scale_throws", BadScale::How::throws));
+  reg.add_variant(std::make_shared<BadScale>("scale_error", BadScale::How::error));
+  kiln::Runtime rt(std::move(reg), kiln_test::offline_options());
+  const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "n=1000", kiln::Device::host());
+  kiln::TuneOptions o = quick();
+  o.store = false;
+  const kiln::TuneReport r = kiln::Tuner(rt).tune(p, o);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r.stored);
+  CHECK(r.entry->variant == "scale_any");
+  int failed = 0;
+  for (const auto& x : r.search.results) {
+    const std::string name = x.candidate.variant->name();
+    if (name == "scale_any") {
+      CHECK(x.ok());
+      continue;
+    }
+    ++failed;
+    CAPTURE(name, x.reason);
+    CHECK(x.outcome == kiln::Outcome::failed);
+    if (name == "scale_wrong") CHECK(x.reason.find("relative error") != std::string::npos);
+    if (name == "scale_unwritten") CHECK(x.reason.find("unwritten") != std::string::npos);
+    if (name == "scale_throws") CHECK(x.reason.find("boom") != std::string::npos);
+    if (name == "scale_error") CHECK(x.reason.find("refuses to run") != std::string::npos);
+  }
+  CHECK(failed == 4);
+  for (const auto& f : r.search.finalists) CHECK(f.candidate.variant->name() == "scale_any");
+}
+
+TEST_CASE("a problem no variant supports reports why, and nothing is stored") {
+  TempDir dir;
+  kiln::Registry reg;
+  reg.add_op(kiln_test::scale_schema());
+  reg.add_variant(std::make_shared<kiln_test::ScaleVariant>("scale_even", 10, true));
+  kiln::Runtime rt(std::move(reg), kiln_test::offline_options(dir.file("t.yaml")));
+  const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "7", kiln::Device::host());
+  const kiln::TuneReport r = kiln::Tuner(rt).tune(p, quick());
+  CHECK_FALSE(r.ok());
+  CHECK(r.error.find("no variant of 'scale' can run f32|n=7") != std::string::npos);
+  REQUIRE_FALSE(r.space.rejected.empty());
+  CHECK(r.space.rejected[0].reason == "n must be even");
+  CHECK_FALSE(fs::exists(dir.file("t.yaml")));
+}
+
+TEST_CASE("resume: a stored entry is current until its config stops being valid") {
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options(user));
+  kiln::Tuner tuner(rt);
+  const auto& schema = rt.registry().op("scale");
+  const kiln::Problem p = schema.problem_from_shape(kiln::f32, "n=40", kiln::Device::host());
+  REQUIRE(tuner.tune(p, quick()).stored);
+  CHECK(tuner.current_entry(p));
+  // An entry whose config is no longer in the variant's space is not current.
+  kiln::TuningEntry bad = *tuner.current_entry(p);
+  bad.config = kiln::Config{{"unroll", 3}};
+  rt.db().put(kiln::device_info(kiln::Device::host()).fingerprint(), "scale", p.key(), bad);
+  CHECK_FALSE(tuner.current_entry(p));
+  // Another problem is not tuned.
+  CHECK_FALSE(tuner.current_entry(schema.problem_from_shape(kiln::f32, "n=48", kiln::Device::host())));
+}
+
+TEST_CASE("throughput and timestamps") {
+  auto s = kiln_test::scale_schema();
+  const kiln::Problem p = s->problem_from_dims(kiln::f32, {1000000}, kiln::Device::host());
+  CHECK(kiln::throughput(*s, p, 1000.0) == Approx(8.0));  // 8 MB in 1 ms = 8 GB/s
+  CHECK(std::string(kiln::throughput_unit(*s)) == "GB/s");
+  const std::string t = kiln::utc_timestamp();
+  CHECK(t.size() == 20);
+  CHECK(t[10] == 'T');
+  CHECK(t.back() == 'Z');
+}

@@ -1,0 +1,244 @@
+// kiln bench: every variant (or the named ones) of an op on one problem, each validated and then
+// timed in the same run, with throughput and the ratio to a baseline measured alongside:
+// op()'s own choice by default, the fastest vendor variant with --vs vendor, or a named variant.
+// ratio = baseline time / variant time, so > 1 means faster than the baseline.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include <kiln/tuner/evaluator.hpp>
+#include <kiln/tuner/search_space.hpp>
+#include <kiln/tuner/tuner.hpp>
+
+#include <CLI/CLI.hpp>
+#include <kiln/kiln.hpp>
+
+#include "common.hpp"
+#include "json.hpp"
+#include "progress.hpp"
+#include "table.hpp"
+
+namespace kiln::cli {
+namespace {
+
+struct BenchCli {
+  std::string op, shape, dtype, device, vs;
+  std::vector<std::string> variants;
+  int runs = 20, warmup = 3;
+  bool warm = false, json = false;
+  std::uint64_t input_seed = 42;
+};
+
+struct Row {
+  Candidate candidate;
+  bool dispatched = false;  // what op() runs for this problem
+  std::string label;        // "default", "tuned", ...
+  bool usable = true;
+  CandidateResult result;
+};
+
+const char* kUsage =
+    "usage: kiln bench <op> --shape SHAPE [--dtype T] [--device D] [--variants all|NAME...] [--vs vendor|NAME]\n"
+    "                  [--runs N] [--warm] [--json]";
+
+}  // namespace
+
+Command make_bench_command(CLI::App& parent) {
+  auto o = std::make_shared<BenchCli>();
+  Command c;
+  c.app = parent.add_subcommand("bench", "Time every variant of an op on one problem against a baseline");
+  auto* app = c.app;
+  app->add_option("op", o->op, "Op to benchmark")->required();
+  app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")->required();
+  app->add_option("--dtype", o->dtype, "Element type (default: the op's first)");
+  app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
+  app->add_option("--variants", o->variants, "all (default) or variant names")->delimiter(',');
+  app->add_option("--vs", o->vs, "Baseline: vendor (fastest vendor variant) or a variant name; default op()'s choice");
+  app->add_option("--runs", o->runs, "Timed runs per variant (default 20)")->check(CLI::PositiveNumber);
+  app->add_option("--warmup", o->warmup, "Warm-up runs (default 3)")->check(CLI::NonNegativeNumber);
+  app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs");
+  app->add_flag("--warm", o->warm, "Do not flush the L2 cache between timed runs");
+  app->add_flag("--json", o->json, "Print JSON");
+  c.usage = kUsage;
+  c.run = [o] {
+    auto rt = open_runtime("off", false);
+    const Device dev = parse_device(o->device);
+    const Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);
+    const DeviceInfo& info = device_info(dev);
+    const OpSchema& schema = *p.schema;
+
+    // Which variants.
+    std::vector<const Variant*> chosen;
+    const bool all = o->variants.empty() || (o->variants.size() == 1 && o->variants[0] == "all");
+    for (const Variant* v : rt->registry().variants(o->op)) {
+      if (all) {
+        if (v->device_kind() == dev.kind && !(v->desc().reference && dev.is_cuda())) chosen.push_back(v);
+        continue;
+      }
+      if (std::find(o->variants.begin(), o->variants.end(), v->name()) != o->variants.end()) chosen.push_back(v);
+    }
+    if (!all)
+      for (const std::string& n : o->variants) {
+        const Variant* v = rt->registry().find_variant(n);
+        if (!v || v->op() != o->op) {
+          std::string known;
+          for (const Variant* x : rt->registry().variants(o->op)) known += (known.empty() ? "" : ", ") + x->name();
+          throw UsageError("no variant '" + n + "' of op '" + o->op + "' (its variants: " + (known.empty() ? "none" : known) + ")");
+        }
+      }
+    bool vs_vendor = o->vs == "vendor";
+    const Variant* vs_variant = nullptr;
+    if (!o->vs.empty() && !vs_vendor) {
+      vs_variant = rt->registry().find_variant(o->vs);
+      if (!vs_variant || vs_variant->op() != o->op)
+        throw UsageError("--vs " + o->vs + ": expected 'vendor' or a variant of '" + o->op + "'");
+      if (std::find(chosen.begin(), chosen.end(), vs_variant) == chosen.end()) chosen.push_back(vs_variant);
+    }
+    if (vs_vendor)  // the vendor baseline is measured even when --variants leaves it out
+      for (const Variant* v : rt->registry().variants(o->op))
+        if (v->desc().vendor && v->device_kind() == dev.kind && std::find(chosen.begin(), chosen.end(), v) == chosen.end())
+          chosen.push_back(v);
+
+    // Rows: each variant's default config, plus op()'s choice when that is another config.
+    const Decision decision = rt->explain(p);
+    std::vector<Row> rows;
+    for (const Variant* v : chosen) {
+      Row r;
+      r.candidate = {v, v->default_config_for(info, p), true};
+      r.label = "default";
+      std::string why;
+      r.usable = candidate_usable(*v, r.candidate.config, p, info, &why);
+      if (!r.usable) {
+        r.result.candidate = r.candidate;
+        r.result.outcome = Outcome::rejected;
+        r.result.reason = why;
+      }
+      rows.push_back(std::move(r));
+    }
+    if (decision.variant) {
+      auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
+        return r.candidate.variant == decision.variant && r.candidate.config == decision.config;
+      });
+      if (it != rows.end()) {
+        it->dispatched = true;
+      } else if (all || std::find(chosen.begin(), chosen.end(), decision.variant) != chosen.end()) {
+        Row r;
+        r.candidate = {decision.variant, decision.config, false};
+        r.label = decision.from == Decision::From::database ? "tuned" : "op()";
+        r.dispatched = true;
+        rows.push_back(std::move(r));
+      }
+    }
+    if (rows.empty()) throw Error("no variant of '" + o->op + "' runs on " + dev.to_string());
+
+    // Measure.
+    ProgressBar bar("bench " + o->op + " " + p.key());
+    EvaluatorOptions eo;
+    eo.seed = o->input_seed;
+    eo.warm = o->warm;
+    eo.max_seconds_per_candidate = 5.0;
+    std::unique_ptr<ProblemEvaluator> ev;
+    TimingOptions t;
+    t.runs = o->runs;
+    t.warmup = o->warmup;
+    t.warm = o->warm;
+    t.min_runs = o->runs;
+    std::size_t done = 0, failed = 0;
+    for (Row& r : rows) {
+      bar.update(done, rows.size(), r.candidate.to_string());
+      if (r.usable) {
+        if (!ev) ev = std::make_unique<ProblemEvaluator>(p, eo);
+        r.result = ev->check(r.candidate);
+        if (r.result.ok()) {
+          CandidateResult timed = ev->time(r.candidate, t);
+          timed.error = r.result.error;
+          timed.tolerance = r.result.tolerance;
+          r.result = timed;
+        }
+        if (!r.result.ok()) ++failed;
+        if (r.result.device_lost) break;
+      }
+      bar.update(++done, rows.size(), r.candidate.to_string());
+    }
+    bar.finish();
+
+    // Baseline.
+    const Row* base = nullptr;
+    std::string base_note;
+    for (const Row& r : rows) {
+      if (!r.result.ok() || !r.usable) continue;
+      if (vs_vendor) {
+        if (r.candidate.variant->desc().vendor && (!base || r.result.timing.median_us < base->result.timing.median_us)) base = &r;
+      } else if (vs_variant) {
+        if (r.candidate.variant == vs_variant && r.label == "default") base = &r;
+      } else if (r.dispatched) {
+        base = &r;
+      }
+    }
+    if (vs_vendor && !base)
+      base_note = "no vendor variant of '" + o->op + "' ran on this problem (none registered for " + dev.to_string() +
+                  ", or none supports it): no baseline";
+    else if (!base)
+      base_note = "the baseline did not run successfully: no ratios";
+    else
+      base_note = "baseline: " + base->candidate.to_string() +
+                  (vs_vendor ? " (fastest vendor variant)" : vs_variant ? "" : " (op()'s choice)");
+
+    const std::string unit = throughput_unit(schema);
+    if (o->json) {
+      Json arr = Json::array();
+      for (const Row& r : rows) {
+        Json j = Json::object();
+        j.set("variant", r.candidate.variant->name())
+            .set("config", r.candidate.config.to_string())
+            .set("label", r.label)
+            .set("dispatched", r.dispatched)
+            .set("vendor", r.candidate.variant->desc().vendor)
+            .set("outcome", outcome_name(r.result.outcome));
+        if (!r.result.reason.empty()) j.set("reason", r.result.reason);
+        if (r.result.ok() && r.usable) {
+          const double tp = throughput(schema, p, r.result.timing.median_us);
+          j.set("median_us", r.result.timing.median_us)
+              .set("mad_us", r.result.timing.mad_us)
+              .set("samples", r.result.timing.samples)
+              .set("throughput", tp)
+              .set("throughput_unit", unit)
+              .set("error", r.result.error);
+          if (base) j.set("ratio", base->result.timing.median_us / r.result.timing.median_us);
+        }
+        arr.push(std::move(j));
+      }
+      Json out = Json::object();
+      out.set("op", o->op).set("problem", p.key()).set("device", dev.to_string()).set("device_key", info.fingerprint());
+      out.set("rows", std::move(arr)).set("baseline_note", base_note);
+      if (base) out.set("baseline", base->candidate.to_string());
+      std::cout << out.dump() << "\n";
+    } else {
+      std::cout << o->op << " " << p.key() << " on " << dev.to_string() << " (" << info.fingerprint() << ")\n";
+      Table tab({"variant", "config", "", "median", "MAD", "throughput", "vs baseline", "note"},
+                {Align::left, Align::left, Align::left, Align::right, Align::right, Align::right, Align::right, Align::left});
+      for (const Row& r : rows) {
+        std::string mark = r.dispatched ? "*" : "";
+        if (r.label == "tuned") mark += " tuned";
+        if (r.result.ok() && r.usable) {
+          const double tp = throughput(schema, p, r.result.timing.median_us);
+          const std::string ratio = base ? fmt_fixed(base->result.timing.median_us / r.result.timing.median_us, 2) + "x" : "-";
+          tab.add({r.candidate.variant->name(), r.candidate.config.to_string(), mark, fmt_us(r.result.timing.median_us),
+                   fmt_us(r.result.timing.mad_us), fmt_throughput(tp, unit), ratio,
+                   r.candidate.variant->desc().vendor ? "vendor" : ""});
+        } else {
+          const std::string status = r.usable ? std::string(outcome_name(r.result.outcome)) : "unsupported";
+          tab.add({r.candidate.variant->name(), r.candidate.config.to_string(), mark, "-", "-", "-", "-",
+                   status + (r.result.reason.empty() ? std::string() : ": " + r.result.reason)});
+        }
+      }
+      tab.print(std::cout);
+      std::cout << "* = what op() runs for this problem (" << decision_source_name(decision.from) << "); " << base_note
+                << "; ratio = baseline time / variant time\n";
+    }
+    return failed ? kExitFailed : kExitOk;
+  };
+  return c;
+}
+
+}  // namespace kiln::cli

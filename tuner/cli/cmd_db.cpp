@@ -1,0 +1,249 @@
+// kiln db show | merge FILE... | prune: inspect the tuning database layers, merge databases
+// tuned on other machines into the user file (a key present in both keeps the entry with the
+// lower median time, or the newer one with --prefer-newer), and drop stale entries.
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <kiln/kiln.hpp>
+
+#include "common.hpp"
+#include "json.hpp"
+#include "table.hpp"
+
+namespace kiln::cli {
+namespace {
+
+// Why an entry cannot be used with the plugins loaded now; empty when it can.
+std::string entry_status(const Registry& reg, const std::string& op, const TuningEntry& e) {
+  const Variant* v = reg.find_variant(e.variant);
+  if (!v) return "variant not loaded";
+  if (v->op() != op) return "variant belongs to op '" + v->op() + "'";
+  const Source& src = reg.source_of(*v);
+  if (!e.plugin_build.empty() && !src.build_id.empty() && e.plugin_build != src.build_id)
+    return "stale: tuned with build " + e.plugin_build + ", loaded build " + src.build_id;
+  if (!v->space().contains(e.config)) return "config " + e.config.to_string() + " is not in the variant's space";
+  return {};
+}
+
+std::size_t count_entries(const TuningTable& t) {
+  std::size_t n = 0;
+  for (const auto& [dev, ops] : t)
+    for (const auto& [op, keys] : ops) n += keys.size();
+  return n;
+}
+
+const char* kUsage =
+    "usage: kiln db show [--op OP] [--json]\n"
+    "       kiln db merge FILE... [--into PATH] [--prefer-newer] [--json]\n"
+    "       kiln db prune [--missing] [--dry-run] [--json]";
+
+struct DbCli {
+  std::string op, into;
+  std::vector<std::string> files;
+  bool json = false, prefer_newer = false, dry_run = false, missing = false;
+  CLI::App* show = nullptr;
+  CLI::App* merge = nullptr;
+  CLI::App* prune = nullptr;
+};
+
+int run_show(const DbCli& o) {
+  auto rt = open_runtime("off", o.json);
+  Json layers = Json::array();
+  for (const TuningLayer& layer : rt->db().layers()) {
+    Table t({"device", "op", "problem", "variant", "config", "median", "throughput", "tuned at", "status"},
+            {Align::left, Align::left, Align::left, Align::left, Align::left, Align::right, Align::right, Align::left,
+             Align::left});
+    Json entries = Json::array();
+    for (const auto& [dev, ops] : layer.table)
+      for (const auto& [op, keys] : ops) {
+        if (!o.op.empty() && op != o.op) continue;
+        for (const auto& [key, e] : keys) {
+          const std::string status = entry_status(rt->registry(), op, e);
+          t.add({dev, op, key, e.variant, e.config.to_string(), fmt_us(e.median_us),
+                 fmt_throughput(e.throughput, e.throughput_unit), e.tuned_at, status.empty() ? "ok" : status});
+          entries.push(Json::object()
+                           .set("device", dev)
+                           .set("op", op)
+                           .set("problem", key)
+                           .set("variant", e.variant)
+                           .set("config", e.config.to_string())
+                           .set("median_us", e.median_us)
+                           .set("mad_us", e.mad_us)
+                           .set("samples", e.samples)
+                           .set("throughput", e.throughput)
+                           .set("throughput_unit", e.throughput_unit)
+                           .set("plugin", e.plugin_name)
+                           .set("plugin_version", e.plugin_version)
+                           .set("build", e.plugin_build)
+                           .set("tuned_at", e.tuned_at)
+                           .set("status", status.empty() ? "ok" : status));
+        }
+      }
+    if (o.json) {
+      layers.push(Json::object()
+                      .set("path", layer.path)
+                      .set("kind", layer.writable ? "user" : "shipped")
+                      .set("entries", std::move(entries)));
+    } else {
+      std::cout << (layer.writable ? "user" : "shipped") << " layer " << layer.path << ": "
+                << count_entries(layer.table) << " entries\n";
+      if (!t.empty()) t.print(std::cout, "  ");
+    }
+  }
+  if (o.json) {
+    Json errors = Json::array();
+    for (const auto& e : rt->db().errors()) errors.push(e);
+    std::cout << Json::object()
+                     .set("user_path", rt->db().user_path())
+                     .set("layers", std::move(layers))
+                     .set("errors", std::move(errors))
+                     .dump()
+              << "\n";
+  } else {
+    if (rt->db().layers().empty()) std::cout << "no tuning database layers (user file: " << rt->db().user_path() << ")\n";
+    bool user_layer = false;
+    for (const TuningLayer& l : rt->db().layers()) user_layer |= l.writable;
+    if (!user_layer && !rt->db().user_path().empty())
+      std::cout << "user file " << rt->db().user_path() << " is not readable (see the warning above)\n";
+  }
+  return rt->db().errors().empty() ? kExitOk : kExitFailed;
+}
+
+int run_merge(const DbCli& o) {
+  // Read every input first: a bad file stops the merge before anything is written.
+  std::vector<TuningTable> inputs;
+  for (const std::string& f : o.files) inputs.push_back(TuningDb::read_file(f));
+  const std::string target = o.into.empty() ? TuningDb::default_user_path() : o.into;
+  if (target.empty()) throw UsageError("no user database file (set KILN_CACHE_DIR or HOME, or give --into PATH)");
+  TuningDb db({}, target);
+  if (!db.errors().empty()) throw TuningDbError(db.errors().front() + " (not merging into it)");
+  std::size_t changed = 0, added = 0, replaced = 0, kept = 0, total = 0;
+  Json conflicts = Json::array();
+  db.update([&](TuningTable& table) {
+    for (const TuningTable& in : inputs) {
+      for (const auto& [dev, ops] : in)
+        for (const auto& [op, keys] : ops)
+          for (const auto& [key, e] : keys) {
+            const TuningEntry* old = nullptr;
+            auto d = table.find(dev);
+            if (d != table.end()) {
+              auto x = d->second.find(op);
+              if (x != d->second.end()) {
+                auto k = x->second.find(key);
+                if (k != x->second.end()) old = &k->second;
+              }
+            }
+            if (!old) {
+              ++added;
+              continue;
+            }
+            if (*old == e) continue;
+            const bool take = o.prefer_newer ? e.tuned_at > old->tuned_at : e.median_us < old->median_us;
+            (take ? replaced : kept)++;
+            conflicts.push(Json::object()
+                               .set("device", dev)
+                               .set("op", op)
+                               .set("problem", key)
+                               .set("kept", take ? e.variant + " [" + e.config.to_string() + "]"
+                                                 : old->variant + " [" + old->config.to_string() + "]")
+                               .set("kept_median_us", take ? e.median_us : old->median_us)
+                               .set("dropped", take ? old->variant + " [" + old->config.to_string() + "]"
+                                                    : e.variant + " [" + e.config.to_string() + "]")
+                               .set("dropped_median_us", take ? old->median_us : e.median_us));
+          }
+      changed += merge_tables(table, in, o.prefer_newer);
+    }
+    total = count_entries(table);
+  });
+  if (o.json) {
+    std::cout << Json::object()
+                     .set("into", target)
+                     .set("files", o.files.size())
+                     .set("added", added)
+                     .set("replaced", replaced)
+                     .set("kept", kept)
+                     .set("changed", changed)
+                     .set("entries", total)
+                     .set("rule", o.prefer_newer ? "newer tuned_at wins" : "lower median_us wins")
+                     .set("conflicts", std::move(conflicts))
+                     .dump()
+              << "\n";
+  } else {
+    std::cout << "merged " << o.files.size() << " file(s) into " << target << ": " << added << " added, " << replaced
+              << " replaced, " << kept << " kept on conflict (" << (o.prefer_newer ? "newer wins" : "lower median wins")
+              << "); " << total << " entries now\n";
+  }
+  return kExitOk;
+}
+
+int run_prune(const DbCli& o) {
+  auto rt = open_runtime("off", o.json);
+  if (rt->db().user_path().empty()) throw UsageError("no user database file (set KILN_CACHE_DIR or HOME)");
+  if (o.missing && rt->registry().all_variants().empty())
+    throw UsageError("--missing with no plugins loaded would drop every entry; check KILN_PLUGIN_PATH");
+  std::vector<std::pair<std::string, std::string>> dropped;  // (what, why)
+  auto drop = [&](const std::string& dev, const std::string& op, const std::string& key, const TuningEntry& e) {
+    const std::string status = entry_status(rt->registry(), op, e);
+    if (status.empty()) return false;
+    if (status == "variant not loaded" && !o.missing) return false;
+    dropped.emplace_back(dev + " " + op + " " + key + " " + e.variant, status);
+    return true;
+  };
+  if (o.dry_run) {
+    for (const TuningLayer& l : rt->db().layers())
+      if (l.writable)
+        for (const auto& [dev, ops] : l.table)
+          for (const auto& [op, keys] : ops)
+            for (const auto& [key, e] : keys) drop(dev, op, key, e);
+  } else {
+    rt->db().prune(drop);
+  }
+  if (o.json) {
+    Json arr = Json::array();
+    for (const auto& [what, why] : dropped) arr.push(Json::object().set("entry", what).set("why", why));
+    std::cout << Json::object()
+                     .set("user_path", rt->db().user_path())
+                     .set("dry_run", o.dry_run)
+                     .set("dropped", std::move(arr))
+                     .dump()
+              << "\n";
+  } else {
+    for (const auto& [what, why] : dropped) std::cout << (o.dry_run ? "would drop " : "dropped ") << what << ": " << why << "\n";
+    std::cout << dropped.size() << " stale entr" << (dropped.size() == 1 ? "y" : "ies") << (o.dry_run ? " would be" : "")
+              << " dropped from " << rt->db().user_path()
+              << (o.missing ? "" : " (entries of variants that are not loaded are kept; --missing drops them)") << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command make_db_command(CLI::App& parent) {
+  auto o = std::make_shared<DbCli>();
+  Command c;
+  c.app = parent.add_subcommand("db", "Inspect, merge and prune the tuning database");
+  c.app->require_subcommand(1);
+  o->show = c.app->add_subcommand("show", "List the layers and their entries with their status");
+  o->show->add_option("--op", o->op, "Only this op");
+  o->show->add_flag("--json", o->json, "Print JSON");
+  o->merge = c.app->add_subcommand("merge", "Merge tuning databases from other machines into the user file");
+  o->merge->add_option("files", o->files, "Database files")->required()->check(CLI::ExistingFile);
+  o->merge->add_option("--into", o->into, "Target file (default: the user database)");
+  o->merge->add_flag("--prefer-newer", o->prefer_newer, "On a conflict keep the newer entry, not the faster one");
+  o->merge->add_flag("--json", o->json, "Print JSON");
+  o->prune = c.app->add_subcommand("prune", "Drop stale entries (changed plugin build, invalid config) from the user file");
+  o->prune->add_flag("--missing", o->missing, "Also drop entries whose variant is not loaded");
+  o->prune->add_flag("--dry-run", o->dry_run, "Only list what would be dropped");
+  o->prune->add_flag("--json", o->json, "Print JSON");
+  c.usage = kUsage;
+  c.run = [o] {
+    if (o->show->parsed()) return run_show(*o);
+    if (o->merge->parsed()) return run_merge(*o);
+    if (o->prune->parsed()) return run_prune(*o);
+    throw UsageError("expected show, merge or prune");
+  };
+  return c;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,90 @@
+// kiln explain <op> --shape ...: what op() would run for a problem and why — the database file,
+// device fallback level and problem key that hit, or that the defaults were used and which
+// variants were passed over, each with its reason.
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <kiln/kiln.hpp>
+
+#include "common.hpp"
+#include "json.hpp"
+
+namespace kiln::cli {
+
+Command make_explain_command(CLI::App& parent) {
+  struct Opts {
+    std::string op, shape, dtype, device;
+    int align = 16;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  Command c;
+  c.app = parent.add_subcommand("explain", "Show which variant and config op() would run for a problem, and why");
+  c.app->add_option("op", o->op, "Op")->required();
+  c.app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")->required();
+  c.app->add_option("--dtype", o->dtype, "Element type (default: the op's first)");
+  c.app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
+  c.app->add_option("--align", o->align, "Alignment of the arguments in bytes: 16 (default), 8, 4, 2, 1")
+      ->check(CLI::IsMember(std::vector<int>{1, 2, 4, 8, 16}));
+  c.app->add_flag("--json", o->json, "Print JSON");
+  c.usage = "usage: kiln explain <op> --shape SHAPE [--dtype T] [--device D] [--align BYTES] [--json]";
+  c.run = [o] {
+    auto rt = open_runtime("off", o->json);
+    const Device dev = parse_device(o->device);
+    Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);
+    p.align_bytes = o->align;
+    const DeviceInfo& info = device_info(dev);
+    const Decision d = rt->explain(p);
+    std::vector<std::string> layers;
+    for (const TuningLayer& l : rt->db().layers()) layers.push_back(l.path + (l.writable ? " (user)" : " (shipped)"));
+    if (o->json) {
+      Json j = Json::object();
+      j.set("op", o->op).set("problem", p.key()).set("bucket", p.schema->bucket_of(p)).set("device", dev.to_string());
+      j.set("device_key", info.fingerprint()).set("align_bytes", p.align_bytes);
+      j.set("variant", d.variant ? d.variant->name() : "").set("config", d.config.to_string());
+      j.set("source", decision_source_name(d.from));
+      if (d.hit) {
+        j.set("hit", Json::object()
+                         .set("file", d.hit->layer_path)
+                         .set("device_key", d.hit->device_key)
+                         .set("fallback_level", fallback_level_name(d.hit->level))
+                         .set("problem_key", d.hit->problem_key)
+                         .set("exact_problem", d.hit->exact_problem)
+                         .set("median_us", d.hit->entry.median_us)
+                         .set("mad_us", d.hit->entry.mad_us)
+                         .set("samples", d.hit->entry.samples)
+                         .set("tuned_at", d.hit->entry.tuned_at)
+                         .set("plugin_build", d.hit->entry.plugin_build));
+      }
+      Json rejected = Json::array();
+      for (const auto& [what, why] : d.rejected) rejected.push(Json::object().set("what", what).set("why", why));
+      j.set("rejected", std::move(rejected));
+      Json l = Json::array();
+      for (const auto& s : layers) l.push(s);
+      j.set("database_layers", std::move(l));
+      if (d.workspace_bytes) j.set("workspace_bytes", d.workspace_bytes);
+      std::cout << j.dump() << "\n";
+      return d.variant ? kExitOk : kExitFailed;
+    }
+    std::cout << o->op << " " << p.key() << " on " << dev.to_string() << " (" << info.fingerprint() << "), "
+              << p.align_bytes << "-byte aligned\n";
+    if (!d.variant) {
+      std::cout << "no variant supports this problem:\n";
+      for (const auto& [what, why] : d.rejected) std::cout << "  " << what << ": " << why << "\n";
+      if (d.rejected.empty()) std::cout << "  (no variants are registered for this op)\n";
+      return kExitFailed;
+    }
+    std::cout << d.explain();
+    if (!d.hit) {
+      std::cout << "database layers searched (bucket " << p.schema->bucket_of(p) << "):";
+      if (layers.empty()) std::cout << " none";
+      std::cout << "\n";
+      for (const auto& s : layers) std::cout << "  " << s << "\n";
+    }
+    return kExitOk;
+  };
+  return c;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,40 @@
+// run_search: one problem's search from start to choice — the strategy evaluates candidates
+// (each validated before it is timed), the fastest few are re-timed interleaved, and the winner
+// is the lowest median unless another finalist is within the measured noise of it, in which case
+// the fixed tie rule (preferred_on_tie) decides.  The same machine thus gives the same choice.
+//
+//   kiln::SearchOptions o;  o.strategy = "anneal";  o.budget.evals = 40;
+//   kiln::SearchResult r = kiln::run_search(evaluator, space.candidates, o);
+//   if (r.winner) std::cout << r.winner->candidate.to_string();
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/tuner/candidate.hpp"
+#include "kiln/tuner/evaluator.hpp"
+#include "kiln/tuner/strategy.hpp"
+
+namespace kiln {
+
+struct SearchResult {
+  std::string strategy;
+  std::size_t space_size = 0;
+  std::vector<CandidateResult> results;    // every evaluated candidate, in evaluation order
+  std::vector<CandidateResult> finalists;  // after re-timing, winner first, then by median
+  std::optional<CandidateResult> winner;   // never a candidate that is not ok
+  std::string choice_note;                 // how the winner was picked (tie rule, single finalist)
+  std::string stop_reason;                 // "all candidates evaluated", "budget of 40 evaluations", ...
+  bool cancelled = false;
+  bool device_lost = false;
+  double seconds = 0.0;                    // search and re-timing
+  std::size_t evaluations() const { return results.size(); }
+};
+
+SearchResult run_search(Evaluator& evaluator, const std::vector<Candidate>& candidates, const SearchOptions& options);
+
+// The finalist choice on its own (used by run_search; exposed for tests): index of the winner in
+// `timed` (all ok, each with its re-timed samples) and a note saying how it was chosen.
+std::size_t choose_winner(const std::vector<CandidateResult>& timed, double tie_fraction, std::string* note);
+
+}  // namespace kiln

@@ -1,0 +1,178 @@
+#include "kiln/tuner/plan.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "install_paths.hpp"
+#include "kiln/errors.hpp"
+#include "kiln/op_schema.hpp"
+
+namespace kiln {
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void plan_error(const std::string& source, int line, const std::string& what) {
+  throw ArgumentError("plan '" + source + "'" + (line > 0 ? " line " + std::to_string(line) : std::string()) + ": " + what);
+}
+
+int line_of(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
+
+std::string read_text(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ArgumentError(std::string("cannot open ") + what + " '" + path + "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+template <typename T>
+T scalar_as(const YAML::Node& n, const std::string& source, const std::string& field, const char* kind) {
+  if (!n.IsScalar()) plan_error(source, line_of(n), "`" + field + "` must be " + kind);
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    plan_error(source, line_of(n), "`" + field + "` must be " + kind + ", not '" + n.Scalar() + "'");
+  }
+}
+
+// Reads the optional strategy and budgets of a map (the plan or one problem).
+template <typename Target>
+void read_search_fields(const YAML::Node& map, const std::string& source, Target& t) {
+  if (const YAML::Node s = map["strategy"]) t.strategy = scalar_as<std::string>(s, source, "strategy", "a string");
+  if (const YAML::Node b = map["budget_evals"]) {
+    const long v = scalar_as<long>(b, source, "budget_evals", "a positive integer");
+    if (v <= 0) plan_error(source, line_of(b), "`budget_evals` must be a positive integer");
+    t.budget_evals = static_cast<std::size_t>(v);
+  }
+  if (const YAML::Node b = map["budget_seconds"]) {
+    const double v = scalar_as<double>(b, source, "budget_seconds", "a number of seconds");
+    if (!(v > 0)) plan_error(source, line_of(b), "`budget_seconds` must be positive");
+    t.budget_seconds = v;
+  }
+}
+
+}  // namespace
+
+Plan parse_plan(const std::string& text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    plan_error(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "invalid YAML: " + e.msg);
+  }
+  Plan plan;
+  plan.source = source;
+  if (!root.IsMap()) plan_error(source, line_of(root), "expected a map with `problems:`");
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    if (key != "problems" && key != "strategy" && key != "budget_evals" && key != "budget_seconds" && key != "name" &&
+        key != "description")
+      plan_error(source, line_of(kv.first),
+                 "unknown field '" + key + "' (expected problems, strategy, budget_evals, budget_seconds, name, description)");
+  }
+  read_search_fields(root, source, plan);
+  const YAML::Node problems = root["problems"];
+  if (!problems || !problems.IsSequence()) plan_error(source, line_of(root), "`problems:` must be a list of {op, dtype, shape}");
+  for (const YAML::Node& item : problems) {
+    const int line = line_of(item);
+    if (!item.IsMap()) plan_error(source, line, "each problem must be a map {op, dtype, shape}");
+    for (const auto& kv : item) {
+      const std::string key = kv.first.Scalar();
+      if (key != "op" && key != "dtype" && key != "shape" && key != "device" && key != "strategy" &&
+          key != "budget_evals" && key != "budget_seconds")
+        plan_error(source, line_of(kv.first),
+                   "unknown problem field '" + key + "' (expected op, dtype, shape, device, strategy, budget_evals, budget_seconds)");
+    }
+    PlanItem p;
+    p.line = line;
+    if (!item["op"]) plan_error(source, line, "a problem needs `op`");
+    if (!item["shape"]) plan_error(source, line, "a problem needs `shape` (e.g. 4096x4096x4096)");
+    p.op = scalar_as<std::string>(item["op"], source, "op", "a string");
+    p.shape = scalar_as<std::string>(item["shape"], source, "shape", "a string");
+    if (const YAML::Node d = item["dtype"]) {
+      try {
+        p.dtype = parse_dtype(scalar_as<std::string>(d, source, "dtype", "a dtype name"));
+      } catch (const ArgumentError& e) {
+        plan_error(source, line_of(d), e.what());
+      }
+    }
+    if (const YAML::Node d = item["device"]) p.device = scalar_as<std::string>(d, source, "device", "a string");
+    read_search_fields(item, source, p);
+    plan.problems.push_back(std::move(p));
+  }
+  return plan;
+}
+
+Plan load_plan(const std::string& path) { return parse_plan(read_text(path, "plan"), path); }
+
+Plan load_problem_list(const std::string& path) {
+  std::istringstream in(read_text(path, "problem list"));
+  Plan plan;
+  plan.source = path;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.erase(hash);
+    std::istringstream words(line);
+    std::vector<std::string> w;
+    for (std::string s; words >> s;) w.push_back(s);
+    if (w.empty()) continue;
+    if (w.size() < 3 || w.size() > 4)
+      plan_error(path, number, "expected '<op> <dtype> <shape> [device]', got '" + line + "'");
+    PlanItem p;
+    p.line = number;
+    p.op = w[0];
+    try {
+      p.dtype = parse_dtype(w[1]);
+    } catch (const ArgumentError& e) {
+      plan_error(path, number, e.what());
+    }
+    p.shape = w[2];
+    if (w.size() == 4) p.device = w[3];
+    plan.problems.push_back(std::move(p));
+  }
+  return plan;
+}
+
+std::string shipped_plans_dir() {
+  const std::string dir = detail::installed_config_dir();
+  return dir.empty() ? dir : (fs::path(dir) / "plans").string();
+}
+
+std::string find_plan(const std::string& name_or_path) {
+  std::error_code ec;
+  if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
+  const std::string dir = shipped_plans_dir();
+  if (!dir.empty() && name_or_path.find('/') == std::string::npos) {
+    for (const std::string& name : {name_or_path, name_or_path + ".yaml"}) {
+      const fs::path p = fs::path(dir) / name;
+      if (fs::is_regular_file(p, ec)) return p.string();
+    }
+  }
+  std::string shipped;
+  if (!dir.empty())
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".yaml") shipped += (shipped.empty() ? "" : ", ") + it->path().stem().string();
+  throw ArgumentError("no plan file '" + name_or_path + "'" +
+                      (shipped.empty() ? std::string() : " (shipped plans in " + dir + ": " + shipped + ")"));
+}
+
+std::string problem_list_line(const Problem& problem) {
+  std::string shape;
+  for (int i = 0; i < problem.n_dims; ++i) {
+    const std::string name = problem.schema && i < static_cast<int>(problem.schema->dim_names.size())
+                                 ? problem.schema->dim_names[i]
+                                 : "d" + std::to_string(i);
+    shape += (i ? "," : "") + name + "=" + std::to_string(problem.dims[i]);
+  }
+  return (problem.schema ? problem.schema->name : std::string("?")) + " " + std::string(dtype_name(problem.dtype)) + " " +
+         (shape.empty() ? std::string("-") : shape) + " " + problem.device.to_string();
+}
+
+}  // namespace kiln

@@ -1,0 +1,102 @@
+#include "kiln/tuner/tuner.hpp"
+
+#include <ctime>
+
+#include "kiln/errors.hpp"
+#include "kiln/log.hpp"
+
+namespace kiln {
+
+double throughput(const OpSchema& schema, const Problem& problem, double median_us) {
+  if (!schema.work || median_us <= 0.0) return 0.0;
+  const double per_second = schema.work(problem) / (median_us * 1e-6);
+  return schema.work_unit == WorkUnit::flop ? per_second / 1e12 : per_second / 1e9;
+}
+
+const char* throughput_unit(const OpSchema& schema) { return schema.work_unit == WorkUnit::flop ? "TFLOP/s" : "GB/s"; }
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+TuningEntry Tuner::make_entry(const Problem& problem, const CandidateResult& winner) const {
+  TuningEntry e;
+  e.variant = winner.candidate.variant->name();
+  e.config = winner.candidate.config;
+  e.median_us = winner.timing.median_us;
+  e.mad_us = winner.timing.mad_us;
+  e.samples = winner.timing.samples;
+  e.throughput = throughput(*problem.schema, problem, winner.timing.median_us);
+  e.throughput_unit = throughput_unit(*problem.schema);
+  const Source& src = rt_->registry().source_of(*winner.candidate.variant);
+  e.plugin_name = src.plugin;
+  e.plugin_version = src.version;
+  e.plugin_build = src.build_id;
+  e.tuned_at = utc_timestamp();
+  return e;
+}
+
+std::optional<TuningEntry> Tuner::current_entry(const Problem& problem) const {
+  if (!problem.schema) return std::nullopt;
+  const DeviceInfo& dev = device_info(problem.device);
+  const std::string fp = dev.fingerprint();
+  for (const TuningLayer& layer : rt_->db().layers()) {
+    if (!layer.writable) continue;
+    auto d = layer.table.find(fp);
+    if (d == layer.table.end()) continue;
+    auto o = d->second.find(problem.schema->name);
+    if (o == d->second.end()) continue;
+    auto k = o->second.find(problem.key());
+    if (k == o->second.end()) continue;
+    if (rt_->dispatcher().entry_usable(k->second, problem, dev, nullptr)) return k->second;
+  }
+  return std::nullopt;
+}
+
+TuneReport Tuner::tune(const Problem& problem, const TuneOptions& options) {
+  if (!problem.schema) throw UnknownOpError("Tuner::tune: the problem has no op schema");
+  TuneReport report;
+  report.problem = problem;
+  const DeviceInfo& dev = device_info(problem.device);
+  report.device_key = dev.fingerprint();
+  report.db_path = rt_->db().user_path();
+  report.space = build_search_space(rt_->registry(), problem, dev, options.space);
+  report.search.strategy = options.search.strategy;
+  if (report.space.candidates.empty()) {
+    report.error = "no variant of '" + problem.schema->name + "' can run " + problem.key() + " on " +
+                   problem.device.to_string();
+    if (report.space.variants_considered == 0) report.error += " (no variants are registered for it)";
+    return report;
+  }
+  make_strategy(options.search.strategy);  // an unknown strategy fails before inputs are built
+  ProblemEvaluator evaluator(problem, options.evaluator);
+  report.prepare_seconds = evaluator.prepare_seconds();
+  logger()->info("tune {} {}: {} candidates, inputs prepared in {:.2f} s", problem.schema->name, problem.key(),
+                 report.space.candidates.size(), report.prepare_seconds);
+  report.search = run_search(evaluator, report.space.candidates, options.search);
+  report.reference_seconds = evaluator.reference_seconds();
+  if (!report.search.winner) {
+    if (report.search.device_lost || report.search.cancelled)
+      report.error = report.search.stop_reason;
+    else
+      report.error = "no candidate passed validation";
+    return report;
+  }
+  report.entry = make_entry(problem, *report.search.winner);
+  if (options.store) {
+    if (report.db_path.empty())
+      throw TuningDbError("tuning database: no user file is configured (set KILN_CACHE_DIR or HOME)");
+    rt_->db().put(report.device_key, problem.schema->name, problem.key(), *report.entry);
+    report.stored = true;
+    // Decisions memoised before this entry existed would hide it.
+    rt_->dispatcher().clear_memo();
+  }
+  return report;
+}
+
+}  // namespace kiln
