@@ -3,14 +3,15 @@
 # test suite, `kiln verify`, compute-sanitizer on the GPU tests, and benchmarks against the vendor
 # baselines.  Logs go to the folder given as the first argument.
 #
-#   scripts/gpu-check.sh OUT [stage...]     stages: build test verify sanitize bench (default: all)
+#   scripts/gpu-check.sh OUT [stage...]
+#   stages: build test demo verify tune sanitize bench (default: all but tune)
 #
 # Environment: KILN_BUILD_DIR (default build-gpu), KILN_JOBS (default nproc),
 # KILN_BENCH_FILE (bench commands, default scripts/bench-anchors.txt).
 set -uo pipefail
 out=${1:?usage: scripts/gpu-check.sh OUT [build|test|verify|sanitize|bench ...]}
 shift
-stages=${*:-build test verify sanitize bench}
+stages=${*:-build test demo verify sanitize bench}
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
 build=${KILN_BUILD_DIR:-build-gpu}
@@ -47,9 +48,27 @@ for stage in $stages; do
       run_stage test_all ctest --test-dir "$build" -LE gpu --output-on-failure -j "$jobs"
       grep -E "tests passed|tests failed" "$out/test_all.log" | tee -a "$summary"
       ;;
+    demo)
+      run_stage demo "$build/bin/kiln" demo
+      tail -n 20 "$out/demo.log" | tee -a "$summary"
+      ;;
     verify)
-      run_stage verify "$build/bin/kiln" verify
-      tail -n 15 "$out/verify.log" | tee -a "$summary"
+      run_stage verify timeout "${KILN_VERIFY_TIMEOUT:-300}" "$build/bin/kiln" verify
+      tail -n 40 "$out/verify.log" | tee -a "$summary"
+      ;;
+    tune)
+      # The issue's three tuner benchmarks: an exhaustive 4096^3 gemm tune within 60 s, the same
+      # winner on a second run, and op() in a fresh process dispatching the tuned choice.
+      : >"$out/tune.log"
+      for i in 1 2; do
+        t0=$SECONDS
+        "$build/bin/kiln" tune gemm --shape 4096x4096x4096 --force --json >"$out/tune$i.json" 2>>"$out/tune.log"
+        rc=$?
+        winner=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["problems"][0]; w=p["winner"]; print(w["variant"], w["config"], "%.1f us" % w["median_us"], "evaluations:", p["evaluations"])' "$out/tune$i.json" 2>&1)
+        note "tune gemm 4096^3 exhaustive run $i: rc=$rc $((SECONDS - t0)) s, winner: $winner"
+      done
+      "$build/bin/kiln" explain gemm --shape 4096x4096x4096 >>"$out/tune.log" 2>&1
+      cat "$out/tune.log" | tee -a "$summary"
       ;;
     sanitize)
       # One log for all (the device tool brings back few files); each test under memcheck and
