@@ -14,7 +14,7 @@ shift
 stages=${*:-build test demo verify sanitize bench}
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
-build=${KILN_BUILD_DIR:-build-gpu}
+build=$(realpath -m "${KILN_BUILD_DIR:-build-gpu}")
 jobs=${KILN_JOBS:-$(nproc)}
 status=0
 summary="$out/summary.txt"
@@ -29,8 +29,8 @@ run_stage() {  # name command...
   [ $rc -eq 0 ] || status=1
   return $rc
 }
-export KILN_CACHE_DIR=$PWD/$build/cache   # never touch the machine's real cache
-export KILN_PLUGIN_PATH=$PWD/$build/lib/kiln/plugins
+export KILN_CACHE_DIR=$build/cache   # never touch the machine's real cache
+export KILN_PLUGIN_PATH=$build/lib/kiln/plugins
 
 for stage in $stages; do
   case $stage in
