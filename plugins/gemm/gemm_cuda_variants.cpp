@@ -15,9 +15,9 @@ namespace kiln::gemm {
 namespace {
 
 constexpr std::int64_t kMaxGridY = 65535;
-// Above gemm_register_blocked (50): at 4096^3 on the H200 it measured faster than every SIMT
-// config, at fp32-level error (README, "Measured"); below gemm_tf32_mma, which is faster still
-// where the caller allows TF32 rounding.
+// Above gemm_register_blocked (50) for the callers who opt in (allow_tf32=2): at 4096^3 on the
+// H200 it measured faster than every SIMT config, at fp32-level error (README, "Measured");
+// below gemm_tf32_mma, which is faster still where the caller allows TF32 rounding.
 constexpr int k3xTf32Priority = 55;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -201,7 +201,7 @@ class GemmTf32Mma final : public GemmCudaVariant {
                              "TF32 tensor cores (mma.sync m16n8k8, cp.async pipeline); only with allow_tf32=1"),
                         tf32_mma_space(), tf32_mma_default, tf32_mma_default_for) {}
   Support check(const Problem& p, const DeviceInfo& d, const Config& c) const override {
-    if (p.dims[kDimTf32] == 0) return Support::no("uses TF32 tensor cores: only for problems with allow_tf32=1");
+    if (p.dims[kDimTf32] != 1) return Support::no("rounds inputs to TF32: only for problems with allow_tf32=1");
     if (d.cc_major < 8)
       return Support::no("needs compute capability 8.0 or newer (mma.sync tf32), device has " +
                          std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));
@@ -218,8 +218,9 @@ class GemmTf32Mma final : public GemmCudaVariant {
   }
 };
 
-// fp32-accurate tensor-core gemm (3xTF32): serves every problem, tf32 = 0 included, since its error
-// is at fp32 level (verified against the f64 host reference by test_gemm_gpu).
+// fp32-accurate tensor-core gemm (3xTF32): error at fp32 level (verified against the f64 host
+// reference by test_gemm_gpu) but not IEEE fp32 (an infinite operand can give NaN through the
+// cross terms), so it serves only callers who opt in with allow_tf32=2 (or allow TF32, =1).
 class Gemm3xTf32Mma final : public GemmCudaVariant {
  public:
   Gemm3xTf32Mma()
@@ -228,6 +229,8 @@ class Gemm3xTf32Mma final : public GemmCudaVariant {
                              "m16n8k8 per tile, cp.async pipeline)"),
                         tf32_mma_space(), tf32_mma_default, tf32_mma_default_for) {}
   Support check(const Problem& p, const DeviceInfo& d, const Config& c) const override {
+    if (p.dims[kDimTf32] == 0)
+      return Support::no("3xTF32 is fp32-accurate but not IEEE for inf/NaN: only with allow_tf32=2 (or 1)");
     if (d.cc_major < 8)
       return Support::no("needs compute capability 8.0 or newer (mma.sync tf32), device has " +
                          std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));

@@ -36,7 +36,13 @@ Status make_problem(const OpSchema& s, const Args& args, Problem& p) {
   p.dims[kDimM] = m;
   p.dims[kDimN] = n;
   p.dims[kDimK] = k;
-  p.dims[kDimTf32] = gemm_scalar(args, kAllowTf32) != 0.0 ? 1 : 0;
+  // allow_tf32: 0 = IEEE fp32 only, 1 = TF32 rounding allowed, 2 = fp32-accurate tensor-core
+  // math (3xTF32) allowed, whose results match fp32 accuracy but not IEEE inf/NaN handling.
+  const double mode = gemm_scalar(args, kAllowTf32);
+  if (mode != 0.0 && mode != 1.0 && mode != 2.0)
+    return Status::fail(ErrorKind::argument, "gemm: scalar 'allow_tf32' is " + std::to_string(mode) +
+                                                 ", expected 0 (IEEE fp32), 1 (TF32) or 2 (3xTF32, fp32-accurate)");
+  p.dims[kDimTf32] = static_cast<std::int64_t>(mode);
   return Status::success();
 }
 
@@ -81,14 +87,14 @@ std::shared_ptr<OpSchema> make_gemm_schema() {
   };
 
   // TF32 keeps 10 mantissa bits: products carry ~2^-11 relative error.
-  s->tolerance = [](const Problem& p) { return p.dims[kDimTf32] != 0 ? 5e-3 : 1e-4; };
+  s->tolerance = [](const Problem& p) { return p.dims[kDimTf32] == 1 ? 5e-3 : 1e-4; };
 
   // The tuner's arguments must re-derive the same problem, so allow_tf32 follows the tf32 dim.
   s->scalars_for = [](const Problem& p, Args& args) {
     while (args.scalar_count() < 3) args.push_scalar(kDefaults[args.scalar_count()]);
     args.set_scalar(kAlpha, kDefaults[kAlpha]);
     args.set_scalar(kBeta, kDefaults[kBeta]);
-    args.set_scalar(kAllowTf32, p.dims[kDimTf32] != 0 ? 1.0 : 0.0);
+    args.set_scalar(kAllowTf32, static_cast<double>(p.dims[kDimTf32]));
   };
   return s;
 }

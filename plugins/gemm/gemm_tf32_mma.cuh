@@ -62,11 +62,6 @@ __device__ __forceinline__ void split_tf32(float x, std::uint32_t& big, std::uin
 // accumulators fit that, 1 for 64 x 64 warp tiles (128 accumulators per thread).
 constexpr int tf32_mma_min_blocks(int wm, int wn) { return wm * wn >= 64 * 64 ? 1 : 2; }
 
-// A TF32 bit pattern, or 0 when it encodes infinity or NaN (exponent all ones).
-__device__ __forceinline__ std::uint32_t finite_or_zero(std::uint32_t t) {
-  return ((t >> 23) & 0xffu) == 0xffu ? 0u : t;
-}
-
 // SPLIT3 = false: plain TF32 (operands rounded to TF32).  SPLIT3 = true: 3xTF32, each operand split
 // into big + small (split_tf32); per 8-deep k-step and mma tile, t = a_small*b_big + a_big*b_small +
 // a_big*b_big (small terms first) in a fresh accumulator, then acc += t with an ordinary fp32 add.
@@ -188,17 +183,14 @@ __global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN), tf32_mma_min_block
           split_tf32(p[8 * kALd], a_big[1], a_small[1]);
           split_tf32(p[4], a_big[2], a_small[2]);
           split_tf32(p[8 * kALd + 4], a_big[3], a_small[3]);
-          std::uint32_t a_big_finite[4];
-#pragma unroll
-          for (int q = 0; q < 4; ++q) a_big_finite[q] = finite_or_zero(a_big[q]);
 #pragma unroll
           for (int j = 0; j < kNTiles; ++j) {
-            // The cross terms see non-finite big parts as 0, so an infinite operand meets only
-            // the other operand's big part: inf * 0 or inf - inf cannot turn the sum into NaN.
-            std::uint32_t b_big_finite[2] = {finite_or_zero(b_big[j][0]), finite_or_zero(b_big[j][1])};
+            // Not IEEE for non-finite inputs: an infinite big part meets the other operand's
+            // residual (inf * 0, inf - inf).  Masking it cost half the speed (spills), so the
+            // variant is opt-in (allow_tf32=2) instead.
             float t[4];
-            mma_tf32_16x8x8_zero(t, a_small, b_big_finite);
-            mma_tf32_16x8x8(t, a_big_finite, b_small[j]);
+            mma_tf32_16x8x8_zero(t, a_small, b_big[j]);
+            mma_tf32_16x8x8(t, a_big, b_small[j]);
             mma_tf32_16x8x8(t, a_big, b_big[j]);
 #pragma unroll
             for (int q = 0; q < 4; ++q) acc[i][j][q] += t[q];

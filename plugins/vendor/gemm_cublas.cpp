@@ -90,7 +90,7 @@ class GemmCublasTf32 final : public CublasVariant {
                       "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 (tensor cores); only problems with tf32=1") {}
 
   Support supports(const Problem& p, const DeviceInfo&, const Config&) const override {
-    if (dim_or(p, "tf32", 0) == 0) return Support::no("rounds inputs to TF32: needs allow_tf32 (tf32=1)");
+    if (dim_or(p, "tf32", 0) != 1) return Support::no("rounds inputs to TF32: needs allow_tf32=1");
     return gemm_extents_fit(p);
   }
 

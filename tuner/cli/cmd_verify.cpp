@@ -6,6 +6,7 @@
 #include <memory>
 
 #include <kiln/tuner/evaluator.hpp>
+#include <kiln/tuner/problem_data.hpp>
 #include <kiln/tuner/search_space.hpp>
 
 #include <CLI/CLI.hpp>
@@ -115,7 +116,9 @@ Command make_verify_command(CLI::App& parent) {
               SpaceOptions so;
               so.max_configs_per_variant = o->max_configs;
               so.seed = o->seed;
-              Job job{p, pitched, build_search_space(rt->registry(), p, info, so)};
+              Problem laid_out = p;  // the alignment of the buffers this job will allocate
+              laid_out.align_bytes = layout_alignment(s, p, pitched);
+              Job job{laid_out, pitched, build_search_space(rt->registry(), laid_out, info, so)};
               for (const Rejection& r : job.space.rejected) {
                 if (r.kind != Rejection::Kind::unsupported) continue;  // wrong device or outside the space
                 auto& tally = tallies[r.example.variant->name() + "|" + dev.to_string()];

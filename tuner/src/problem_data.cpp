@@ -13,6 +13,16 @@ Buffer alloc_like(const TensorSpec& spec, Device device, bool pitched) {
 
 }  // namespace
 
+int layout_alignment(const OpSchema& schema, const Problem& problem, bool pitched) {
+  std::vector<TensorSpec> specs;
+  if (!schema.tensor_specs || !schema.tensor_specs(problem, specs).ok()) return problem.align_bytes;
+  int align = problem.align_bytes;
+  for (const TensorSpec& t : specs)
+    if (t.shape.rank == 2 && t.shape.rows() > 1 && !pitched)
+      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(t.shape.cols()) * dtype_size(t.dtype)));
+  return align;
+}
+
 ProblemData::ProblemData(const OpSchema& schema, const Problem& problem, Device device, std::uint64_t seed,
                          ProblemDataOptions options)
     : schema_(&schema), problem_(problem), device_(device) {

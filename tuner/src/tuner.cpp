@@ -1,5 +1,7 @@
 #include "kiln/tuner/tuner.hpp"
 
+#include "kiln/tuner/problem_data.hpp"
+
 #include <ctime>
 
 #include "kiln/errors.hpp"
@@ -58,8 +60,11 @@ std::optional<TuningEntry> Tuner::current_entry(const Problem& problem) const {
   return std::nullopt;
 }
 
-TuneReport Tuner::tune(const Problem& problem, const TuneOptions& options) {
-  if (!problem.schema) throw UnknownOpError("Tuner::tune: the problem has no op schema");
+TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
+  if (!asked.schema) throw UnknownOpError("Tuner::tune: the problem has no op schema");
+  // Candidates are judged on the buffers the evaluator will allocate (dense unless pitched).
+  Problem problem = asked;
+  problem.align_bytes = layout_alignment(*asked.schema, asked, options.evaluator.pitched);
   TuneReport report;
   report.problem = problem;
   const DeviceInfo& dev = device_info(problem.device);

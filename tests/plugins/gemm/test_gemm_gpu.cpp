@@ -100,9 +100,11 @@ TEST_CASE("every CUDA gemm variant and config matches the host reference", "[gem
   const Mnk shapes[] = {{1, 1, 1},       {7, 13, 5},        {33, 65, 17},   {127, 129, 131},
                         {257, 255, 63},  {1000, 1000, 100}, {128, 128, 1024}, {130, 2, 777}};
   std::uint64_t seed = 1;
+  // allow_tf32 = 0 (IEEE fp32) and 2 (3xTF32 allowed, same fp32 tolerance).
+  for (int mode : {0, 2}) {
   for (bool pitched : {false, true}) {
     for (const Mnk& s : shapes) {
-      const kiln::Problem want = schema.problem_from_dims(kiln::f32, {s.m, s.n, s.k, 0}, kiln::Device::cuda(0));
+      const kiln::Problem want = schema.problem_from_dims(kiln::f32, {s.m, s.n, s.k, mode}, kiln::Device::cuda(0));
       kiln::ProblemDataOptions opts;
       opts.pitched = pitched;
       kiln::ProblemData data(schema, want, kiln::Device::cuda(0), seed++, opts);
@@ -110,13 +112,14 @@ TEST_CASE("every CUDA gemm variant and config matches the host reference", "[gem
       for (const auto& [name, count] : check_all_variants(rt, data, pitched)) {
         INFO(name << " at " << want.key() << (pitched ? " pitched" : " dense"));
         if (name == "gemm_tf32_mma")
-          CHECK(count == 0);  // tf32 = 0: full precision only
+          CHECK(count == 0);  // TF32 rounding needs allow_tf32 = 1
         else if (name == "gemm_3xtf32_mma")
-          CHECK(count == (aligned ? g_tf32_configs : 0));  // fp32-accurate: every config, aligned rows
+          CHECK(count == (mode == 2 && aligned ? g_tf32_configs : 0));  // opt-in, aligned rows
         else
           CHECK(count > 0);  // every other variant handles every shape (vec=1 configs when unaligned)
       }
     }
+  }
   }
 }
 
@@ -165,7 +168,8 @@ TEST_CASE("wide k: the row-per-block kernel chunks the A row through shared memo
       for (const auto& [name, count] : check_all_variants(rt, data, pitched)) {
         INFO(name << " at " << want.key());
         if (name == "gemm_row_per_block") CHECK(count == 5);
-        if (name == "gemm_3xtf32_mma") CHECK(count == (aligned ? g_tf32_configs : 0));
+        if (name == "gemm_3xtf32_mma") CHECK(count == 0);  // opt-in only (allow_tf32 = 2)
+        (void)aligned;
         if (!needs_align16(name)) CHECK(count > 0);
       }
     }
@@ -253,7 +257,7 @@ TEST_CASE("gemm_3xtf32_mma is fp32-accurate at k = 4096 (error vs the f64 refere
   const Mnk shapes[] = {{256, 256, 4096}, {200, 136, 4100}};
   std::uint64_t seed = 400;
   for (const Mnk& s : shapes) {
-    for (int tf32 : {0, 1}) {
+    for (int tf32 : {2, 1}) {
       const kiln::Problem want = schema.problem_from_dims(kiln::f32, {s.m, s.n, s.k, tf32}, kiln::Device::cuda(0));
       kiln::ProblemData data(schema, want, kiln::Device::cuda(0), seed++);
       const kiln::Problem p = rt.make_problem(schema, data.device_args());
@@ -262,7 +266,7 @@ TEST_CASE("gemm_3xtf32_mma is fp32-accurate at k = 4096 (error vs the f64 refere
         const kiln::Variant* v = rt.registry().find_variant(name);
         REQUIRE(v != nullptr);
         const kiln::Config cfg = v->default_config_for(dev, p);
-        if (!v->supports(p, dev, cfg).ok) continue;  // gemm_tf32_mma with tf32 = 0
+        if (!v->supports(p, dev, cfg).ok) continue;  // gemm_tf32_mma with tf32 = 2
         INFO(name << " " << cfg.to_string() << " on " << p.key());
         data.poison_outputs();
         REQUIRE(v->launch(data.device_args(), p, cfg, nullptr, kiln::Stream()).ok());
@@ -277,7 +281,7 @@ TEST_CASE("gemm_3xtf32_mma is fp32-accurate at k = 4096 (error vs the f64 refere
   }
 }
 
-TEST_CASE("infinite inputs propagate as in fp32 (3xTF32 split included)", "[gemm][gpu][3xtf32]") {
+TEST_CASE("infinite inputs propagate as in fp32 on the default (IEEE) paths", "[gemm][gpu]") {
   kiln::Runtime rt(make_registry(), isolated_options());
   const kiln::OpSchema& schema = rt.registry().op("gemm");
   const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
@@ -294,7 +298,9 @@ TEST_CASE("infinite inputs propagate as in fp32 (3xTF32 split included)", "[gemm
   auto dc = kiln::Buffer::alloc(kiln::Device::cuda(0), kiln::f32, {m, n});
   da.copy_from_host(a.data(), a.size() * 4);
   db.copy_from_host(b.data(), b.size() * 4);
-  for (const char* name : {"gemm_3xtf32_mma", "gemm_register_blocked"}) {
+  // What op() picks for a default (allow_tf32 = 0) call, and the SIMT kernel explicitly.
+  REQUIRE_FALSE(rt.explain(rt.make_problem(schema, kiln::Args({da, db, dc}))).variant->name() == "gemm_3xtf32_mma");
+  for (const char* name : {"gemm_register_blocked", "gemm_tiled"}) {
     const kiln::Variant* v = rt.registry().find_variant(name);
     REQUIRE(v != nullptr);
     const kiln::Args args({da, db, dc});
@@ -329,8 +335,9 @@ TEST_CASE("op(\"gemm\") dispatches by default to the fast variants and matches t
   const Case cases[] = {
       {{7, 13, 5}, 0, "gemm_register_blocked", 1},     // dense rows of 20 bytes: not 16-byte aligned
       {{2200, 2203, 64}, 0, "gemm_register_blocked", 1},  // unaligned and large: the cp.async vec=1 row
-      {{256, 256, 64}, 0, "gemm_3xtf32_mma", 0},       // aligned: fp32-accurate tensor cores
-      {{2048, 2048, 64}, 0, "gemm_3xtf32_mma", 0},
+      {{256, 256, 64}, 0, "gemm_register_blocked", 4},  // aligned, IEEE fp32: SIMT with float4 loads
+      {{256, 256, 64}, 2, "gemm_3xtf32_mma", 0},       // allow_tf32 = 2: fp32-accurate tensor cores
+      {{2048, 2048, 64}, 2, "gemm_3xtf32_mma", 0},
       {{256, 256, 64}, 1, "gemm_tf32_mma", 0},         // allow_tf32 = 1
       {{7, 13, 5}, 1, "gemm_register_blocked", 1},     // tf32 allowed but misaligned: full precision
   };

@@ -153,6 +153,8 @@ TEST_CASE("gemm rejects bad arguments with the matching error", "[gemm][schema]"
     CHECK(gemm.problem({a, b, c}).key() == "f32|m=7|n=13|k=5|tf32=0");
     CHECK(gemm.problem(kiln::Args({a, b, c}, {1.0, 0.0, 1.0})).key() == "f32|m=7|n=13|k=5|tf32=1");
     CHECK(gemm.problem(kiln::Args({a, b, c}, {2.0, 0.5})).key() == "f32|m=7|n=13|k=5|tf32=0");
+    CHECK(gemm.problem(kiln::Args({a, b, c}, {1.0, 0.0, 2.0})).key() == "f32|m=7|n=13|k=5|tf32=2");
+    REQUIRE_THROWS_AS(gemm.problem(kiln::Args({a, b, c}, {1.0, 0.0, 0.5})), kiln::ArgumentError);
   }
 }
 
@@ -467,14 +469,23 @@ TEST_CASE("gemm parameter spaces enumerate the instantiated configs", "[gemm][pa
   kiln::DeviceInfo volta = dev;
   volta.cc_major = 7;
   CHECK(!tfv->supports(p32, volta, tfv->default_config(volta)).ok);
-  // 3xTF32 is fp32-accurate: it serves tf32 = 0 problems (aligned rows, cc >= 8.0).
+  // 3xTF32 is fp32-accurate but not IEEE: only for callers who opt in (allow_tf32 = 2, or 1);
+  // aligned rows, cc >= 8.0.
   const kiln::Variant* x3 = reg.find_variant("gemm_3xtf32_mma");
   REQUIRE(x3 != nullptr);
-  CHECK(x3->supports(p, dev, x3->default_config(dev)).ok);
+  const kiln::Support x3_no = x3->supports(p, dev, x3->default_config(dev));  // tf32 = 0
+  CHECK(!x3_no.ok);
+  CHECK(contains(x3_no.reason, "allow_tf32=2"));
+  kiln::Problem p3x = p;
+  p3x.dims[3] = 2;
+  CHECK(x3->supports(p3x, dev, x3->default_config(dev)).ok);
   CHECK(x3->supports(p32, dev, x3->default_config(dev)).ok);
-  CHECK(!x3->supports(misaligned, dev, x3->default_config(dev)).ok);
+  CHECK(!tfv->supports(p3x, dev, tfv->default_config(dev)).ok);  // plain TF32 needs allow_tf32 = 1
+  kiln::Problem misaligned3x = misaligned;
+  misaligned3x.dims[3] = 2;
+  CHECK(!x3->supports(misaligned3x, dev, x3->default_config(dev)).ok);
   CHECK(!x3->supports(p32, volta, x3->default_config(volta)).ok);
-  CHECK(x3->space().count_valid(dev, p) == static_cast<std::uint64_t>(g::kTf32MmaConfigCount));
+  CHECK(x3->space().count_valid(dev, p3x) == static_cast<std::uint64_t>(g::kTf32MmaConfigCount));
   CHECK(tfv->priority() > x3->priority());
   CHECK(x3->priority() > rbv->priority());  // measured faster than SIMT at fp32 accuracy
   CHECK(tfv->priority() > rbv->priority());

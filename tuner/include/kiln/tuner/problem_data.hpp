@@ -24,6 +24,11 @@ struct ProblemDataOptions {
   bool reference = true;
 };
 
+// The alignment class (see Problem::align_bytes) that ProblemData's tensors will have for this
+// problem: 16 for pitched rows, else what dense rows of each rank-2 tensor allow.  The tuner and
+// `kiln verify` give their problems this class, so supports() sees the buffers that will run.
+int layout_alignment(const OpSchema& schema, const Problem& problem, bool pitched);
+
 class ProblemData {
  public:
   // Throws ArgumentError/ShapeError when the schema cannot describe the problem's tensors.
