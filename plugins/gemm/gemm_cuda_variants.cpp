@@ -1,5 +1,6 @@
 // The CUDA gemm variants: adapters from (Args, Problem, Config) to the launchers in
 // gemm_launch.hpp.  Built only with the CUDA backend (CUDA_SOURCES).
+#include <algorithm>
 #include <climits>
 #include <exception>
 #include <string>
@@ -66,6 +67,18 @@ class GemmCudaVariant : public Variant {
       g.ldc = cc.row_stride;
       g.alpha = static_cast<float>(gemm_scalar(args, kAlpha));
       g.beta = static_cast<float>(gemm_scalar(args, kBeta));
+      // supports() judged the problem's alignment class; the pointers themselves are checked
+      // again, so a caller who passes a mislabelled problem gets a Status, not a device fault.
+      if (needs_align16(c)) {
+        int align = 16;
+        for (const TensorRef* t : {&a, &b, &cc}) {
+          align = std::min(align, alignment_of(reinterpret_cast<std::uintptr_t>(t->data)));
+          if (t->rows() > 1) align = std::min(align, alignment_of(static_cast<std::uintptr_t>(t->row_stride) * 4));
+        }
+        if (align < 16)
+          return Status::fail(ErrorKind::unsupported, name() + " [" + c.to_string() + "]: needs 16-byte aligned pointers and "
+                                                      "row pitches, the arguments have " + std::to_string(align) + "-byte alignment");
+      }
       return run(g, c, stream.handle());
     } catch (const std::exception& e) {
       return Status::fail(ErrorKind::internal, name() + ": " + e.what());
@@ -74,6 +87,8 @@ class GemmCudaVariant : public Variant {
 
  protected:
   virtual Support check(const Problem&, const DeviceInfo&, const Config&) const { return Support::yes(); }
+  // Whether `c` issues 16-byte global accesses (checked against the real pointers at launch).
+  virtual bool needs_align16(const Config&) const { return false; }
   virtual Status run(const GemmArgs& g, const Config& c, void* stream) const = 0;
 
   static Support grid_y_fits(const Problem& p, std::int64_t rows_per_block) {
@@ -184,6 +199,10 @@ class GemmRegisterBlocked final : public GemmCudaVariant {
     }
     return tiles_fit(p, r.bm, r.bn);
   }
+  bool needs_align16(const Config& c) const override {
+    const int i = register_blocked_index(c);
+    return i >= 0 && kRegisterBlockedConfigs[i].vec == 4;
+  }
   Status run(const GemmArgs& g, const Config& c, void* s) const override {
     const int i = register_blocked_index(c);
     if (i < 0) return Status::fail(ErrorKind::argument, "gemm_register_blocked: config " + c.to_string() +
@@ -216,6 +235,7 @@ class GemmTf32Mma final : public GemmCudaVariant {
     if (i < 0) return Status::fail(ErrorKind::argument, "gemm_tf32_mma: config " + c.to_string() + " is not instantiated");
     return launch_tf32_mma(g, i, s);
   }
+  bool needs_align16(const Config&) const override { return true; }
 };
 
 // fp32-accurate tensor-core gemm (3xTF32): error at fp32 level (verified against the f64 host
@@ -245,6 +265,7 @@ class Gemm3xTf32Mma final : public GemmCudaVariant {
     if (i < 0) return Status::fail(ErrorKind::argument, "gemm_3xtf32_mma: config " + c.to_string() + " is not instantiated");
     return launch_3xtf32_mma(g, i, s);
   }
+  bool needs_align16(const Config&) const override { return true; }
 };
 
 }  // namespace

@@ -52,10 +52,7 @@ __device__ __forceinline__ void mma_tf32_16x8x8_zero(float (&d)[4], const std::u
 // big + small carries about 21 mantissa bits, which is what makes 3xTF32 fp32-accurate.
 __device__ __forceinline__ void split_tf32(float x, std::uint32_t& big, std::uint32_t& small) {
   big = to_tf32(x);
-  // Infinite or NaN x (or a big part that rounded up to infinity): no residual, so inf stays inf
-  // instead of becoming inf - inf = NaN.
-  const float b = __uint_as_float(big);
-  small = isfinite(b) ? to_tf32(x - b) : 0u;
+  small = to_tf32(x - __uint_as_float(big));
 }
 
 // Blocks per SM requested from the compiler: 2 (at most 128 registers per thread) while a warp's

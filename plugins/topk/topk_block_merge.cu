@@ -65,7 +65,7 @@ const std::array<Launcher, kTiles> kLaunchers = launcher_table(std::make_index_s
 class BlockMerge final : public Variant {
  public:
   BlockMerge()
-      : Variant(VariantDesc{"topk_block_merge", "topk", DeviceKind::cuda, {f32}, 20,
+      : Variant(VariantDesc{"topk_block_merge", "topk", DeviceKind::cuda, {f32}, 45,
                             "per-chunk running top-k (threshold filter, bitonic merges in shared memory), then a "
                             "per-row merge",
                             false, false},

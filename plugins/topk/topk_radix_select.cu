@@ -81,7 +81,7 @@ const std::array<Launcher, kTiles> kLaunchers = launcher_table(std::make_index_s
 class RadixSelect final : public Variant {
  public:
   RadixSelect()
-      : Variant(VariantDesc{"topk_radix_select", "topk", DeviceKind::cuda, {f32}, 30,
+      : Variant(VariantDesc{"topk_radix_select", "topk", DeviceKind::cuda, {f32}, 50,
                             "radix select of the k-th (value, index) key, 11-bit digits; gather; bitonic sort of the "
                             "selection",
                             false, false},

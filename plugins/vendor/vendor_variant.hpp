@@ -24,7 +24,11 @@ namespace kiln::vendor {
 
 // Above kiln's simple kernels, below the fast kiln variants (50): with no tuned entry, op() runs
 // the vendor library rather than a naive kernel.  Tuning compares all of them anyway.
-inline constexpr int kVendorPriority = 40;
+// The untuned default order, from the H200 benchmarks of 2026-11-21 (docs/performance.md): above
+// kiln's add, gemv and histogram variants (priority 30; measured 0.94x, 0.99x and 0.87x of the
+// vendor), below kiln's reductions, gemm, transpose and topk (priority 50 and up).  Tuned entries
+// (configs/h200.yaml) override this wherever they exist.
+inline constexpr int kVendorPriority = 35;
 
 class VendorVariant : public Variant {
  public:

@@ -1,5 +1,5 @@
 // The vendor variants (built only with the CUDA backend), one factory each; register_vendor adds
-// them.  Every one is a VendorVariant: priority 40, empty tuning space, VariantDesc::vendor set.
+// them.  Every one is a VendorVariant: priority 35 (kVendorPriority), empty tuning space, VariantDesc::vendor set.
 //
 //   #if KILN_HAS_CUDA
 //   registry.add_variant(kiln::vendor::make_gemm_cublas());

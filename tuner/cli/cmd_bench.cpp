@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <kiln/tuner/evaluator.hpp>
+#include <kiln/tuner/problem_data.hpp>
 #include <kiln/tuner/search_space.hpp>
 #include <kiln/tuner/tuner.hpp>
 
@@ -63,7 +64,8 @@ Command make_bench_command(CLI::App& parent) {
   c.run = [o] {
     auto rt = open_runtime("off", false);
     const Device dev = parse_device(o->device);
-    const Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);
+    Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);
+    p.align_bytes = layout_alignment(*p.schema, p, /*pitched=*/false);  // the dense buffers benched
     const DeviceInfo& info = device_info(dev);
     const OpSchema& schema = *p.schema;
 

@@ -75,7 +75,7 @@ TEST_CASE("register_vendor adds vendor variants only; alone they are orphans", "
     CHECK(v->desc().vendor);
     CHECK_FALSE(v->desc().reference);
     CHECK(v->device_kind() == kiln::DeviceKind::cuda);
-    CHECK(v->priority() == 40);
+    CHECK(v->priority() == 35);
     CHECK(v->space().empty());
     CHECK(v->default_config(kiln::DeviceInfo{}).empty());
     CHECK_FALSE(v->desc().summary.empty());

@@ -73,6 +73,8 @@ class ProblemEvaluator final : public Evaluator {
   double prepare_seconds() const { return prepare_seconds_; }
   // Seconds the host reference took (its data included); 0 while it is still being computed.
   double reference_seconds() const { return reference_seconds_; }
+  // Waits for a background reference (if any) so reference_seconds() is final.
+  void collect_reference() { reference_data(/*wait=*/true); }
   bool device_lost() const { return device_lost_; }
 
  private:
