@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "quick.hpp"
 #include "gemm_reference.hpp"
 #include "register_gemm.hpp"
 #include "tf32_mma_configs.hpp"
@@ -104,6 +105,7 @@ TEST_CASE("every CUDA gemm variant and config matches the host reference", "[gem
   for (int mode : {0, 2}) {
   for (bool pitched : {false, true}) {
     for (const Mnk& s : shapes) {
+      if (kiln_test::skip_when_quick(double(s.m) * double(s.n) * double(s.k), 5e6)) continue;
       const kiln::Problem want = schema.problem_from_dims(kiln::f32, {s.m, s.n, s.k, mode}, kiln::Device::cuda(0));
       kiln::ProblemDataOptions opts;
       opts.pitched = pitched;
@@ -133,6 +135,7 @@ TEST_CASE("gemm_tf32_mma matches the reference within the TF32 tolerance", "[gem
   std::uint64_t seed = 100;
   for (bool pitched : {true, false}) {
     for (const Mnk& s : shapes) {
+      if (kiln_test::skip_when_quick(double(s.m) * double(s.n) * double(s.k), 5e6)) continue;
       const kiln::Problem want = schema.problem_from_dims(kiln::f32, {s.m, s.n, s.k, 1}, kiln::Device::cuda(0));
       kiln::ProblemDataOptions opts;
       opts.pitched = pitched;
@@ -159,6 +162,7 @@ TEST_CASE("wide k: the row-per-block kernel chunks the A row through shared memo
   const Mnk shapes[] = {{3, 300, 9000}, {2, 5, 4097}, {5, 1100, 4096}};
   std::uint64_t seed = 200;
   for (const Mnk& s : shapes) {
+    if (kiln_test::skip_when_quick(double(s.m) * double(s.n) * double(s.k), 5e6)) continue;
     for (bool pitched : {false, true}) {
       const kiln::Problem want = schema.problem_from_dims(kiln::f32, {s.m, s.n, s.k, 0}, kiln::Device::cuda(0));
       kiln::ProblemDataOptions opts;
@@ -193,6 +197,7 @@ TEST_CASE("alpha and beta: beta != 0 reads C, beta == 0 never does (NaN in C)", 
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
 
   for (const Mnk& s : shapes) {
+    if (kiln_test::skip_when_quick(double(s.m) * double(s.n) * double(s.k), 5e6)) continue;
     for (bool pitched : {false, true}) {
       auto alloc = [&](kiln::Device d, std::int64_t r, std::int64_t c) {
         return pitched && d.is_cuda() ? kiln::Buffer::alloc_pitched(d, kiln::f32, r, c) : kiln::Buffer::alloc(d, kiln::f32, {r, c});
@@ -257,6 +262,7 @@ TEST_CASE("gemm_3xtf32_mma is fp32-accurate at k = 4096 (error vs the f64 refere
   const Mnk shapes[] = {{256, 256, 4096}, {200, 136, 4100}};
   std::uint64_t seed = 400;
   for (const Mnk& s : shapes) {
+    if (kiln_test::skip_when_quick(double(s.m) * double(s.n) * double(s.k), 5e6)) continue;
     for (int tf32 : {2, 1}) {
       const kiln::Problem want = schema.problem_from_dims(kiln::f32, {s.m, s.n, s.k, tf32}, kiln::Device::cuda(0));
       kiln::ProblemData data(schema, want, kiln::Device::cuda(0), seed++);
@@ -343,6 +349,7 @@ TEST_CASE("op(\"gemm\") dispatches by default to the fast variants and matches t
   };
   std::uint64_t seed = 300;
   for (const Case& c : cases) {
+    if (kiln_test::skip_when_quick(double(c.s.m) * double(c.s.n) * double(c.s.k), 5e6)) continue;
     const kiln::Problem want = schema.problem_from_dims(kiln::f32, {c.s.m, c.s.n, c.s.k, c.tf32}, kiln::Device::cuda(0));
     kiln::ProblemData data(schema, want, kiln::Device::cuda(0), seed++);
     const kiln::Problem p = rt.make_problem(schema, data.device_args());

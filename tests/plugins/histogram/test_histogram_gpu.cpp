@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "quick.hpp"
 #include "register_histogram.hpp"
 
 namespace {
@@ -96,6 +97,7 @@ TEST_CASE("every CUDA histogram variant and config matches the host reference", 
 
   std::uint64_t seed = 100;
   for (std::int64_t n : kSizes) {
+    if (kiln_test::skip_when_quick(double(n))) continue;
     kiln::ProblemData data(schema, schema.problem_from_dims(kiln::u8, {n}, gpu), gpu, seed++);
     const kiln::Problem& p = data.problem();
     for (const kiln::Variant* v : variants) {
@@ -133,6 +135,7 @@ TEST_CASE("every CUDA histogram_range variant and config matches the host refere
 
   std::uint64_t seed = 200;
   for (const Case& cs : cases) {
+    if (kiln_test::skip_when_quick(double(cs.n))) continue;
     kiln::ProblemData data(schema, schema.problem_from_dims(kiln::f32, {cs.n, cs.bins}, gpu), gpu, seed++);
     const kiln::Problem& p = data.problem();
     for (const kiln::Variant* v : variants) {
@@ -171,6 +174,7 @@ TEST_CASE("histogram variants handle constant data and views at every misalignme
 
   for (std::int64_t n : {std::int64_t(1), std::int64_t(17), std::int64_t(40), std::int64_t(1000003),
                          (std::int64_t(1) << 24) | 5}) {
+    if (kiln_test::skip_when_quick(double(n))) continue;
     for (int fill : {-1, 0, 0x5A, 255}) {  // -1: random bytes
       std::vector<std::uint8_t> host(static_cast<std::size_t>(n));
       std::mt19937_64 rng(std::uint64_t(n) * 7 + std::uint64_t(fill + 1));
@@ -212,6 +216,7 @@ TEST_CASE("histogram_range variants handle scalars, NaN, constant data and 4-byt
   for (std::int64_t nbins : {10, 4096}) {
     kiln::Buffer bins = kiln::Buffer::alloc(gpu, kiln::u32, {nbins});
     for (std::int64_t n : {std::int64_t(1), std::int64_t(19), std::int64_t(1000003)}) {
+      if (kiln_test::skip_when_quick(double(n))) continue;
       for (int kind = 0; kind < 3; ++kind) {  // random with specials, constant inside, constant at lo
         std::vector<float> host(static_cast<std::size_t>(n));
         std::mt19937_64 rng(std::uint64_t(n) * 13 + std::uint64_t(kind));

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "quick.hpp"
 #include "register_topk.hpp"
 
 namespace {
@@ -155,6 +156,7 @@ TEST_CASE("every CUDA topk variant and config matches the host reference on rand
 
   std::uint64_t seed = 300;
   for (const Shape& s : kShapes) {
+    if (kiln_test::skip_when_quick(double(s.rows) * double(s.n))) continue;
     for (int largest : {1, 0}) {
       for (bool pitched : {false, true}) {
         const kiln::Problem wanted = schema.problem_from_dims(kiln::f32, {s.rows, s.n, s.k, largest}, gpu);
@@ -187,6 +189,7 @@ TEST_CASE("CUDA topk variants handle ties, NaN, signed zeros and sorted rows exa
 
   std::uint64_t seed = 400;
   for (const Shape& s : kShapes) {
+    if (kiln_test::skip_when_quick(double(s.rows) * double(s.n))) continue;
     for (Fill fill : {Fill::ties, Fill::nans, Fill::sorted}) {
       const std::vector<float> rows = make_rows(s, fill, seed++);
       kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {s.rows, s.n});
@@ -236,6 +239,7 @@ TEST_CASE("CUDA topk variants break a tie straddling the k-th place by index", "
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   Workspace ws;
   const std::int64_t n = 300000, k = 1000;
+  if (kiln_test::skip_when_quick(double(n))) return;
   std::vector<float> row(n, 0.5f);
   row[123] = 2.0f;      // one above the tie
   row[n - 1] = -7.0f;   // one below
@@ -273,6 +277,7 @@ TEST_CASE("op() runs topk on device buffers", "[topk][gpu]") {
   kiln::Runtime rt(make_registry(), isolated_options());
   const kiln::Device gpu = kiln::Device::cuda(0);
   for (const Shape& s : {Shape{1, 1 << 20, 100}, Shape{64, 5000, 16}}) {
+    if (kiln_test::skip_when_quick(double(s.rows) * double(s.n))) continue;
     for (int largest : {1, 0}) {
       const std::vector<float> rows = make_rows(s, Fill::nans, 9 + largest);
       kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {s.rows, s.n});
