@@ -14,7 +14,10 @@
 #include <kiln/kiln.hpp>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "install_paths.hpp"  // core/src: kiln::detail::library_dir() and friends
+
+using kiln_test::contains;
 
 #ifndef KILN_FIXTURE_PLUGIN_DIR
 #error "KILN_FIXTURE_PLUGIN_DIR must name the directory holding the fixture plugins"
@@ -75,8 +78,6 @@ std::string reason_for(const std::vector<kiln::PluginLoadError>& errors, const s
   }
   return {};
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Runs fixture_scale (y = factor * x) on the host through `rt` and checks the result.
 void check_scale_runs(kiln::Runtime& rt) {

@@ -6,6 +6,8 @@
 
 #include <kiln/kiln.hpp>
 
+#include "test_util.hpp"
+
 namespace kiln_test {
 
 struct LastRun {
@@ -85,16 +87,6 @@ inline kiln::Registry scale_registry() {
   r.add_variant(std::make_shared<ScaleVariant>("scale_even", 10, true));
   r.add_variant(std::make_shared<ScaleVariant>("scale_any", 5, false));
   return r;
-}
-
-inline kiln::RuntimeOptions offline_options(const std::string& user_db = "", std::vector<std::string> shipped = {}) {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.user_db_path = user_db;
-  o.shipped_db_paths = std::move(shipped);
-  o.tune_mode = "off";
-  return o;
 }
 
 }  // namespace kiln_test

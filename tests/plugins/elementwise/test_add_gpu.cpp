@@ -11,7 +11,10 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "register_elementwise.hpp"
+
+using kiln_test::contains;
 
 namespace {
 
@@ -21,16 +24,6 @@ kiln::Registry make_registry() {
   REQUIRE(s.ok());
   return reg;
 }
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -53,7 +46,7 @@ const std::int64_t kShapes[][2] = {{1, 1}, {1, 7}, {3, 5}, {37, 129}, {257, 1023
 }  // namespace
 
 TEST_CASE("every CUDA add variant and config matches the host reference", "[add][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("add");
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
@@ -106,7 +99,7 @@ TEST_CASE("every CUDA add variant and config matches the host reference", "[add]
 }
 
 TEST_CASE("add_vectorized refuses views that are not 16-byte aligned", "[add][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   const kiln::Variant* vec = rt.registry().find_variant("add_vectorized");
@@ -164,7 +157,7 @@ TEST_CASE("add_vectorized refuses views that are not 16-byte aligned", "[add][gp
 }
 
 TEST_CASE("op(\"add\") on device buffers end to end", "[add][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::Device gpu = kiln::Device::cuda(0);
   kiln::Op add = rt.op("add");
   kiln::OwnedStream stream(gpu);

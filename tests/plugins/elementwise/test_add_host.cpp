@@ -12,7 +12,11 @@
 
 #include "add_params.hpp"
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "register_elementwise.hpp"
+
+using kiln_test::error_message;
+using kiln_test::contains;
 
 namespace {
 
@@ -22,26 +26,6 @@ kiln::Registry make_registry() {
   REQUIRE(s.ok());
   return reg;
 }
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
-}
-
-// The message of the kiln::Error `f` throws, or "" when it throws nothing.
-std::string error_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const kiln::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 template <class T>
 void fill_random(const kiln::TensorRef& t, std::uint64_t seed) {
@@ -102,7 +86,7 @@ void check_host_add(kiln::Runtime& rt, kiln::DType dtype, std::int64_t m, std::i
 }  // namespace
 
 TEST_CASE("add rejects bad arguments with the matching error", "[add][schema]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op add = rt.op("add");
   const kiln::Device host = kiln::Device::host();
   kiln::Buffer a = kiln::Buffer::alloc(host, kiln::f32, {3, 5});
@@ -153,7 +137,7 @@ TEST_CASE("add rejects bad arguments with the matching error", "[add][schema]") 
 }
 
 TEST_CASE("add_host computes c = a + b exactly on host tensors", "[add][host]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   SECTION("f32, f64 and i32, dense and pitched") {
     const std::int64_t shapes[][2] = {{1, 1}, {1, 7}, {3, 5}, {37, 129}, {257, 1023}};
     for (const auto& s : shapes) {

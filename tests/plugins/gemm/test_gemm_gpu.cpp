@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "quick.hpp"
 #include "gemm_reference.hpp"
 #include "register_gemm.hpp"
@@ -29,14 +30,6 @@ kiln::Registry make_registry() {
   const kiln::Status s = register_gemm(reg);
   REQUIRE(s.ok());
   return reg;
-}
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
 }
 
 struct Mnk {
@@ -96,7 +89,7 @@ std::vector<std::pair<std::string, int>> check_all_variants(kiln::Runtime& rt, k
 }  // namespace
 
 TEST_CASE("every CUDA gemm variant and config matches the host reference", "[gemm][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("gemm");
   const Mnk shapes[] = {{1, 1, 1},       {7, 13, 5},        {33, 65, 17},   {127, 129, 131},
                         {257, 255, 63},  {1000, 1000, 100}, {128, 128, 1024}, {130, 2, 777}};
@@ -126,7 +119,7 @@ TEST_CASE("every CUDA gemm variant and config matches the host reference", "[gem
 }
 
 TEST_CASE("gemm_tf32_mma matches the reference within the TF32 tolerance", "[gemm][gpu][tf32]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("gemm");
   const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
   if (dev.cc_major < 8) return;  // no TF32 tensor cores
@@ -156,7 +149,7 @@ TEST_CASE("gemm_tf32_mma matches the reference within the TF32 tolerance", "[gem
 }
 
 TEST_CASE("wide k: the row-per-block kernel chunks the A row through shared memory", "[gemm][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("gemm");
   // k above the 4096-float chunk, once just past it and once over two chunk boundaries.
   const Mnk shapes[] = {{3, 300, 9000}, {2, 5, 4097}, {5, 1100, 4096}};
@@ -181,7 +174,7 @@ TEST_CASE("wide k: the row-per-block kernel chunks the A row through shared memo
 }
 
 TEST_CASE("alpha and beta: beta != 0 reads C, beta == 0 never does (NaN in C)", "[gemm][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("gemm");
   const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
   const kiln::Device gpu = kiln::Device::cuda(0);
@@ -253,7 +246,7 @@ TEST_CASE("alpha and beta: beta != 0 reads C, beta == 0 never does (NaN in C)", 
 }
 
 TEST_CASE("gemm_3xtf32_mma is fp32-accurate at k = 4096 (error vs the f64 reference)", "[gemm][gpu][3xtf32]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("gemm");
   const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
   if (dev.cc_major < 8) return;  // no TF32 tensor cores
@@ -288,7 +281,7 @@ TEST_CASE("gemm_3xtf32_mma is fp32-accurate at k = 4096 (error vs the f64 refere
 }
 
 TEST_CASE("infinite inputs propagate as in fp32 on the default (IEEE) paths", "[gemm][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("gemm");
   const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
   const std::int64_t m = 70, n = 68, k = 36;  // 16-byte rows, so 3xTF32 supports it
@@ -330,7 +323,7 @@ TEST_CASE("infinite inputs propagate as in fp32 on the default (IEEE) paths", "[
 }
 
 TEST_CASE("op(\"gemm\") dispatches by default to the fast variants and matches the reference", "[gemm][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("gemm");
   struct Case {
     Mnk s;
@@ -367,7 +360,7 @@ TEST_CASE("op(\"gemm\") dispatches by default to the fast variants and matches t
 }
 
 TEST_CASE("gemm variants report their throughput at 4096^3 (printed, not checked)", "[.][perf][gemm]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("gemm");
   const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
   const std::int64_t n = 4096;

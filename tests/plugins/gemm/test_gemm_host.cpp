@@ -13,12 +13,16 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "gemm_params.hpp"
 #include "gemm_reference.hpp"
 #include "gemm_schema.hpp"
 #include "register_blocked_configs.hpp"
 #include "register_gemm.hpp"
 #include "tf32_mma_configs.hpp"
+
+using kiln_test::error_message;
+using kiln_test::contains;
 
 namespace {
 
@@ -28,25 +32,6 @@ kiln::Registry make_registry() {
   REQUIRE(s.ok());
   return reg;
 }
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
-}
-
-std::string error_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const kiln::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 void fill_random(const kiln::TensorRef& t, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -104,7 +89,7 @@ kiln::DeviceInfo fake_gpu() {  // hand-made: no GPU needed
 }  // namespace
 
 TEST_CASE("gemm rejects bad arguments with the matching error", "[gemm][schema]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op gemm = rt.op("gemm");
   const kiln::Device host = kiln::Device::host();
   kiln::Buffer a = kiln::Buffer::alloc(host, kiln::f32, {7, 5});
@@ -159,7 +144,7 @@ TEST_CASE("gemm rejects bad arguments with the matching error", "[gemm][schema]"
 }
 
 TEST_CASE("gemm_host computes alpha * A * B + beta * C", "[gemm][host]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op gemm = rt.op("gemm");
   const kiln::Device host = kiln::Device::host();
 

@@ -13,7 +13,10 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "register_gemv.hpp"
+
+using kiln_test::contains;
 
 namespace {
 
@@ -23,16 +26,6 @@ kiln::Registry make_registry() {
   REQUIRE(s.ok());
   return reg;
 }
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::vector<const kiln::Variant*> cuda_variants(const kiln::Registry& reg) {
   std::vector<const kiln::Variant*> out;
@@ -76,7 +69,7 @@ const std::int64_t kShapes[][2] = {{1, 1},      {1, 17},     {17, 1},       {31,
 }  // namespace
 
 TEST_CASE("every CUDA gemv variant and config matches the host reference", "[gemv][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op gemv = rt.op("gemv");
   const kiln::OpSchema& schema = gemv.schema();
   const kiln::Device gpu = kiln::Device::cuda(0);
@@ -125,7 +118,7 @@ TEST_CASE("every CUDA gemv variant and config matches the host reference", "[gem
 }
 
 TEST_CASE("gemv honours A's row stride and writes only y", "[gemv][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op gemv = rt.op("gemv");
   const kiln::OpSchema& schema = gemv.schema();
   const kiln::Device gpu = kiln::Device::cuda(0);
@@ -177,7 +170,7 @@ TEST_CASE("gemv honours A's row stride and writes only y", "[gemv][gpu]") {
 }
 
 TEST_CASE("gemv float4 configs refuse views that are not 16-byte aligned", "[gemv][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op gemv = rt.op("gemv");
   const kiln::OpSchema& schema = gemv.schema();
   const kiln::Device gpu = kiln::Device::cuda(0);
@@ -266,7 +259,7 @@ TEST_CASE("gemv float4 configs refuse views that are not 16-byte aligned", "[gem
 }
 
 TEST_CASE("op(\"gemv\") on device buffers end to end", "[gemv][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op gemv = rt.op("gemv");
   const kiln::OpSchema& schema = gemv.schema();
   const kiln::Device gpu = kiln::Device::cuda(0);

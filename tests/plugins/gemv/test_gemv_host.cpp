@@ -10,8 +10,12 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "gemv_params.hpp"
 #include "register_gemv.hpp"
+
+using kiln_test::error_message;
+using kiln_test::contains;
 
 namespace {
 
@@ -21,26 +25,6 @@ kiln::Registry make_registry() {
   REQUIRE(s.ok());
   return reg;
 }
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
-}
-
-// The message of the kiln::Error `f` throws, or "" when it throws nothing.
-std::string error_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const kiln::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 kiln::Buffer host_matrix(std::int64_t rows, std::int64_t cols, const std::vector<float>& values) {
   kiln::Buffer b = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {rows, cols});
@@ -96,7 +80,7 @@ TEST_CASE("gemv registers its schema and variants in priority order", "[gemv]") 
 }
 
 TEST_CASE("gemv validates its arguments", "[gemv]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op gemv = rt.op("gemv");
   const kiln::Device host = kiln::Device::host();
   kiln::Buffer a = kiln::Buffer::alloc(host, kiln::f32, {3, 4});
@@ -157,7 +141,7 @@ TEST_CASE("gemv validates its arguments", "[gemv]") {
 }
 
 TEST_CASE("gemv on host buffers runs the reference", "[gemv]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op gemv = rt.op("gemv");
   const kiln::Device host = kiln::Device::host();
 

@@ -15,8 +15,11 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "quick.hpp"
 #include "register_histogram.hpp"
+
+using kiln_test::contains;
 
 namespace {
 
@@ -26,16 +29,6 @@ kiln::Registry make_registry() {
   REQUIRE(s.ok());
   return reg;
 }
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::vector<const kiln::Variant*> cuda_variants(const kiln::Registry& reg, const std::string& op) {
   std::vector<const kiln::Variant*> out;
@@ -88,7 +81,7 @@ const std::int64_t kSizes[] = {1, 15, 16, 17, 1000003, (std::int64_t(1) << 24) |
 }  // namespace
 
 TEST_CASE("every CUDA histogram variant and config matches the host reference", "[histogram][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("histogram");
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
@@ -118,7 +111,7 @@ TEST_CASE("every CUDA histogram variant and config matches the host reference", 
 }
 
 TEST_CASE("every CUDA histogram_range variant and config matches the host reference", "[histogram_range][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("histogram_range");
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
@@ -165,7 +158,7 @@ TEST_CASE("every CUDA histogram_range variant and config matches the host refere
 }
 
 TEST_CASE("histogram variants handle constant data and views at every misalignment", "[histogram][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("histogram");
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
@@ -205,7 +198,7 @@ TEST_CASE("histogram variants handle constant data and views at every misalignme
 
 TEST_CASE("histogram_range variants handle scalars, NaN, constant data and 4-byte-aligned views",
           "[histogram_range][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("histogram_range");
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
@@ -252,7 +245,7 @@ TEST_CASE("histogram_range variants handle scalars, NaN, constant data and 4-byt
 }
 
 TEST_CASE("op() runs histograms on device buffers", "[histogram][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::Device gpu = kiln::Device::cuda(0);
   const std::int64_t n = 3000017;
   std::vector<std::uint8_t> bytes(n);

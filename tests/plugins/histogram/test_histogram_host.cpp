@@ -13,8 +13,11 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "histogram_bin.hpp"
 #include "register_histogram.hpp"
+
+using kiln_test::contains;
 
 namespace {
 
@@ -24,16 +27,6 @@ kiln::Registry make_registry() {
   REQUIRE(s.ok());
   return reg;
 }
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 const kiln::Device host = kiln::Device::host();
 
@@ -64,7 +57,7 @@ std::string message_of(kiln::Op op, const kiln::Args& args) {
 }  // namespace
 
 TEST_CASE("histogram rejects wrong dtypes and shapes, naming the argument", "[histogram]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op op = rt.op("histogram");
   kiln::Buffer data = kiln::Buffer::alloc(host, kiln::u8, {100});
   kiln::Buffer bins = kiln::Buffer::alloc(host, kiln::u32, {256});
@@ -97,7 +90,7 @@ TEST_CASE("histogram rejects wrong dtypes and shapes, naming the argument", "[hi
 }
 
 TEST_CASE("histogram_range rejects wrong dtypes, shapes and ranges", "[histogram_range]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op op = rt.op("histogram_range");
   kiln::Buffer data = kiln::Buffer::alloc(host, kiln::f32, {100});
   kiln::Buffer bins = kiln::Buffer::alloc(host, kiln::u32, {10});
@@ -135,7 +128,7 @@ TEST_CASE("histogram_range rejects wrong dtypes, shapes and ranges", "[histogram
 }
 
 TEST_CASE("histogram_host counts every byte value", "[histogram]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op op = rt.op("histogram");
 
   SECTION("hand case") {
@@ -171,7 +164,7 @@ TEST_CASE("histogram_host counts every byte value", "[histogram]") {
 }
 
 TEST_CASE("histogram_range_host follows the float bin formula of the contract", "[histogram_range]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op op = rt.op("histogram_range");
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();

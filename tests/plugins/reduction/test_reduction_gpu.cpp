@@ -19,7 +19,10 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "register_reduction.hpp"
+
+using kiln_test::contains;
 
 namespace {
 
@@ -29,16 +32,6 @@ kiln::Registry make_registry() {
   REQUIRE(s.ok());
   return reg;
 }
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 bool has_dtype(const kiln::Variant& v, kiln::DType t) {
   return std::find(v.dtypes().begin(), v.dtypes().end(), t) != v.dtypes().end();
@@ -89,7 +82,7 @@ const std::int64_t kSizes[] = {1, 2, 3, 31, 32, 33, 1000, 4097, 65537, (std::int
 }  // namespace
 
 TEST_CASE("every CUDA reduction variant and config matches the host reference", "[reduction][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   const kiln::Stream stream;
@@ -134,7 +127,7 @@ TEST_CASE("every CUDA reduction variant and config matches the host reference", 
 }
 
 TEST_CASE("misaligned views: vector_width 4 refuses with a reason, the rest still reduce right", "[reduction][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   const kiln::Stream stream;
@@ -206,7 +199,7 @@ TEST_CASE("misaligned views: vector_width 4 refuses with a reason, the rest stil
 }
 
 TEST_CASE("last-block finishes reset their counter: repeated launches on one workspace", "[reduction][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   const kiln::Stream stream;
@@ -242,7 +235,7 @@ TEST_CASE("last-block finishes reset their counter: repeated launches on one wor
 }
 
 TEST_CASE("the empty sum is 0 on every variant", "[reduction][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   const kiln::Stream stream;
@@ -270,7 +263,7 @@ TEST_CASE("the empty sum is 0 on every variant", "[reduction][gpu]") {
 // exactly; f32 runs the double and compensated accumulators (a float running sum of the ~16K
 // equal terms per thread is off by ~7e-5, too close to the tolerance: a property of float).
 TEST_CASE("n past 2^31", "[reduction][gpu][huge]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   const kiln::Stream stream;
@@ -342,7 +335,7 @@ TEST_CASE("n past 2^31", "[reduction][gpu][huge]") {
 }
 
 TEST_CASE("op() on device buffers dispatches to warp_shuffle and is right", "[reduction][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::Device gpu = kiln::Device::cuda(0);
   kiln::OwnedStream own(gpu);
   for (const char* op : {"dot", "reduce_sum"}) {

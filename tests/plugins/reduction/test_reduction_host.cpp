@@ -12,9 +12,13 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "reduction_params.hpp"
 #include "reduction_reference.hpp"
 #include "register_reduction.hpp"
+
+using kiln_test::error_message;
+using kiln_test::contains;
 
 namespace red = kiln::reduction;
 
@@ -26,26 +30,6 @@ kiln::Registry make_registry() {
   REQUIRE(s.ok());
   return reg;
 }
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
-}
-
-// The message of the kiln::Error `f` throws, or "" when it throws nothing.
-std::string error_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const kiln::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 template <class T>
 kiln::TensorRef host_vector(std::vector<T>& v, kiln::DType dtype) {
@@ -80,7 +64,7 @@ kiln::Problem cuda_problem(const kiln::OpSchema& schema, kiln::DType dtype, std:
 }  // namespace
 
 TEST_CASE("dot rejects bad arguments with the role named", "[reduction]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op dot = rt.op("dot");
   std::vector<float> x(5, 1.0f), y(5, 1.0f), y6(6, 1.0f), out(1), out2(2);
   std::vector<double> xd(5, 1.0);
@@ -121,7 +105,7 @@ TEST_CASE("dot rejects bad arguments with the role named", "[reduction]") {
 }
 
 TEST_CASE("reduce_sum rejects bad arguments with the role named", "[reduction]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op sum = rt.op("reduce_sum");
   std::vector<float> x(5, 1.0f), out(1), out2(2);
   std::vector<std::int32_t> xi(5, 1), out_i(1);
@@ -156,7 +140,7 @@ TEST_CASE("reduce_sum rejects bad arguments with the role named", "[reduction]")
 }
 
 TEST_CASE("host references on hand-computed cases", "[reduction]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op dot = rt.op("dot");
   kiln::Op sum = rt.op("reduce_sum");
   std::vector<float> out(1, -1.0f);

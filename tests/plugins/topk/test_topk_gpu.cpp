@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "quick.hpp"
 #include "register_topk.hpp"
 
@@ -27,14 +28,6 @@ kiln::Registry make_registry() {
   const kiln::Status s = register_topk(reg);
   REQUIRE(s.ok());
   return reg;
-}
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
 }
 
 std::vector<const kiln::Variant*> cuda_variants(const kiln::Registry& reg) {
@@ -146,7 +139,7 @@ std::vector<float> make_rows(const Shape& s, Fill fill, std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE("every CUDA topk variant and config matches the host reference on random rows", "[topk][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("topk");
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
@@ -180,7 +173,7 @@ TEST_CASE("every CUDA topk variant and config matches the host reference on rand
 }
 
 TEST_CASE("CUDA topk variants handle ties, NaN, signed zeros and sorted rows exactly", "[topk][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("topk");
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
@@ -233,7 +226,7 @@ TEST_CASE("CUDA topk variants handle ties, NaN, signed zeros and sorted rows exa
 TEST_CASE("CUDA topk variants break a tie straddling the k-th place by index", "[topk][gpu]") {
   // 299998 copies of one value: the selection must pick the smallest indices among them (for
   // topk_radix_select that takes the index passes, the tie class exceeding any capacity).
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("topk");
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
@@ -274,7 +267,7 @@ TEST_CASE("CUDA topk variants break a tie straddling the k-th place by index", "
 }
 
 TEST_CASE("op() runs topk on device buffers", "[topk][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::Device gpu = kiln::Device::cuda(0);
   for (const Shape& s : {Shape{1, 1 << 20, 100}, Shape{64, 5000, 16}}) {
     if (kiln_test::skip_when_quick(double(s.rows) * double(s.n))) continue;

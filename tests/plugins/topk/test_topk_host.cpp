@@ -13,8 +13,11 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "register_topk.hpp"
 #include "topk_key.hpp"
+
+using kiln_test::contains;
 
 namespace {
 
@@ -24,16 +27,6 @@ kiln::Registry make_registry() {
   REQUIRE(s.ok());
   return reg;
 }
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 const kiln::Device host = kiln::Device::host();
 const float kNan = std::numeric_limits<float>::quiet_NaN();
@@ -85,7 +78,7 @@ void check_bits(const std::vector<float>& got, const std::vector<float>& expecte
 }  // namespace
 
 TEST_CASE("topk rejects wrong dtypes and shapes, naming the argument", "[topk]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op op = rt.op("topk");
   kiln::Buffer x = kiln::Buffer::alloc(host, kiln::f32, {4, 10});
   kiln::Buffer v = kiln::Buffer::alloc(host, kiln::f32, {4, 3});
@@ -153,7 +146,7 @@ TEST_CASE("the key order: NaN above +inf, -0.0 equal to +0.0, smaller index firs
 }
 
 TEST_CASE("topk_host: best first, ties by smaller index, NaN above +inf", "[topk]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
 
   SECTION("largest and smallest") {
     const std::vector<float> row = {3, 1, 4, 1, 5, 9, 2, 6};

@@ -15,7 +15,10 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "register_transpose.hpp"
+
+using kiln_test::contains;
 
 namespace {
 
@@ -25,16 +28,6 @@ kiln::Registry make_registry() {
   REQUIRE(s.ok());
   return reg;
 }
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::vector<const kiln::Variant*> cuda_variants(const kiln::Registry& reg) {
   std::vector<const kiln::Variant*> out;
@@ -87,7 +80,7 @@ const std::int64_t kShapes[][2] = {{1, 1},       {1, 17},      {17, 1},   {31, 3
 }  // namespace
 
 TEST_CASE("every CUDA transpose variant and config matches the host reference", "[transpose][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op tr = rt.op("transpose");
   const kiln::OpSchema& schema = tr.schema();
   const kiln::Device gpu = kiln::Device::cuda(0);
@@ -136,7 +129,7 @@ TEST_CASE("every CUDA transpose variant and config matches the host reference", 
 }
 
 TEST_CASE("transpose honours both row strides and leaves the padding alone", "[transpose][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op tr = rt.op("transpose");
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
@@ -173,7 +166,7 @@ TEST_CASE("transpose honours both row strides and leaves the padding alone", "[t
 }
 
 TEST_CASE("transpose float4 configs refuse views that are not 16-byte aligned", "[transpose][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op tr = rt.op("transpose");
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
@@ -247,7 +240,7 @@ TEST_CASE("transpose float4 configs refuse views that are not 16-byte aligned", 
 }
 
 TEST_CASE("op(\"transpose\") on device buffers end to end", "[transpose][gpu]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op tr = rt.op("transpose");
   const kiln::Device gpu = kiln::Device::cuda(0);
   kiln::OwnedStream stream(gpu);

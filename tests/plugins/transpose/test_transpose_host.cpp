@@ -10,8 +10,12 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "register_transpose.hpp"
 #include "transpose_params.hpp"
+
+using kiln_test::error_message;
+using kiln_test::contains;
 
 namespace {
 
@@ -21,26 +25,6 @@ kiln::Registry make_registry() {
   REQUIRE(s.ok());
   return reg;
 }
-
-kiln::RuntimeOptions isolated_options() {
-  kiln::RuntimeOptions o;
-  o.load_plugins = false;
-  o.use_default_db_paths = false;
-  o.tune_mode = "off";
-  return o;
-}
-
-// The message of the kiln::Error `f` throws, or "" when it throws nothing.
-std::string error_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const kiln::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // An H200 as enumerate_devices() would describe it, for spaces and supports() without a GPU.
 kiln::DeviceInfo fake_h200() {
@@ -84,7 +68,7 @@ TEST_CASE("transpose registers its schema and variants in priority order", "[tra
 }
 
 TEST_CASE("transpose validates its arguments", "[transpose]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op tr = rt.op("transpose");
   const kiln::Device host = kiln::Device::host();
   kiln::Buffer in = kiln::Buffer::alloc(host, kiln::f32, {3, 5});
@@ -134,7 +118,7 @@ TEST_CASE("transpose validates its arguments", "[transpose]") {
 }
 
 TEST_CASE("transpose on host buffers runs the reference", "[transpose]") {
-  kiln::Runtime rt(make_registry(), isolated_options());
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op tr = rt.op("transpose");
   const kiln::Device host = kiln::Device::host();
 

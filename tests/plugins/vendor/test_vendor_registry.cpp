@@ -16,9 +16,12 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 #include "histogram_range_rule.hpp"
 #include "register_vendor.hpp"
 #include "topk_sort_key.hpp"
+
+using kiln_test::contains;
 
 namespace {
 
@@ -35,8 +38,6 @@ const std::map<std::string, std::string> kVendorVariants = {
     {"histogram_range_cub", "histogram_range"},
     {"topk_cub_sort", "topk"},
 };
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 float from_bits(std::uint32_t u) {
   float x;
