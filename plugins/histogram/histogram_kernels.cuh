@@ -182,38 +182,91 @@ __global__ void histogram_private_kernel(const typename Bins::Element* __restric
 
 namespace kiln::histogram {
 
-// histogram_thread_private: no atomics in the main loop.  Every thread owns 256 8-bit counters,
-// packed four to a word, in its own column of a [64 x blockDim] word matrix in dynamic shared
-// memory (bin b at row b / 4, byte b % 4): a warp's read-modify-writes hit 32 distinct banks.
+// histogram_thread_private: no atomics in the main loop.  Every thread owns 256 8-bit counters in
+// dynamic shared memory.  The block's threads form groups of 256, each with a 64 KiB sub-tile of
+// one 256-byte row per bin; the counter of bin b of thread t is the byte at
+//     (t / 256) << 16 | b << 8 | slot(t % 256)
+// so one byte permute (PRMT) of the loaded word and the thread's constant `where` = slot | group
+// << 8 forms the address.  slot() puts the 32 lanes of a warp in 32 distinct banks (lane l owns
+// bytes of words l and l + 32; the 8 warps of a group take those two words and their four bytes).
 // A thread counts at most kFlushVectors * 16 = 240 bytes between flushes, so no counter passes
-// 255; a flush sums the columns into per-thread register totals (thread t owns row t % 64, a
-// rotated share of the columns: conflict-free) and zeroes them.  blockDim: 64, 128 or 256.
+// 255; a flush sums the tile into per-thread register totals and zeroes it.  kIlp = 2 updates two
+// bytes at once: both counters are read, then written back, the first one plus one more when both
+// bytes are equal (that write lands last and holds both counts): twice the updates in flight per
+// thread for two more instructions per pair.
 inline constexpr int kFlushVectors = 15;
+inline constexpr int kBatch = 5;  // 16-byte loads in flight per thread, double-buffered
 
-__device__ __forceinline__ void count_byte(std::uint32_t* column, unsigned b, int stride, std::uint32_t inc) {
-  column[(b >> 2) * stride] += inc << ((b & 3u) * 8u);
+// slot | group << 8 for thread `tid` (bytes 0 and 1 of the address; byte 2 is zero).
+__device__ __forceinline__ unsigned counter_where(int tid) {
+  const int lane = tid & 31, warp = (tid >> 5) & 7;
+  const unsigned slot = unsigned(4 * (lane + 32 * (warp & 1)) + (warp >> 1));
+  return slot | unsigned(tid >> 8) << 8;
 }
 
-__device__ __forceinline__ void count_word(std::uint32_t* column, unsigned w, int stride) {
-  if (w == (w & 0xFFu) * 0x01010101u) {  // four equal bytes (constant data): one update
-    count_byte(column, w & 0xFFu, stride, 4u);
-    return;
-  }
+// The address of the counter of byte j of `w`: byte 0 from where.byte0 (slot), byte 1 from w.byte
+// j (the bin), byte 2 from where.byte1 (group), byte 3 from where.byte2 (zero).
+template <int j>
+__device__ __forceinline__ unsigned counter_address(unsigned w, unsigned where) {
+  return __byte_perm(w, where, 0x6504u | (j << 4));
+}
+
+template <int kIlp>
+__device__ __forceinline__ void count_word(unsigned char* tile, unsigned where, unsigned w) {
+  const unsigned a[4] = {counter_address<0>(w, where), counter_address<1>(w, where), counter_address<2>(w, where),
+                         counter_address<3>(w, where)};
+  if constexpr (kIlp == 1) {
 #pragma unroll
-  for (int j = 0; j < 4; ++j) count_byte(column, (w >> (8 * j)) & 0xFFu, stride, 1u);
+    for (int j = 0; j < 4; ++j) tile[a[j]] = static_cast<unsigned char>(tile[a[j]] + 1);
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; j += 2) {
+      const unsigned c0 = tile[a[j]], c1 = tile[a[j + 1]];
+      tile[a[j + 1]] = static_cast<unsigned char>(c1 + 1);
+      tile[a[j]] = static_cast<unsigned char>(c0 + 1 + (a[j] == a[j + 1] ? 1 : 0));
+    }
+  }
 }
 
-__global__ void histogram_thread_private_kernel(const std::uint8_t* __restrict__ data, std::int64_t n,
-                                                std::uint32_t* __restrict__ out) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  auto* counters = reinterpret_cast<std::uint32_t*>(smem_raw);
-  const int threads = blockDim.x;  // a power of two >= 64
+// Adds the tile into `total` (bin tid % 256, the row this thread sums) and zeroes it.  Thread t
+// sums the 256 bytes at tile[256 t ..] (row t % 256 of group t / 256) in 16-byte chunks rotated by
+// the lane so that a warp's reads spread over the banks; even and odd bytes are added in 16-bit
+// lanes (64 words * 255 < 65536).
+__device__ __forceinline__ void flush_tile(unsigned char* tile, int tid, std::uint32_t& total) {
+  constexpr int kChunks = 16;
+  const int lane = tid & 31;
+  uint4* row = reinterpret_cast<uint4*>(tile + 256 * tid);
+  std::uint32_t even = 0, odd = 0;
+#pragma unroll
+  for (int i = 0; i < kChunks; ++i) {
+    uint4* chunk = row + ((i + lane) & (kChunks - 1));
+    const uint4 v = *chunk;
+    *chunk = make_uint4(0, 0, 0, 0);
+    even += (v.x & 0x00FF00FFu) + (v.y & 0x00FF00FFu);
+    even += (v.z & 0x00FF00FFu) + (v.w & 0x00FF00FFu);
+    odd += __byte_perm(v.x, 0, 0x4341) + __byte_perm(v.y, 0, 0x4341);
+    odd += __byte_perm(v.z, 0, 0x4341) + __byte_perm(v.w, 0, 0x4341);
+  }
+  total += (even & 0xFFFFu) + (even >> 16) + (odd & 0xFFFFu) + (odd >> 16);
+}
+
+// Residency the register budget is planned for: 768 threads per SM (the shared memory allows no more).
+template <int kBlock>
+inline constexpr int kThreadPrivateMinBlocks = 768 / kBlock > 0 ? 768 / kBlock : 1;
+
+template <int kBlock, int kIlp>
+__global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>) histogram_thread_private_kernel(const std::uint8_t* __restrict__ data,
+                                                                          std::int64_t n,
+                                                                          std::uint32_t* __restrict__ out) {
+  extern __shared__ __align__(16) unsigned char tile[];  // 256 * kBlock bytes
   const int tid = threadIdx.x;
-  for (int i = tid; i < 64 * threads; i += threads) counters[i] = 0;
-  std::uint32_t* column = counters + tid;
-  const int row = tid & 63;  // the flush: bins 4 * row .. 4 * row + 3
-  const int part = tid >> 6;
-  std::uint32_t total[4] = {0, 0, 0, 0};
+  {
+    uint4* words = reinterpret_cast<uint4*>(tile);
+    for (int i = tid; i < 16 * kBlock; i += kBlock) words[i] = make_uint4(0, 0, 0, 0);
+  }
+  static_assert(kBlock % 256 == 0 && kBlock <= 1024, "groups of 256 threads");
+  const unsigned where = counter_where(tid);
+  std::uint32_t total = 0;
 
   // Scalar head up to the first 16-byte boundary and scalar tail: a few global atomics.
   const auto misalign = reinterpret_cast<std::uintptr_t>(data) & 15u;
@@ -221,58 +274,56 @@ __global__ void histogram_thread_private_kernel(const std::uint8_t* __restrict__
   if (head > n) head = n;
   const std::int64_t nvec = (n - head) / 16;
   if (blockIdx.x == 0) {
-    for (std::int64_t i = tid; i < head; i += threads) atomicAdd(out + data[i], 1u);
-    for (std::int64_t i = head + nvec * 16 + tid; i < n; i += threads) atomicAdd(out + data[i], 1u);
+    for (std::int64_t i = tid; i < head; i += kBlock) atomicAdd(out + data[i], 1u);
+    for (std::int64_t i = head + nvec * 16 + tid; i < n; i += kBlock) atomicAdd(out + data[i], 1u);
   }
   __syncthreads();
 
-  // Each block takes a contiguous range of vectors, in rounds of kFlushVectors per thread.
+  // Each block takes a contiguous range of vectors, in rounds of kFlushVectors per thread, loaded
+  // kBatch at a time with the next batch in flight while this one is counted.
   const std::int64_t per_block = (nvec + gridDim.x - 1) / gridDim.x;
   const std::int64_t begin = std::int64_t(blockIdx.x) * per_block;
   const std::int64_t end = begin + per_block < nvec ? begin + per_block : nvec;
-  const uint4* vec = reinterpret_cast<const uint4*>(data + head);
-  for (std::int64_t round = begin; round < end; round += std::int64_t(kFlushVectors) * threads) {
+  const uint4* vec = reinterpret_cast<const uint4*>(data + head) + tid;
+  // How far past `base` this thread's vectors may go, capped to a batch (32-bit compares below).
+  auto limit = [&](std::int64_t base) {
+    const std::int64_t left = end - base - tid;
+    return left <= 0 ? 0 : left >= kBatch * kBlock ? kBatch * kBlock : int(left);
+  };
+  auto load = [&](std::int64_t base, uint4 (&v)[kBatch]) {
+    const int lim = limit(base);
 #pragma unroll
-    for (int g = 0; g < kFlushVectors; g += kUnroll) {
-      uint4 v[kUnroll];
+    for (int u = 0; u < kBatch; ++u) {
+      if (u * kBlock < lim) v[u] = __ldg(vec + base + u * kBlock);
+    }
+  };
+  static_assert(kFlushVectors % kBatch == 0, "a round is whole batches");
+  uint4 cur[kBatch];
+  load(begin, cur);
+  for (std::int64_t base = begin; base < end;) {  // block-uniform: every thread flushes together
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const std::int64_t i = round + std::int64_t(g + u) * threads + tid;
-        if (g + u < kFlushVectors && i < end) v[u] = __ldg(vec + i);
-      }
+    for (int b = 0; b < kFlushVectors / kBatch; ++b) {
+      const std::int64_t next = base + std::int64_t(kBatch) * kBlock;
+      const int lim = limit(base);
+      uint4 ahead[kBatch];
+      load(next, ahead);
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const std::int64_t i = round + std::int64_t(g + u) * threads + tid;
-        if (g + u < kFlushVectors && i < end) {
-          count_word(column, v[u].x, threads);
-          count_word(column, v[u].y, threads);
-          count_word(column, v[u].z, threads);
-          count_word(column, v[u].w, threads);
+      for (int u = 0; u < kBatch; ++u) {
+        if (u * kBlock < lim) {
+          count_word<kIlp>(tile, where, cur[u].x);
+          count_word<kIlp>(tile, where, cur[u].y);
+          count_word<kIlp>(tile, where, cur[u].z);
+          count_word<kIlp>(tile, where, cur[u].w);
         }
+        cur[u] = ahead[u];
       }
+      base = next;
     }
     __syncthreads();
-    // Sum row `row` over this thread's 64 columns, rotated by the row so that a warp's 32 rows
-    // read 32 distinct banks; even and odd bytes in 16-bit lanes (64 * 255 < 65536).
-    std::uint32_t even = 0, odd = 0;
-    std::uint32_t* r = counters + row * threads;
-    for (int i = 0; i < 64; ++i) {
-      const int c = (part * 64 + i + row) & (threads - 1);
-      const std::uint32_t w = r[c];
-      r[c] = 0;
-      even += w & 0x00FF00FFu;
-      odd += (w >> 8) & 0x00FF00FFu;
-    }
-    total[0] += even & 0xFFFFu;
-    total[1] += odd & 0xFFFFu;
-    total[2] += even >> 16;
-    total[3] += odd >> 16;
+    flush_tile(tile, tid, total);
     __syncthreads();
   }
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    if (total[j] != 0) atomicAdd(out + 4 * row + j, total[j]);
-  }
+  if (total != 0) atomicAdd(out + (tid & 255), total);  // the bin this thread summed
 }
 
 }  // namespace kiln::histogram

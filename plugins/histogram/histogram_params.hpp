@@ -1,6 +1,7 @@
 // Tuning spaces and defaults of the CUDA histogram variants (both ops).  Every parameter is a
-// launch argument of the kernels except `vector`, a template argument (both values are
-// instantiated), so the spaces need no `only(...)` list.
+// launch argument of the kernels except warp_private's `vector` and thread_private's `block` and
+// `ilp`, template arguments whose every value is instantiated, so the spaces need no `only(...)`
+// list.
 //
 //   kiln::ParamSpace s = kiln::histogram::warp_private_space(/*range=*/false);
 //   s.to_string();   // "warps in {2,4,8,16,32}; copies in {1,...,32}; ..."
@@ -29,8 +30,9 @@ Config global_atomic_default(const DeviceInfo& device);
 ParamSpace smem_space();
 Config smem_default(const DeviceInfo& device);
 
-// histogram_thread_private (u8 only): block (64, 128 or 256 threads; 256 bytes of shared memory
-// each), blocks_per_sm.
+// histogram_thread_private (u8 only): block (256, 512 or 768 threads; 256 bytes of shared memory
+// each), blocks_per_sm, ilp (counter updates in flight per thread: 1 or 2).  block and ilp are
+// template arguments: all six pairs are instantiated.
 ParamSpace thread_private_space();
 Config thread_private_default(const DeviceInfo& device);
 

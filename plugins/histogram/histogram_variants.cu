@@ -235,7 +235,7 @@ class WarpPrivate final : public Variant {
 class ThreadPrivate final : public Variant {
  public:
   ThreadPrivate()
-      : Variant(desc_of("thread_private", false, 25,
+      : Variant(desc_of("thread_private", false, 40,
                         "per-thread 8-bit counters in shared memory, no atomics in the main loop, 16-byte loads"),
                 thread_private_space()) {}
   Config default_config(const DeviceInfo& d) const override { return thread_private_default(d); }
@@ -244,18 +244,31 @@ class ThreadPrivate final : public Variant {
     Launch l;
     Status st = prepare(name(), false, args, p, stream, l);
     if (!st.ok() || l.n == 0) return st;
-    const int block = c.get_or("block", 128);
-    if (block < 64 || block > 1024 || (block & (block - 1)) != 0) {
-      return Status::fail(ErrorKind::argument, name() + ": block must be a power of two in [64, 1024]");
-    }
+    const int block = c.get_or("block", 256);
+    const int ilp = c.get_or("ilp", 1);
     const std::int64_t per_block_round = std::int64_t(block) * kFlushVectors * 16;
     const unsigned grid =
-        grid_for((l.n + per_block_round - 1) / per_block_round, 1, c.get_or("blocks_per_sm", 6), l.sms);
-    const std::size_t smem = std::size_t(block) * 64 * sizeof(std::uint32_t);
-    st = allow_smem(histogram_thread_private_kernel, smem, name());
+        grid_for((l.n + per_block_round - 1) / per_block_round, 1, c.get_or("blocks_per_sm", 3), l.sms);
+    const auto* data = static_cast<const std::uint8_t*>(l.data);
+    switch (block * 10 + ilp) {
+      case 2561: return run<256, 1>(grid, data, l);
+      case 2562: return run<256, 2>(grid, data, l);
+      case 5121: return run<512, 1>(grid, data, l);
+      case 5122: return run<512, 2>(grid, data, l);
+      case 7681: return run<768, 1>(grid, data, l);
+      case 7682: return run<768, 2>(grid, data, l);
+      default:
+        return Status::fail(ErrorKind::argument, name() + ": block must be 256, 512 or 768 and ilp 1 or 2");
+    }
+  }
+
+ private:
+  template <int kBlock, int kIlp>
+  Status run(unsigned grid, const std::uint8_t* data, const Launch& l) const {
+    const std::size_t smem = std::size_t(kBlock) * 256;
+    Status st = allow_smem(histogram_thread_private_kernel<kBlock, kIlp>, smem, name());
     if (!st.ok()) return st;
-    histogram_thread_private_kernel<<<grid, block, smem, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n,
-                                                                     l.out);
+    histogram_thread_private_kernel<kBlock, kIlp><<<grid, kBlock, smem, l.stream>>>(data, l.n, l.out);
     return check_launch(name());
   }
 };

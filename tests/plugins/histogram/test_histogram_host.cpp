@@ -280,7 +280,9 @@ TEST_CASE("register_histogram adds both ops and their variants", "[histogram]") 
     kiln::DeviceInfo d;
     CHECK(v->space().contains(v->default_config(d)));
   }
-  CHECK(reg.variants("histogram").front()->name() == "histogram_warp_private");
+  // The fastest measured on an H200 (1.14x CUB) ranks first, above the vendor plugin's 35.
+  CHECK(reg.variants("histogram").front()->name() == "histogram_thread_private");
+  CHECK(reg.variants("histogram_range").front()->name() == "histogram_range_warp_private");
 #endif
   // A second registration is refused, not thrown.
   CHECK(!register_histogram(reg).ok());
