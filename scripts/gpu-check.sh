@@ -7,7 +7,9 @@
 #   stages: build test demo verify tune sanitize bench (default: all but tune)
 #
 # Environment: KILN_BUILD_DIR (default build-gpu), KILN_JOBS (default nproc),
-# KILN_BENCH_FILE (bench commands, default scripts/bench-anchors.txt).
+# KILN_BENCH_FILE (bench commands, default scripts/bench-anchors.txt), KILN_SANITIZE_TESTS (names
+# of the GPU tests to sanitize, e.g. "histogram topk"; default all), KILN_SANITIZE_TIMEOUT
+# (seconds per test and tool, default 900), KILN_VERIFY_TIMEOUT (default 300).
 set -uo pipefail
 out=${1:?usage: scripts/gpu-check.sh OUT [build|test|verify|sanitize|bench ...]}
 shift
@@ -77,6 +79,9 @@ for stage in $stages; do
       : >"$out/sanitize.log"
       for t in "$build"/bin/test_*_gpu; do
         [ -x "$t" ] || continue
+        if [ -n "${KILN_SANITIZE_TESTS:-}" ]; then  # e.g. "histogram topk": test_<name>_gpu only
+          case " $KILN_SANITIZE_TESTS " in *" $(basename "$t" | sed 's/^test_//; s/_gpu$//') "*) ;; *) continue ;; esac
+        fi
         for tool in memcheck racecheck; do
           t0=$SECONDS
           KILN_TEST_QUICK=1 timeout "${KILN_SANITIZE_TIMEOUT:-900}" \

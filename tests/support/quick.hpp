@@ -1,6 +1,7 @@
 // KILN_TEST_QUICK (set by scripts/gpu-check.sh for compute-sanitizer runs, where racecheck makes
-// shared-memory kernels ~1000x slower): GPU tests keep every variant and config but skip their
-// large problem sizes.  Unset, nothing is skipped.
+// shared-memory kernels ~1000x slower): GPU tests keep every variant and kernel but skip their
+// large problem sizes (and, where configs differ only in grid size, run one per kernel).  Unset,
+// nothing is skipped.
 #pragma once
 #include <cstdlib>
 

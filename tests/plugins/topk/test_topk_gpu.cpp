@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,26 @@ std::vector<const kiln::Variant*> cuda_variants(const kiln::Registry& reg) {
   return out;
 }
 
+// One config per compiled kernel: `blocks` only sets the grid (how a row is chunked), so configs
+// that differ in it alone run the same code.
+std::vector<kiln::Config> one_per_kernel(const std::vector<kiln::Config>& all) {
+  std::set<kiln::Config> seen;
+  std::vector<kiln::Config> out;
+  for (const kiln::Config& c : all) {
+    kiln::Config kernel = c;
+    kernel.set("blocks", 0);
+    if (seen.insert(kernel).second) out.push_back(c);
+  }
+  return out;
+}
+
 // Every valid config when there are at most `limit`, else the default plus a fixed random sample.
+// Under KILN_TEST_QUICK (compute-sanitizer runs) every kernel once instead: racecheck takes
+// minutes over a k = 1024 selection, and grid sizes do not change what a block does.
 std::vector<kiln::Config> configs_for(const kiln::Variant& v, const kiln::DeviceInfo& dev, const kiln::Problem& p,
                                       std::size_t limit) {
   std::vector<kiln::Config> all = v.space().enumerate(dev, p);
+  if (kiln_test::quick_mode()) return one_per_kernel(all);
   if (all.size() <= limit) return all;
   std::vector<kiln::Config> out;
   const kiln::Config def = v.default_config(dev);
