@@ -28,6 +28,18 @@ __device__ __forceinline__ void grouped_tile(int pid, int tiles_m, int tiles_n, 
   tile_n = in_group / rows;
 }
 
+// The k slice of `g` this block computes: all of it unless the launch splits k (g.k_chunk > 0,
+// one grid row per slice; see GemmArgs).
+__device__ __forceinline__ GemmArgs k_slice(GemmArgs g) {
+  if (g.k_chunk <= 0) return g;
+  const int k0 = static_cast<int>(blockIdx.y) * g.k_chunk;
+  g.a += k0;
+  g.b += static_cast<long long>(k0) * g.ldb;
+  g.c += static_cast<long long>(blockIdx.y) * g.split_stride;
+  g.k = min(g.k_chunk, g.k - k0);
+  return g;
+}
+
 inline Status launch_status(const char* what) {
   const cudaError_t err = cudaGetLastError();
   if (err == cudaSuccess) return Status::success();

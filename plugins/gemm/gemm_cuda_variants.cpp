@@ -10,6 +10,7 @@
 #include "gemm_schema.hpp"
 #include "gemm_variants.hpp"
 #include "register_blocked_configs.hpp"
+#include "split_k_plan.hpp"
 #include "tf32_mma_configs.hpp"
 
 namespace kiln::gemm {
@@ -49,7 +50,7 @@ class GemmCudaVariant : public Variant {
     }
   }
 
-  Status launch(const Args& args, const Problem&, const Config& c, void*, Stream stream) const override {
+  Status launch(const Args& args, const Problem& p, const Config& c, void* workspace, Stream stream) const override {
     try {
       if (args.tensor_count() != 3) return Status::fail(ErrorKind::argument, name() + ": needs a, b, c");
       const TensorRef& a = args.tensor(kA);
@@ -79,7 +80,7 @@ class GemmCudaVariant : public Variant {
           return Status::fail(ErrorKind::unsupported, name() + " [" + c.to_string() + "]: needs 16-byte aligned pointers and "
                                                       "row pitches, the arguments have " + std::to_string(align) + "-byte alignment");
       }
-      return run(g, c, stream.handle());
+      return run_in(g, c, p, workspace, stream.handle());
     } catch (const std::exception& e) {
       return Status::fail(ErrorKind::internal, name() + ": " + e.what());
     }
@@ -90,6 +91,10 @@ class GemmCudaVariant : public Variant {
   // Whether `c` issues 16-byte global accesses (checked against the real pointers at launch).
   virtual bool needs_align16(const Config&) const { return false; }
   virtual Status run(const GemmArgs& g, const Config& c, void* stream) const = 0;
+  // Variants that need the problem or a workspace override this one.
+  virtual Status run_in(const GemmArgs& g, const Config& c, const Problem&, void*, void* stream) const {
+    return run(g, c, stream);
+  }
 
   static Support grid_y_fits(const Problem& p, std::int64_t rows_per_block) {
     const std::int64_t blocks = ceil_div(p.dims[kDimM], rows_per_block);
@@ -211,6 +216,84 @@ class GemmRegisterBlocked final : public GemmCudaVariant {
   }
 };
 
+// Split k: the register-blocked kernel with one grid row per k slice writes partial products to
+// the workspace, a second kernel adds them in slice order into C.  For problems with few output
+// tiles and a deep k (128 x 128 x 65536: four 64 x 64 tiles), where one block per tile would leave
+// most SMs idle.  Above gemm_register_blocked in priority, and with the automatic slicing (splits
+// = 0, the default) it supports only problems it would cut into two or more slices.
+class GemmSplitK final : public GemmCudaVariant {
+ public:
+  GemmSplitK()
+      : GemmCudaVariant(cuda_desc("gemm_split_k", 52,
+                             "split k: register-blocked partial products per k slice into a workspace, "
+                             "then a deterministic sum into C"),
+                        split_k_space(), split_k_default, split_k_default_for) {}
+  Support check(const Problem& p, const DeviceInfo& d, const Config& c) const override {
+    const int i = split_k_row(c);
+    if (i < 0) return Support::no("config " + c.to_string() + " is not instantiated");
+    const RegisterBlockedConfig& r = kRegisterBlockedConfigs[i];
+    if (r.vec == 4) {
+      Support s = aligned16(p, "vec=4 (float4 loads)");
+      if (!s) return s;
+    }
+    Support s = tiles_fit(p, r.bm, r.bn);
+    if (!s) return s;
+    const SplitKPlan plan = plan_for(p, c, d.sm_count);
+    if (plan.splits < 2)
+      return Support::no(c.get("splits") == 0 ? "the automatic slicing keeps k whole here (enough output tiles, or "
+                                                "k < 512): gemm_register_blocked does that without a workspace"
+                                              : "k too short for two slices");
+    const std::int64_t tiles = ceil_div(p.dims[kDimM], r.bm) * ceil_div(p.dims[kDimN], r.bn);
+    if (tiles * plan.splits > 8 * std::int64_t(std::max(d.sm_count, 1)))
+      return Support::no(std::to_string(tiles) + " tiles x " + std::to_string(plan.splits) +
+                         " slices exceed 8 blocks per SM: split k only pays with few output tiles");
+    if (plan.workspace_bytes > kSplitKMaxWorkspace)
+      return Support::no("the partial sums would take " + std::to_string(plan.workspace_bytes) + " bytes (limit " +
+                         std::to_string(kSplitKMaxWorkspace) + ")");
+    return Support::yes();
+  }
+  bool needs_align16(const Config& c) const override {
+    const int i = split_k_row(c);
+    return i >= 0 && kRegisterBlockedConfigs[i].vec == 4;
+  }
+  std::size_t workspace_bytes(const Problem& p, const Config& c) const override {
+    try {
+      if (split_k_row(c) < 0) return 0;
+      return plan_for(p, c, device_info(p.device).sm_count).workspace_bytes;
+    } catch (const std::exception&) {
+      return 0;  // no device: launch() reports it
+    }
+  }
+  Status run(const GemmArgs&, const Config&, void*) const override {
+    return Status::fail(ErrorKind::internal, "gemm_split_k runs through run_in");
+  }
+  Status run_in(const GemmArgs& g, const Config& c, const Problem& p, void* workspace, void* stream) const override {
+    const int i = split_k_row(c);
+    if (i < 0) return Status::fail(ErrorKind::argument, "gemm_split_k: config " + c.to_string() + " is not instantiated");
+    const SplitKPlan plan = plan_for(p, c, device_info(p.device).sm_count);
+    if (plan.splits < 2) return Status::fail(ErrorKind::unsupported, "gemm_split_k: k is not split for this problem");
+    if (workspace == nullptr)
+      return Status::fail(ErrorKind::argument, "gemm_split_k: needs a workspace of " +
+                                                   std::to_string(plan.workspace_bytes) + " bytes, got none");
+    GemmArgs part = g;
+    part.c = static_cast<float*>(workspace);
+    part.ldc = plan.ld;
+    part.alpha = 1.0f;
+    part.beta = 0.0f;
+    part.k_chunk = plan.k_chunk;
+    part.split_stride = plan.stride;
+    Status st = launch_register_blocked(part, i, stream);
+    if (!st.ok()) return st;
+    return launch_split_k_reduce(part.c, plan.ld, plan.stride, plan.splits, g, stream);
+  }
+
+ private:
+  static SplitKPlan plan_for(const Problem& p, const Config& c, int sms) {
+    const RegisterBlockedConfig& r = kRegisterBlockedConfigs[split_k_row(c)];
+    return split_k_plan(p.dims[kDimM], p.dims[kDimN], p.dims[kDimK], r.bm, r.bn, c.get("splits"), sms);
+  }
+};
+
 // Chosen by default only for problems with tf32 = 1 (the caller passed allow_tf32 = 1): its
 // priority is above gemm_register_blocked, and it supports nothing else.
 class GemmTf32Mma final : public GemmCudaVariant {
@@ -274,6 +357,7 @@ std::vector<std::shared_ptr<Variant>> make_gemm_cuda_variants() {
   return {std::make_shared<GemmNaive>(),          std::make_shared<GemmRowPerBlock>(),
           std::make_shared<GemmTiled>(),          std::make_shared<GemmTiledCoalesced>(),
           std::make_shared<GemmTiledKahan>(),     std::make_shared<GemmRegisterBlocked>(),
+          std::make_shared<GemmSplitK>(),
           std::make_shared<GemmTf32Mma>(),       std::make_shared<Gemm3xTf32Mma>()};
 }
 

@@ -16,8 +16,10 @@ template <std::size_t I>
 Status launch_config(const GemmArgs& g, cudaStream_t stream) {
   constexpr RegisterBlockedConfig c = kRegisterBlockedConfigs[I];
   static_assert(c.threads == (c.bm / c.tm) * (c.bn / c.tn), "threads must be (BM/TM)*(BN/TN)");
-  const unsigned tiles =
+  const unsigned tile_count =
       static_cast<unsigned>(static_cast<long long>((g.m + c.bm - 1) / c.bm) * ((g.n + c.bn - 1) / c.bn));
+  const unsigned slices = g.k_chunk > 0 ? static_cast<unsigned>((g.k + g.k_chunk - 1) / g.k_chunk) : 1u;
+  const dim3 tiles(tile_count, slices);
   if constexpr (c.cp_async == 0) {
     static_assert(c.stages == 2, "register staging is double buffering");
     static_assert(register_blocked_smem_bytes(c) <= 48 * 1024, "static shared memory above 48 KiB");

@@ -106,7 +106,8 @@ constexpr int register_blocked_min_blocks(int threads) { return threads >= 512 ?
 
 template <int BM, int BN, int BK, int TM, int TN, int VEC>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN), register_blocked_min_blocks((BM / TM) * (BN / TN)))
-    gemm_register_blocked_kernel(GemmArgs g) {
+    gemm_register_blocked_kernel(GemmArgs whole) {
+  const GemmArgs g = k_slice(whole);
   constexpr int kThreadRows = BM / TM;
   constexpr int kThreadCols = BN / TN;
   constexpr int kThreads = kThreadRows * kThreadCols;
@@ -254,7 +255,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), register_blocked_min_bl
 // Shared memory is dynamic (register_blocked_smem_bytes; above 48 KiB the launcher opts in).
 template <int BM, int BN, int BK, int TM, int TN, int VEC, int STAGES>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN), register_blocked_min_blocks((BM / TM) * (BN / TN)))
-    gemm_register_blocked_async_kernel(GemmArgs g) {
+    gemm_register_blocked_async_kernel(GemmArgs whole) {
+  const GemmArgs g = k_slice(whole);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int kThreads = (BM / TM) * (BN / TN);
   constexpr int kALd = BM + 4;

@@ -74,7 +74,10 @@ std::vector<std::pair<std::string, int>> check_all_variants(kiln::Runtime& rt, k
       INFO(v->name() << " " << cfg.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense")
                      << " align " << p.align_bytes);
       data.poison_outputs();
-      const kiln::Status st = v->launch(data.device_args(), p, cfg, nullptr, kiln::Stream());
+      kiln::Buffer workspace;  // gemm_split_k's partial sums
+      if (const std::size_t bytes = v->workspace_bytes(p, cfg))
+        workspace = kiln::Buffer::alloc(kiln::Device::cuda(0), kiln::u8, {std::int64_t(bytes)});
+      const kiln::Status st = v->launch(data.device_args(), p, cfg, workspace.data(), kiln::Stream());
       REQUIRE(st.ok());
       kiln::Stream().synchronize();
       const double err = data.error();
@@ -112,6 +115,8 @@ TEST_CASE("every CUDA gemm variant and config matches the host reference", "[gem
           CHECK(count == 0);  // TF32 rounding needs allow_tf32 = 1
         else if (name == "gemm_3xtf32_mma")
           CHECK(count == (mode == 2 && aligned ? g_tf32_configs : 0));  // opt-in, aligned rows
+        else if (name == "gemm_split_k")
+          CHECK((count > 0) == (s.k > 16));  // two slices need k > 16 (slices start at multiples of 16)
         else
           CHECK(count > 0);  // every other variant handles every shape (vec=1 configs when unaligned)
       }
@@ -144,7 +149,8 @@ TEST_CASE("gemm_tf32_mma matches the reference within the TF32 tolerance", "[gem
         // tensors only when k and n are multiples of 4.
         if (needs_align16(name) && p.align_bytes >= 16) CHECK(count == g_tf32_configs);
         if (needs_align16(name) && p.align_bytes < 16) CHECK(count == 0);
-        if (!needs_align16(name)) CHECK(count > 0);  // full precision serves tf32 problems too
+        if (name == "gemm_split_k") CHECK((count > 0) == (s.k > 16));
+        else if (!needs_align16(name)) CHECK(count > 0);  // full precision serves tf32 problems too
       }
     }
   }
@@ -173,6 +179,36 @@ TEST_CASE("wide k: the row-per-block kernel chunks the A row through shared memo
         if (name == "gemm_3xtf32_mma") CHECK(count == 0);  // opt-in only (allow_tf32 = 2)
         if (!needs_align16(name)) CHECK(count > 0);
       }
+    }
+  }
+}
+
+TEST_CASE("gemm_split_k: deep k over few output tiles, every slicing", "[gemm][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("gemm");
+  const kiln::DeviceInfo& dev = kiln::device_info(kiln::Device::cuda(0));
+  // A single output, a 3 x 5 sliver and a 96 x 80 block (two tiles each way); k not a multiple of
+  // the 16-column slice quantum nor of BK.
+  const Mnk shapes[] = {{1, 1, 4097}, {3, 5, 20000}, {96, 80, 20000}};
+  std::uint64_t seed = 500;
+  for (const Mnk& s : shapes) {
+    if (kiln_test::skip_when_quick(double(s.m) * double(s.n) * double(s.k), 5e6)) continue;
+    for (bool pitched : {false, true}) {
+      const kiln::Problem want = schema.problem_from_dims(kiln::f32, {s.m, s.n, s.k, 0}, kiln::Device::cuda(0));
+      kiln::ProblemDataOptions opts;
+      opts.pitched = pitched;
+      kiln::ProblemData data(schema, want, kiln::Device::cuda(0), seed++, opts);
+      const kiln::Problem p = rt.make_problem(schema, data.device_args());
+      const kiln::Variant* split = rt.registry().find_variant("gemm_split_k");
+      REQUIRE(split != nullptr);
+      // The automatic slicing applies here (few tiles, deep k), with a workspace.
+      const kiln::Config auto_cfg = split->default_config_for(dev, p);
+      CHECK(auto_cfg.get("splits") == 0);
+      CHECK(split->supports(p, dev, auto_cfg).ok);
+      CHECK(split->workspace_bytes(p, auto_cfg) >= 2 * std::size_t(s.m * s.n) * sizeof(float));
+      const auto ran = check_all_variants(rt, data, pitched, "gemm_split_k");
+      REQUIRE(ran.size() == 1);
+      CHECK(ran[0].second >= 8);  // at least every tile shape with automatic slicing
     }
   }
 }
@@ -231,7 +267,10 @@ TEST_CASE("alpha and beta: beta != 0 reads C, beta == 0 never does (NaN in C)", 
                 c.fill_bytes(0xFF);
               else
                 c.copy_from(hc0);
-              REQUIRE(v->launch(args, p, cfg, nullptr, kiln::Stream()).ok());
+              kiln::Buffer workspace;  // gemm_split_k's partial sums
+              if (const std::size_t bytes = v->workspace_bytes(p, cfg))
+                workspace = kiln::Buffer::alloc(gpu, kiln::u8, {std::int64_t(bytes)});
+              REQUIRE(v->launch(args, p, cfg, workspace.data(), kiln::Stream()).ok());
               kiln::Stream().synchronize();
               kiln::Buffer got = alloc(host, s.m, s.n);
               got.copy_from(c);
@@ -343,6 +382,7 @@ TEST_CASE("op(\"gemm\") dispatches by default to the fast variants and matches t
       {{2048, 2048, 64}, 2, "gemm_3xtf32_mma", 0},
       {{256, 256, 64}, 1, "gemm_tf32_mma", 0},         // allow_tf32 = 1
       {{7, 13, 5}, 1, "gemm_register_blocked", 1},     // tf32 allowed but misaligned: full precision
+      {{96, 80, 20000}, 0, "gemm_split_k", 4},         // four 64 x 64 tiles, deep k: split k
   };
   std::uint64_t seed = 300;
   for (const Case& c : cases) {

@@ -19,6 +19,7 @@
 #include "gemm_schema.hpp"
 #include "register_blocked_configs.hpp"
 #include "register_gemm.hpp"
+#include "split_k_plan.hpp"
 #include "tf32_mma_configs.hpp"
 
 using kiln_test::error_message;
@@ -307,9 +308,9 @@ TEST_CASE("gemm registers its schema and variants", "[gemm][registry]") {
   std::vector<std::string> names;
   for (const kiln::Variant* v : reg.variants("gemm")) names.push_back(v->name());
 #if KILN_HAS_CUDA
-  CHECK(names == std::vector<std::string>{"gemm_tf32_mma", "gemm_3xtf32_mma", "gemm_register_blocked",
-                                          "gemm_tiled_coalesced", "gemm_tiled", "gemm_tiled_kahan",
-                                          "gemm_row_per_block", "gemm_naive", "gemm_host"});
+  CHECK(names == std::vector<std::string>{"gemm_tf32_mma", "gemm_3xtf32_mma", "gemm_split_k",
+                                          "gemm_register_blocked", "gemm_tiled_coalesced", "gemm_tiled",
+                                          "gemm_tiled_kahan", "gemm_row_per_block", "gemm_naive", "gemm_host"});
   for (const kiln::Variant* v : reg.variants("gemm")) {
     INFO(v->name());
     CHECK(v->dtypes() == std::vector<kiln::DType>{kiln::f32});
@@ -484,5 +485,82 @@ TEST_CASE("gemm parameter spaces enumerate the instantiated configs", "[gemm][pa
   kiln::Problem huge = p;
   huge.dims[2] = std::int64_t{1} << 32;
   CHECK(!rbv->supports(huge, dev, rbv->default_config(dev)).ok);
+#endif
+}
+
+TEST_CASE("gemm_split_k cuts k into non-empty aligned slices", "[gemm][split_k]") {
+  namespace g = kiln::gemm;
+  // Automatic: about two blocks per SM over the output tiles, slices at least 256 deep.
+  const g::SplitKPlan deep = g::split_k_plan(128, 128, 65536, 64, 64, 0, 132);
+  CHECK(deep.splits == 66);  // 264 blocks / 4 tiles
+  CHECK(deep.k_chunk == 1008);
+  CHECK(deep.workspace_bytes == std::size_t(66) * 128 * 128 * 4);
+  CHECK(g::split_k_plan(4096, 4096, 4096, 64, 64, 0, 132).splits == 1);  // enough tiles already
+  CHECK(g::split_k_plan(64, 64, 511, 64, 64, 0, 132).splits == 1);       // k too short to cut
+  CHECK(g::split_k_plan(64, 64, 512, 64, 64, 0, 132).splits == 2);
+  CHECK(g::split_k_plan(0, 64, 4096, 64, 64, 0, 132).splits == 1);
+  CHECK(g::split_k_plan(64, 64, 4096, 64, 64, -1, 132).splits == 1);
+  CHECK(g::split_k_plan(64, 64, 4096, 64, 64, 0, 0).splits == 2);  // an unknown SM count counts as one
+  // Every plan: slices start at multiples of 16 (float4 alignment of A), none is empty, k covered.
+  for (std::int64_t k : {17, 31, 32, 33, 100, 777, 4097, 20000, 65536}) {
+    for (int splits : {0, 2, 3, 4, 16, 64, 1000}) {
+      const g::SplitKPlan plan = g::split_k_plan(100, 70, k, 64, 64, splits, 132);
+      INFO("k " << k << " splits " << splits);
+      if (plan.splits < 2) {
+        CHECK(plan.workspace_bytes == 0);
+        continue;
+      }
+      CHECK(plan.k_chunk % 16 == 0);
+      CHECK(std::int64_t(plan.splits - 1) * plan.k_chunk < k);
+      CHECK(std::int64_t(plan.splits) * plan.k_chunk >= k);
+      if (splits > 0) CHECK(plan.splits <= splits);
+      CHECK(plan.ld == 72);  // 70 rounded up to whole float4s: every row and slice 16-byte aligned
+      CHECK(plan.stride == 100 * 72);
+      CHECK(plan.workspace_bytes == std::size_t(plan.splits) * 100 * 72 * 4);
+    }
+  }
+
+#if KILN_HAS_CUDA
+  const kiln::DeviceInfo dev = fake_gpu();
+  kiln::Registry reg = make_registry();
+  const kiln::OpSchema& s = reg.op("gemm");
+  const kiln::Variant* sk = reg.find_variant("gemm_split_k");
+  REQUIRE(sk != nullptr);
+  CHECK(sk->priority() > reg.find_variant("gemm_register_blocked")->priority());
+  CHECK(sk->priority() < reg.find_variant("gemm_3xtf32_mma")->priority());
+  kiln::Problem deep_p = s.problem_from_dims(kiln::f32, {128, 128, 65536}, kiln::Device::cuda(0));
+  deep_p.align_bytes = 16;
+  const kiln::Config d = sk->default_config_for(dev, deep_p);
+  CHECK(d.get("splits") == 0);
+  CHECK(d.get("BM") == 128);
+  CHECK(d.get("BN") == 64);
+  CHECK(d.get("vec") == 4);
+  CHECK(g::split_k_row(d) >= 0);
+  CHECK(sk->supports(deep_p, dev, d).ok);
+  CHECK(!sk->space().violated(sk->default_config(dev), dev, deep_p).has_value());
+  // The space: the register-blocked rows of at most 128 x 128 without cp.async, x 4 slicings.
+  std::size_t rows = 0;
+  for (const g::RegisterBlockedConfig& r : g::kRegisterBlockedConfigs) rows += r.bm * r.bn <= 128 * 128 && !r.cp_async;
+  const std::vector<kiln::Config> all = sk->space().enumerate(dev, deep_p);
+  CHECK(all.size() == rows * 4);
+  for (const kiln::Config& c : all) CHECK(g::split_k_row(c) >= 0);
+  CHECK(g::split_k_row(g::register_blocked_config(0)) == -1);  // no splits: not a split_k config
+
+  // Where splitting cannot pay it declines, with the reason.
+  kiln::Problem square = s.problem_from_dims(kiln::f32, {4096, 4096, 4096}, kiln::Device::cuda(0));
+  square.align_bytes = 16;
+  const kiln::Support no_auto = sk->supports(square, dev, sk->default_config_for(dev, square));
+  CHECK(!no_auto.ok);
+  CHECK(contains(no_auto.reason, "automatic slicing"));
+  kiln::Config forced = sk->default_config_for(dev, square);
+  forced.set("splits", 64);
+  const kiln::Support too_many = sk->supports(square, dev, forced);
+  CHECK(!too_many.ok);
+  CHECK(contains(too_many.reason, "8 blocks per SM"));
+  kiln::Problem unaligned = deep_p;
+  unaligned.align_bytes = 4;
+  CHECK(!sk->supports(unaligned, dev, d).ok);  // vec = 4 rows need 16-byte alignment
+  CHECK(sk->default_config_for(dev, unaligned).get("vec") == 1);
+  CHECK(sk->supports(unaligned, dev, sk->default_config_for(dev, unaligned)).ok);
 #endif
 }
