@@ -16,9 +16,9 @@ namespace kiln::gemm {
 // C = alpha * A * B + beta * C on row-major matrices with row strides in elements; A is m x k,
 // B is k x n, C is m x n.  When beta == 0 C is never read.
 //
-// Split k (register-blocked kernels only): with k_chunk > 0 the launch has one grid row (blockIdx.y)
-// per k slice, slice s multiplying columns [s * k_chunk, (s + 1) * k_chunk) of A by those rows of B
-// into c + s * split_stride.
+// Split k (launch_register_blocked, rows with split_k_offered()): with k_chunk > 0 the launch has
+// one grid row (blockIdx.y) per k slice, slice s multiplying columns [s * k_chunk, (s + 1) *
+// k_chunk) of A by those rows of B into c + s * split_stride.
 struct GemmArgs {
   const float* a = nullptr;
   const float* b = nullptr;

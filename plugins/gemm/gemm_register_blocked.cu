@@ -1,5 +1,6 @@
 // Instantiates gemm_register_blocked for every row of kRegisterBlockedConfigs and dispatches a
-// runtime config index to its instantiation.
+// runtime config index to its instantiation; rows that split_k_offered() also get the split-k
+// kernel (one grid row per k slice, for gemm_split_k).
 #include <array>
 #include <cstddef>
 #include <utility>
@@ -23,8 +24,15 @@ Status launch_config(const GemmArgs& g, cudaStream_t stream) {
   if constexpr (c.cp_async == 0) {
     static_assert(c.stages == 2, "register staging is double buffering");
     static_assert(register_blocked_smem_bytes(c) <= 48 * 1024, "static shared memory above 48 KiB");
-    gemm_register_blocked_kernel<c.bm, c.bn, c.bk, c.tm, c.tn, c.vec><<<tiles, c.threads, 0, stream>>>(g);
+    if (g.k_chunk <= 0) {
+      gemm_register_blocked_kernel<c.bm, c.bn, c.bk, c.tm, c.tn, c.vec><<<tiles, c.threads, 0, stream>>>(g);
+    } else if constexpr (split_k_offered(c)) {
+      gemm_register_blocked_kernel<c.bm, c.bn, c.bk, c.tm, c.tn, c.vec, true><<<tiles, c.threads, 0, stream>>>(g);
+    } else {
+      return Status::fail(ErrorKind::argument, "gemm_register_blocked: this config has no split-k kernel");
+    }
   } else {
+    if (g.k_chunk > 0) return Status::fail(ErrorKind::argument, "gemm_register_blocked: this config has no split-k kernel");
     constexpr int smem = register_blocked_smem_bytes(c);
     auto kernel = gemm_register_blocked_async_kernel<c.bm, c.bn, c.bk, c.tm, c.tn, c.vec, c.stages>;
     // Above 48 KiB a kernel must opt in; the attribute is per device, so it is set on each launch

@@ -43,6 +43,10 @@ inline constexpr int kRegisterBlockedConfigCount =
 inline constexpr int kRegisterBlockedDefault = 8;
 static_assert(kRegisterBlockedConfigs[kRegisterBlockedDefault].bn == 256, "the default row is 128x256x8");
 
+// Rows also instantiated for gemm_split_k (one grid row per k slice): tiles of at most 128 x 128
+// (split k is for problems with few output tiles), register-staged.
+constexpr bool split_k_offered(const RegisterBlockedConfig& c) { return c.bm * c.bn <= 128 * 128 && c.cp_async == 0; }
+
 // Shared memory of one block: `stages` A tiles (stored transposed, rows padded by 4 floats against
 // bank conflicts on the transposing store) and B tiles.  Static for cp_async = 0 (at most 48 KiB),
 // dynamic for cp_async = 1.

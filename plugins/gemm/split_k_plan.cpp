@@ -11,9 +11,7 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Rows of kRegisterBlockedConfigs offered with split k: tiles of at most 128 x 128 (split k is for
-// problems with few output tiles) staged through registers, float4 and scalar loads.
-bool offered(const RegisterBlockedConfig& r) { return r.bm * r.bn <= 128 * 128 && r.cp_async == 0; }
+bool offered(const RegisterBlockedConfig& r) { return split_k_offered(r); }
 
 const std::vector<int> kSplitValues = {0, 4, 16, 64};
 
