@@ -105,6 +105,15 @@ const DeviceInfo& device_info(Device device) {
                     " CUDA device(s) available");
 }
 
+int sm_count(Device device) noexcept {
+  try {
+    for (const DeviceInfo& d : enumerate_devices())
+      if (d.device == device) return d.sm_count;
+  } catch (...) {  // the first enumeration failed: nothing is known
+  }
+  return 0;
+}
+
 int cuda_device_count() { return static_cast<int>(enumerate_devices().size()) - 1; }
 
 }  // namespace kiln

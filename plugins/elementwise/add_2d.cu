@@ -2,11 +2,12 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <kiln/cuda_status.hpp>
+
 #include "add_cuda_variants.hpp"
 #include "add_kernels.cuh"
 #include "add_operands.hpp"
 #include "add_params.hpp"
-#include "cuda_launch.cuh"
 
 namespace kiln::elementwise {
 namespace {
@@ -48,7 +49,7 @@ class Add2d final : public Variant {
       case DType::i32: launch_2d<std::int32_t>(o, grid, block, s); break;
       default: return Status::fail(ErrorKind::dtype, "add_2d: unsupported dtype");
     }
-    return launch_status("add_2d");
+    return cuda_launch_status("add_2d");
   }
 };
 

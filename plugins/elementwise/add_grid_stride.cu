@@ -2,11 +2,12 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <kiln/cuda_status.hpp>
+
 #include "add_cuda_variants.hpp"
 #include "add_kernels.cuh"
 #include "add_operands.hpp"
 #include "add_params.hpp"
-#include "cuda_launch.cuh"
 
 namespace kiln::elementwise {
 namespace {
@@ -36,7 +37,7 @@ class AddGridStride final : public Variant {
     const int blocks_per_sm = config.get_or("blocks_per_sm", 0);
     if (block <= 0 || block > 1024 || blocks_per_sm <= 0)
       return Status::fail(ErrorKind::argument, "add_grid_stride: bad config " + config.to_string());
-    const int sms = sm_count(problem.device.ordinal);
+    const int sms = sm_count(problem.device);
     if (sms <= 0) return Status::fail(ErrorKind::cuda, "add_grid_stride: cannot query the SM count");
     const std::int64_t wanted = (o.numel() + block - 1) / block;
     const int grid = static_cast<int>(std::min<std::int64_t>(wanted, std::int64_t{blocks_per_sm} * sms));
@@ -47,7 +48,7 @@ class AddGridStride final : public Variant {
       case DType::i32: launch_grid_stride<std::int32_t>(o, grid, block, s); break;
       default: return Status::fail(ErrorKind::dtype, "add_grid_stride: unsupported dtype");
     }
-    return launch_status("add_grid_stride");
+    return cuda_launch_status("add_grid_stride");
   }
 };
 

@@ -2,11 +2,12 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <kiln/cuda_status.hpp>
+
 #include "add_cuda_variants.hpp"
 #include "add_kernels.cuh"
 #include "add_operands.hpp"
 #include "add_params.hpp"
-#include "cuda_launch.cuh"
 
 namespace kiln::elementwise {
 namespace {
@@ -54,7 +55,7 @@ class AddVectorized final : public Variant {
     if (problem.dtype != DType::f32 || !aligned16(o.a) || !aligned16(o.b) || !aligned16(o.c) || !strides_ok)
       return Status::fail(ErrorKind::unsupported,
                           "add_vectorized: needs f32 with 16-byte aligned pointers and row pitches");
-    const int sms = sm_count(problem.device.ordinal);
+    const int sms = sm_count(problem.device);
     if (sms <= 0) return Status::fail(ErrorKind::cuda, "add_vectorized: cannot query the SM count");
 
     VectorLaunch v{static_cast<const float*>(o.a), static_cast<const float*>(o.b), static_cast<float*>(o.c),
@@ -72,7 +73,7 @@ class AddVectorized final : public Variant {
       default: return Status::fail(ErrorKind::argument, "add_vectorized: items=" + std::to_string(items) +
                                                             " is not instantiated (1, 2, 4, 8)");
     }
-    return launch_status("add_vectorized");
+    return cuda_launch_status("add_vectorized");
   }
 };
 

@@ -1,8 +1,10 @@
-// Device helpers shared by the gemm kernels, and the launch-error check of the launchers.
+// Device helpers shared by the gemm kernels (CUDA errors as Status: <kiln/cuda_status.hpp>).
 #pragma once
 #include <cuda_runtime.h>
 
 #include <string>
+
+#include <kiln/cuda_status.hpp>
 
 #include "gemm_launch.hpp"
 
@@ -38,12 +40,6 @@ __device__ __forceinline__ GemmArgs k_slice(GemmArgs g) {
   g.c += static_cast<long long>(blockIdx.y) * g.split_stride;
   g.k = min(g.k_chunk, g.k - k0);
   return g;
-}
-
-inline Status launch_status(const char* what) {
-  const cudaError_t err = cudaGetLastError();
-  if (err == cudaSuccess) return Status::success();
-  return Status::fail(ErrorKind::cuda, std::string(what) + ": " + cudaGetErrorString(err));
 }
 
 inline cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }

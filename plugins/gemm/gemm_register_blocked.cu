@@ -45,7 +45,7 @@ Status launch_config(const GemmArgs& g, cudaStream_t stream) {
     }
     kernel<<<tiles, c.threads, smem, stream>>>(g);
   }
-  return launch_status("gemm_register_blocked");
+  return cuda_launch_status("gemm_register_blocked");
 }
 
 template <std::size_t... I>

@@ -12,7 +12,7 @@ template <int TILE, class KernelFn>
 Status launch_tile_kernel(KernelFn kernel, const char* name, const GemmArgs& g, void* stream) {
   const dim3 grid(blocks_for(g.n, TILE), blocks_for(g.m, TILE));
   kernel<<<grid, dim3(TILE, TILE), 0, as_stream(stream)>>>(g);
-  return launch_status(name);
+  return cuda_launch_status(name);
 }
 
 }  // namespace
@@ -21,13 +21,13 @@ Status launch_naive(const GemmArgs& g, int block_x, int block_y, void* stream) {
   if (g.m == 0 || g.n == 0) return Status::success();
   const dim3 grid(blocks_for(g.n, block_x), blocks_for(g.m, block_y));
   gemm_naive_kernel<<<grid, dim3(block_x, block_y), 0, as_stream(stream)>>>(g);
-  return launch_status("gemm_naive");
+  return cuda_launch_status("gemm_naive");
 }
 
 Status launch_row_per_block(const GemmArgs& g, int block, void* stream) {
   if (g.m == 0 || g.n == 0) return Status::success();
   gemm_row_per_block_kernel<<<static_cast<unsigned>(g.m), block, 0, as_stream(stream)>>>(g);
-  return launch_status("gemm_row_per_block");
+  return cuda_launch_status("gemm_row_per_block");
 }
 
 Status launch_tiled(const GemmArgs& g, int tile, void* stream) {

@@ -31,7 +31,7 @@ Status launch_split_k_reduce(const float* partials, std::int64_t ld, std::int64_
   const long long mn = static_cast<long long>(g.m) * g.n;
   const unsigned grid = static_cast<unsigned>(std::min<long long>((mn + kBlock - 1) / kBlock, 8192));
   split_k_reduce_kernel<<<grid, kBlock, 0, as_stream(stream)>>>(partials, ld, stride, splits, g);
-  return launch_status("gemm_split_k reduce");
+  return cuda_launch_status("gemm_split_k reduce");
 }
 
 }  // namespace kiln::gemm

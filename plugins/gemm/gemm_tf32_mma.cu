@@ -28,7 +28,7 @@ Status launch_config(const GemmArgs& g, cudaStream_t stream) {
   }
   const long long tiles = static_cast<long long>((g.m + c.bm - 1) / c.bm) * ((g.n + c.bn - 1) / c.bn);
   kernel<<<static_cast<unsigned>(tiles), c.threads, smem, stream>>>(g);
-  return launch_status(SPLIT3 ? "gemm_3xtf32_mma" : "gemm_tf32_mma");
+  return cuda_launch_status(SPLIT3 ? "gemm_3xtf32_mma" : "gemm_tf32_mma");
 }
 
 template <bool SPLIT3, std::size_t... I>

@@ -1,7 +1,8 @@
 // gemv_row_per_thread: one thread per row (the seeds' first kernel).
 #include <cstdint>
 
-#include "cuda_launch.cuh"
+#include <kiln/cuda_status.hpp>
+
 #include "gemv_cuda_variants.hpp"
 #include "gemv_kernels.cuh"
 #include "gemv_operands.hpp"
@@ -29,11 +30,10 @@ class GemvRowPerThread final : public Variant {
     const int block = config.get_or("block", 0);
     if (block <= 0 || block > 1024)
       return Status::fail(ErrorKind::argument, "gemv_row_per_thread: bad config " + config.to_string());
-    ScopedDevice on(problem.device.ordinal);
     const auto grid = static_cast<unsigned>((o.m + block - 1) / block);
     gemv_row_per_thread_kernel<float><<<grid, block, 0, static_cast<cudaStream_t>(stream.handle())>>>(
         o.a, o.lda, o.x, o.y, o.m, o.n);
-    return launch_status("gemv_row_per_thread");
+    return cuda_launch_status("gemv_row_per_thread");
   }
 };
 

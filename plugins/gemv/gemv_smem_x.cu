@@ -1,7 +1,8 @@
 // gemv_smem_x: one thread per row, x staged in shared-memory tiles (the seeds' second kernel).
 #include <cstdint>
 
-#include "cuda_launch.cuh"
+#include <kiln/cuda_status.hpp>
+
 #include "gemv_cuda_variants.hpp"
 #include "gemv_kernels.cuh"
 #include "gemv_operands.hpp"
@@ -30,12 +31,11 @@ class GemvSmemX final : public Variant {
     const int tile = config.get_or("tile", 0);
     if (block <= 0 || block > 1024 || tile <= 0 || tile > 12 * 1024)
       return Status::fail(ErrorKind::argument, "gemv_smem_x: bad config " + config.to_string());
-    ScopedDevice on(problem.device.ordinal);
     const auto grid = static_cast<unsigned>((o.m + block - 1) / block);
     const std::size_t smem = static_cast<std::size_t>(tile) * sizeof(float);
     gemv_smem_x_kernel<float><<<grid, block, smem, static_cast<cudaStream_t>(stream.handle())>>>(
         o.a, o.lda, o.x, o.y, o.m, o.n, tile);
-    return launch_status("gemv_smem_x");
+    return cuda_launch_status("gemv_smem_x");
   }
 };
 

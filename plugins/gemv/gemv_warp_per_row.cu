@@ -3,7 +3,8 @@
 #include <iterator>
 #include <utility>
 
-#include "cuda_launch.cuh"
+#include <kiln/cuda_status.hpp>
+
 #include "gemv_cuda_variants.hpp"
 #include "gemv_kernels.cuh"
 #include "gemv_operands.hpp"
@@ -59,14 +60,13 @@ class GemvWarpPerRow final : public Variant {
     if (vector_width == 4 && (!aligned16(o.a) || !aligned16(o.x) || (o.m > 1 && o.lda % 4 != 0)))
       return Status::fail(ErrorKind::unsupported,
                           "gemv_warp_per_row: vector_width=4 needs 16-byte aligned a, x and row pitch of a");
-    ScopedDevice on(problem.device.ordinal);
     const auto s = static_cast<cudaStream_t>(stream.handle());
     if (!dispatch(threads_per_row, vector_width, o, rows_per_block, s,
                   std::make_index_sequence<std::size(kWarpPerRowKernels)>{}))
       return Status::fail(ErrorKind::argument, "gemv_warp_per_row: threads_per_row=" + std::to_string(threads_per_row) +
                                                    " vector_width=" + std::to_string(vector_width) +
                                                    " is not instantiated");
-    return launch_status("gemv_warp_per_row");
+    return cuda_launch_status("gemv_warp_per_row");
   }
 };
 

@@ -1,12 +1,13 @@
 #include "histogram_variants.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include <cuda_runtime.h>
+
+#include <kiln/cuda_status.hpp>
 
 #include "histogram_kernels.cuh"
 #include "histogram_params.hpp"
@@ -16,27 +17,6 @@ namespace kiln::histogram {
 namespace {
 
 constexpr std::size_t kDefaultSmem = 48 * 1024;  // dynamic shared memory without opting in
-
-Status cuda_failure(cudaError_t e, const std::string& what) {
-  return Status::fail(ErrorKind::cuda, what + ": " + cudaGetErrorString(e));
-}
-
-// Multiprocessors of device `ordinal`, queried once.
-int sm_count(int ordinal) {
-  static std::atomic<int> cache[64];
-  const bool cached = ordinal >= 0 && ordinal < 64;
-  if (cached) {
-    const int v = cache[ordinal].load(std::memory_order_relaxed);
-    if (v > 0) return v;
-  }
-  int sms = 0;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal) != cudaSuccess || sms < 1) {
-    (void)cudaGetLastError();
-    return 1;
-  }
-  if (cached) cache[ordinal].store(sms, std::memory_order_relaxed);
-  return sms;
-}
 
 // Blocks for `items` units of work: enough to fill blocks_per_sm per SM, never more than needed.
 unsigned grid_for(std::int64_t items, int block, int blocks_per_sm, int sms) {
@@ -62,7 +42,7 @@ Status prepare(const std::string& name, bool range, const Args& args, const Prob
   l.out = args.tensor(1).as<std::uint32_t>();
   l.nbins = bins_of(p, range);
   l.stream = static_cast<cudaStream_t>(stream.handle());
-  l.sms = sm_count(p.device.ordinal);
+  l.sms = std::max(1, sm_count(p.device));
   if (reinterpret_cast<std::uintptr_t>(l.out) % alignof(std::uint32_t) != 0) {
     return Status::fail(ErrorKind::argument, name + ": bins must be 4-byte aligned");
   }
@@ -71,21 +51,17 @@ Status prepare(const std::string& name, bool range, const Args& args, const Prob
     if (!st.ok()) return st;
   }
   const cudaError_t e = cudaMemsetAsync(l.out, 0, std::size_t(l.nbins) * sizeof(std::uint32_t), l.stream);
-  if (e != cudaSuccess) return cuda_failure(e, name + ": zeroing bins");
+  if (e != cudaSuccess) return cuda_status(e, name + ": zeroing bins");
   return Status::success();
 }
 
-Status check_launch(const std::string& name) {
-  const cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? Status::success() : cuda_failure(e, name);
-}
 
 // Kernels needing more than 48 KiB of dynamic shared memory must opt in first.
 template <class Kernel>
 Status allow_smem(Kernel kernel, std::size_t bytes, const std::string& name) {
   if (bytes <= kDefaultSmem) return Status::success();
   const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-  return e == cudaSuccess ? Status::success() : cuda_failure(e, name + ": shared memory opt-in");
+  return cuda_status(e, name + ": shared memory opt-in");
 }
 
 // histogram_range kernels read f32 and write u32: both must be 4-byte aligned.
@@ -128,7 +104,7 @@ class GlobalAtomic final : public Variant {
       histogram_global_atomic_kernel<ByteBins>
           <<<grid, block, 0, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n, ByteBins{}, l.out);
     }
-    return check_launch(name());
+    return cuda_launch_status(name());
   }
 
  private:
@@ -168,7 +144,7 @@ class Smem final : public Variant {
       histogram_smem_kernel<ByteBins><<<grid, block, smem, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n,
                                                                         ByteBins{}, l.nbins, l.out);
     }
-    return check_launch(name());
+    return cuda_launch_status(name());
   }
 
  private:
@@ -225,7 +201,7 @@ class WarpPrivate final : public Variant {
       }
     }
     if (!st.ok()) return st;
-    return check_launch(name());
+    return cuda_launch_status(name());
   }
 
  private:
@@ -269,7 +245,7 @@ class ThreadPrivate final : public Variant {
     Status st = allow_smem(histogram_thread_private_kernel<kBlock, kIlp>, smem, name());
     if (!st.ok()) return st;
     histogram_thread_private_kernel<kBlock, kIlp><<<grid, kBlock, smem, l.stream>>>(data, l.n, l.out);
-    return check_launch(name());
+    return cuda_launch_status(name());
   }
 };
 

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <kiln/cuda_status.hpp>
 #include <kiln/errors.hpp>
 
 #include "reduction_kernels.cuh"
@@ -16,16 +17,6 @@
 #include "reduction_params.hpp"
 
 namespace kiln::reduction {
-
-inline Status cuda_status(cudaError_t err, const char* variant, const char* what) {
-  if (err == cudaSuccess) return Status::success();
-  (void)cudaGetLastError();  // a non-sticky error must not fail the next, unrelated launch check
-  return Status::fail(ErrorKind::cuda, std::string(variant) + ": " + what + " failed: " + cudaGetErrorName(err) +
-                                           " (" + cudaGetErrorString(err) + ")");
-}
-
-// Status of the kernels just queued, as the house rule asks after launches.
-inline Status launch_status(const char* variant) { return cuda_status(cudaGetLastError(), variant, "kernel launch"); }
 
 // Where the pieces of the workspace are (see kWorkspaceHeaderBytes).
 template <class Acc>
@@ -60,18 +51,18 @@ Status run_ladder(const Load& load, std::int64_t n, Out* out, const LadderConfig
         <<<grid, block, smem, stream>>>(load, n, ToPartials<Acc>{ws.partials});
     add_in_order_kernel<Acc, Out><<<1, 1, 0, stream>>>(ws.partials, grid, out);
   } else if constexpr (kLadder == Ladder::atomic) {
-    if (Status s = cuda_status(cudaMemsetAsync(out, 0, sizeof(Out), stream), variant, "cudaMemsetAsync"); !s.ok())
+    if (Status s = cuda_status(cudaMemsetAsync(out, 0, sizeof(Out), stream), std::string(variant) + ": cudaMemsetAsync"); !s.ok())
       return s;
     tree_reduce_kernel<Load, Acc, SequentialTree, AtomicToOut<Acc, Out>>
         <<<grid, block, smem, stream>>>(load, n, AtomicToOut<Acc, Out>{out});
   } else {  // last_block, kahan
-    if (Status s = cuda_status(cudaMemsetAsync(ws.counter, 0, sizeof(unsigned), stream), variant, "cudaMemsetAsync");
+    if (Status s = cuda_status(cudaMemsetAsync(ws.counter, 0, sizeof(unsigned), stream), std::string(variant) + ": cudaMemsetAsync");
         !s.ok())
       return s;
     tree_reduce_kernel<Load, Acc, SequentialTree, LastBlockToOut<Acc, Out>>
         <<<grid, block, smem, stream>>>(load, n, LastBlockToOut<Acc, Out>{ws.partials, ws.counter, out});
   }
-  return launch_status(variant);
+  return cuda_launch_status(variant);
 }
 
 // Every rung for one (load, output) pair with plain accumulator Acc; kahan only when kKahan.
@@ -104,11 +95,11 @@ Status run_warp_shuffle(const Load& load, std::int64_t n, Out* out, const WarpSh
   if (workspace == nullptr) return Status::fail(ErrorKind::argument, std::string(variant) + ": needs a workspace");
   const WorkspaceView<Acc> ws(workspace);
   const int grid = warp_shuffle_grid(n, c, sm_count);
-  if (Status s = cuda_status(cudaMemsetAsync(ws.counter, 0, sizeof(unsigned), stream), variant, "cudaMemsetAsync");
+  if (Status s = cuda_status(cudaMemsetAsync(ws.counter, 0, sizeof(unsigned), stream), std::string(variant) + ": cudaMemsetAsync");
       !s.ok())
     return s;
   warp_shuffle_kernel<Load, Acc, Out, kItems, kVec><<<grid, c.block, 0, stream>>>(load, n, ws.partials, ws.counter, out);
-  return launch_status(variant);
+  return cuda_launch_status(variant);
 }
 
 // Calls the instantiation of `List::instances` (a constexpr std::array of WarpShuffleInstance)

@@ -1,8 +1,5 @@
 #include "reduction_cuda_variants.hpp"
 
-#include <cuda_runtime_api.h>
-
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -12,22 +9,6 @@
 
 namespace kiln::reduction {
 namespace {
-
-// Multiprocessors of CUDA device `ordinal`, queried once; 0 when the query fails.  launch() and
-// workspace_bytes() both size the grid from it, so they always agree.
-int sm_count_of(int ordinal) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[kMaxDevices];  // static storage: starts at 0
-  if (ordinal < 0 || ordinal >= kMaxDevices) return 0;
-  int n = cache[ordinal].load(std::memory_order_relaxed);
-  if (n > 0) return n;
-  if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, ordinal) != cudaSuccess) {
-    (void)cudaGetLastError();  // do not leave the failed query for the next launch check
-    return 0;
-  }
-  cache[ordinal].store(n, std::memory_order_relaxed);
-  return n;
-}
 
 // args: dot {x, y, out}, reduce_sum {x, out}.
 ReduceCall make_call(ReduceOp op, const Args& args, const Problem& problem, int sm_count, Stream stream) {
@@ -71,14 +52,14 @@ class LadderVariant final : public Variant {
   std::size_t workspace_bytes(const Problem& problem, const Config& config) const override {
     LadderConfig c;
     if (!ladder_config_from(config, c).ok()) return 0;  // launch() reports the bad config
-    return ladder_workspace_bytes(ladder_, c, sm_count_of(problem.device.ordinal));
+    return ladder_workspace_bytes(ladder_, c, sm_count(problem.device));
   }
 
   Status launch(const Args& args, const Problem& problem, const Config& config, void* workspace,
                 Stream stream) const override {
     LadderConfig c;
     if (Status s = ladder_config_from(config, c); !s.ok()) return s;
-    const int sms = sm_count_of(problem.device.ordinal);
+    const int sms = sm_count(problem.device);
     if (sms <= 0) return no_sm_count(ladder_variant_name(op_, ladder_));
     return launch_ladder(ladder_, make_call(op_, args, problem, sms, stream), c, workspace);
   }
@@ -106,7 +87,7 @@ class WarpShuffleVariant final : public Variant {
   std::size_t workspace_bytes(const Problem& problem, const Config& config) const override {
     WarpShuffleConfig c;
     if (!warp_shuffle_config_from(config, c).ok()) return 0;  // launch() reports the bad config
-    return warp_shuffle_workspace_bytes(c, sm_count_of(problem.device.ordinal));
+    return warp_shuffle_workspace_bytes(c, sm_count(problem.device));
   }
 
   Status launch(const Args& args, const Problem& problem, const Config& config, void* workspace,
@@ -114,7 +95,7 @@ class WarpShuffleVariant final : public Variant {
     const char* name = warp_shuffle_variant_name(op_);
     WarpShuffleConfig c;
     if (Status s = warp_shuffle_config_from(config, c); !s.ok()) return s;
-    const int sms = sm_count_of(problem.device.ordinal);
+    const int sms = sm_count(problem.device);
     if (sms <= 0) return no_sm_count(name);
     const ReduceCall call = make_call(op_, args, problem, sms, stream);
     // supports() saw problem.align_bytes; recheck the actual pointers (cheap) rather than fault.

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda_launch.cuh"
+#include <kiln/cuda_status.hpp>
+
 #include "transpose_cuda_variants.hpp"
 #include "transpose_kernels.cuh"
 #include "transpose_operands.hpp"
@@ -34,7 +35,6 @@ class Transpose1d final : public Variant {
     if (o.numel() == 0) return Status::success();
     const int block = config.get_or("block", 0);
     if (block <= 0 || block > 1024) return Status::fail(ErrorKind::argument, name() + ": bad config " + config.to_string());
-    ScopedDevice on(problem.device.ordinal);
     // The loop strides over the rest when the grid is capped.
     const auto grid = static_cast<unsigned>(std::min<std::int64_t>((o.numel() + block - 1) / block, 2147483647));
     const auto s = static_cast<cudaStream_t>(stream.handle());
@@ -42,7 +42,7 @@ class Transpose1d final : public Variant {
       transpose_read_coalesced_kernel<float><<<grid, block, 0, s>>>(o.in, o.ld_in, o.out, o.ld_out, o.m, o.n);
     else
       transpose_write_coalesced_kernel<float><<<grid, block, 0, s>>>(o.in, o.ld_in, o.out, o.ld_out, o.m, o.n);
-    return launch_status(name().c_str());
+    return cuda_launch_status(name().c_str());
   }
 
  private:

@@ -2,7 +2,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda_launch.cuh"
+#include <kiln/cuda_status.hpp>
+
 #include "transpose_cuda_variants.hpp"
 #include "transpose_kernels.cuh"
 #include "transpose_operands.hpp"
@@ -32,11 +33,10 @@ class TransposeNaive2d final : public Variant {
       return Status::fail(ErrorKind::argument, "transpose_naive_2d: bad config " + config.to_string());
     const std::int64_t grid_x = (o.n + bx - 1) / bx;
     if (grid_x > 2147483647) return Status::fail(ErrorKind::unsupported, "transpose_naive_2d: n too large");
-    ScopedDevice on(problem.device.ordinal);
     const dim3 grid(static_cast<unsigned>(grid_x), static_cast<unsigned>(std::min<std::int64_t>((o.m + by - 1) / by, 65535)));
     transpose_naive_2d_kernel<float><<<grid, dim3(bx, by), 0, static_cast<cudaStream_t>(stream.handle())>>>(
         o.in, o.ld_in, o.out, o.ld_out, o.m, o.n);
-    return launch_status("transpose_naive_2d");
+    return cuda_launch_status("transpose_naive_2d");
   }
 };
 

@@ -5,7 +5,8 @@
 #include <iterator>
 #include <utility>
 
-#include "cuda_launch.cuh"
+#include <kiln/cuda_status.hpp>
+
 #include "transpose_cuda_variants.hpp"
 #include "transpose_kernels.cuh"
 #include "transpose_operands.hpp"
@@ -64,11 +65,10 @@ class TransposeTiledMultirow final : public Variant {
                                    (o.n > 1 && o.ld_out % 4 != 0)))
       return Status::fail(ErrorKind::unsupported,
                           "transpose_tiled_multirow: vector_width=4 needs 16-byte aligned in, out and row pitches");
-    ScopedDevice on(problem.device.ordinal);
     if (!dispatch(want, o, tiles_per_block, static_cast<cudaStream_t>(stream.handle()),
                   std::make_index_sequence<std::size(kMultirowKernels)>{}))
       return Status::fail(ErrorKind::argument, "transpose_tiled_multirow: " + config.to_string() + " is not instantiated");
-    return launch_status("transpose_tiled_multirow");
+    return cuda_launch_status("transpose_tiled_multirow");
   }
 };
 

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda_launch.cuh"
+#include <kiln/cuda_status.hpp>
+
 #include "transpose_cuda_variants.hpp"
 #include "transpose_kernels.cuh"
 #include "transpose_operands.hpp"
@@ -34,7 +35,6 @@ class TransposeTiledPadded final : public Variant {
   Status launch(const Args& args, const Problem& problem, const Config& config, void*, Stream stream) const override {
     const TransposeOperands o = transpose_operands(args);
     if (o.numel() == 0) return Status::success();
-    ScopedDevice on(problem.device.ordinal);
     const auto s = static_cast<cudaStream_t>(stream.handle());
     const int tile = config.get_or("tile", 0);
     switch (tile) {  // the instantiated list, kPaddedTiles
@@ -44,7 +44,7 @@ class TransposeTiledPadded final : public Variant {
         return Status::fail(ErrorKind::argument,
                             "transpose_tiled_padded: tile=" + std::to_string(tile) + " is not instantiated (16, 32)");
     }
-    return launch_status("transpose_tiled_padded");
+    return cuda_launch_status("transpose_tiled_padded");
   }
 };
 

@@ -64,6 +64,9 @@ bool fingerprint_matches(const std::string& stored, const DeviceInfo& device, Fa
 const std::vector<DeviceInfo>& enumerate_devices();
 // The entry of enumerate_devices() for `device`; throws DeviceError if there is none.
 const DeviceInfo& device_info(Device device);
+// Multiprocessors of `device` (from the cached device_info()), 0 when there is no such device:
+// what launch() code sizes grids with, without a query per launch and without throwing.
+int sm_count(Device device) noexcept;
 // Number of usable CUDA devices (0 without CUDA).
 int cuda_device_count();
 

@@ -76,7 +76,9 @@ class Variant {
     return 0;
   }
   // Queues the computation on `stream`; no allocation and no synchronisation (host variants run
-  // synchronously).  `workspace` holds workspace_bytes() bytes on the problem's device.
+  // synchronously).  `workspace` holds workspace_bytes() bytes on the problem's device, which
+  // op() and the tuner have made the current CUDA device.  Device properties:
+  // kiln::device_info(problem.device), kiln::sm_count(problem.device).
   virtual Status launch(const Args& args, const Problem& problem, const Config& config, void* workspace,
                         Stream stream) const = 0;
 
