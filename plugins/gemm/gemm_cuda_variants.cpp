@@ -257,12 +257,7 @@ class GemmSplitK final : public GemmCudaVariant {
     return i >= 0 && kRegisterBlockedConfigs[i].vec == 4;
   }
   std::size_t workspace_bytes(const Problem& p, const Config& c) const override {
-    try {
-      if (split_k_row(c) < 0) return 0;
-      return plan_for(p, c, device_info(p.device).sm_count).workspace_bytes;
-    } catch (const std::exception&) {
-      return 0;  // no device: launch() reports it
-    }
+    return split_k_row(c) < 0 ? 0 : plan_for(p, c, sm_count(p.device)).workspace_bytes;
   }
   Status run(const GemmArgs&, const Config&, void*) const override {
     return Status::fail(ErrorKind::internal, "gemm_split_k runs through run_in");
@@ -270,7 +265,7 @@ class GemmSplitK final : public GemmCudaVariant {
   Status run_in(const GemmArgs& g, const Config& c, const Problem& p, void* workspace, void* stream) const override {
     const int i = split_k_row(c);
     if (i < 0) return Status::fail(ErrorKind::argument, "gemm_split_k: config " + c.to_string() + " is not instantiated");
-    const SplitKPlan plan = plan_for(p, c, device_info(p.device).sm_count);
+    const SplitKPlan plan = plan_for(p, c, sm_count(p.device));
     if (plan.splits < 2) return Status::fail(ErrorKind::unsupported, "gemm_split_k: k is not split for this problem");
     if (workspace == nullptr)
       return Status::fail(ErrorKind::argument, "gemm_split_k: needs a workspace of " +

@@ -11,8 +11,6 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-bool offered(const RegisterBlockedConfig& r) { return split_k_offered(r); }
-
 const std::vector<int> kSplitValues = {0, 4, 16, 64};
 
 Config with_splits(int row, int splits) {
@@ -24,7 +22,7 @@ Config with_splits(int row, int splits) {
 int row_of(int bm, int bn, int bk, int vec) {
   for (int i = 0; i < kRegisterBlockedConfigCount; ++i) {
     const RegisterBlockedConfig& r = kRegisterBlockedConfigs[i];
-    if (r.bm == bm && r.bn == bn && r.bk == bk && r.vec == vec && offered(r)) return i;
+    if (r.bm == bm && r.bn == bn && r.bk == bk && r.vec == vec && split_k_offered(r)) return i;
   }
   return -1;
 }
@@ -56,7 +54,7 @@ ParamSpace split_k_space() {
   // The register_blocked params (their values from the offered rows), then splits.
   std::vector<int> rows;
   for (int i = 0; i < kRegisterBlockedConfigCount; ++i)
-    if (offered(kRegisterBlockedConfigs[i])) rows.push_back(i);
+    if (split_k_offered(kRegisterBlockedConfigs[i])) rows.push_back(i);
   ParamSpace s;
   const Config first = register_blocked_config(rows.front());
   for (const auto& [name, unused] : first.values()) {
@@ -80,7 +78,7 @@ ParamSpace split_k_space() {
 int split_k_row(const Config& c) {
   if (!c.has("splits")) return -1;
   for (int i = 0; i < kRegisterBlockedConfigCount; ++i)
-    if (offered(kRegisterBlockedConfigs[i]) && with_splits(i, c.get("splits")) == c) return i;
+    if (split_k_offered(kRegisterBlockedConfigs[i]) && with_splits(i, c.get("splits")) == c) return i;
   return -1;
 }
 
