@@ -58,6 +58,10 @@ Device parse_device(const std::string& text);
 // Builds a problem from the command line; UnknownOpError / ShapeError / DTypeError name the fault.
 Problem make_problem(Runtime& rt, const std::string& op, const std::string& dtype, const std::string& shape,
                      Device device);
+// Refuses (UsageError) a problem whose tensors do not fit the memory of its device or of the host,
+// counting the copies the tuner keeps (inputs, reference, result), unless `force`.  Overflowing
+// sizes never get here: problem_from_shape refuses them.
+void check_problem_fits(const Problem& problem, bool force);
 // The op's first dtype when `dtype` is empty.
 DType pick_dtype(const OpSchema& schema, const std::string& dtype);
 
