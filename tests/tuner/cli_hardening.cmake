@@ -53,3 +53,17 @@ if(kiln_cli_have_real_plugins)
   kiln_cli_test(too_large_verify ARGS verify add --shape 1000000x1000000 --device host REAL_PLUGINS EXPECT 2
                 ERR "host memory.*--force")
 endif()
+
+# kiln plugins check: each file loaded in a child process; the crashing ones are named.
+if(TARGET kiln_fixture_abort AND TARGET kiln_fixture_exit AND TARGET kiln_fixture_good)
+  set(plugin_check_dir ${CMAKE_CURRENT_BINARY_DIR}/plugin_check)
+  add_test(NAME cli_plugins_check_setup COMMAND ${CMAKE_COMMAND} -DDIR=${plugin_check_dir}
+           -DGOOD=$<TARGET_FILE:kiln_fixture_good> -DABORT=$<TARGET_FILE:kiln_fixture_abort>
+           -DEXIT=$<TARGET_FILE:kiln_fixture_exit> -P ${CMAKE_CURRENT_SOURCE_DIR}/make_plugin_check_dir.cmake)
+  set_tests_properties(cli_plugins_check_setup PROPERTIES LABELS cpu FIXTURES_SETUP cli_plugin_check_dir)
+  kiln_cli_test(plugins_check ARGS plugins check ${plugin_check_dir} EXPECT 1 REQUIRES cli_plugin_check_dir
+                OUT "libkiln_fixture_abort.so +crashed +killed by SIGABRT.*libkiln_fixture_exit.so +exited +the process ended with status [0-9]+.*libkiln_fixture_good.so +ok +plugin fixture_good 1.2.3: 1 op\\(s\\), 1 variant\\(s\\).*libkiln_notelf.so +not loadable +not an ELF file.*libkiln_truncated.so +not loadable +truncated.*5 plugin file\\(s\\) in 1 directory, 4 with a problem")
+  kiln_cli_test(plugins_check_json ARGS plugins check ${plugin_check_dir} --json EXPECT 1 REQUIRES cli_plugin_check_dir
+                OUT "\"status\": \"crashed\".*\"failed\": 4")
+  kiln_cli_test(plugins_check_ok ARGS plugins check OUT "1 plugin file\\(s\\) in 1 directory, 0 with a problem")
+endif()

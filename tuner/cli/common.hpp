@@ -47,6 +47,7 @@ Command make_verify_command(CLI::App& parent);
 Command make_explain_command(CLI::App& parent);
 Command make_db_command(CLI::App& parent);
 Command make_demo_command(CLI::App& parent);
+Command make_plugins_command(CLI::App& parent);
 
 // Loads the plugins and opens the tuning database.  `tune_mode` "" honours KILN_TUNE; the tools
 // that measure pass "off" so that op() never tunes behind their back.  Plugin load errors are
