@@ -228,9 +228,15 @@ TEST_CASE("plan files and problem lists refuse endless or huge inputs", "[harden
   CHECK_THROWS_AS(kiln::load_plan("/"), kiln::ArgumentError);
   // Numbers a plan cannot mean.
   for (const char* bad : {"budget_seconds: .nan", "budget_seconds: .inf", "budget_seconds: -1", "budget_evals: 0",
-                          "budget_evals: 10000000000"}) {
+                          "budget_evals: 10000000000", "strategy: \"\""}) {
     INFO(bad);
     CHECK_THROWS_AS(kiln::parse_plan(std::string(bad) + "\nproblems:\n  - {op: add, shape: 3x5}\n", "p.yaml"),
                     kiln::ArgumentError);
+  }
+  // Empty names (found by this fuzz test: `op: !!binary` gave an op named "").
+  for (const char* bad : {"{op: !!binary , shape: 3x5}", "{op: \"\", shape: 3x5}", "{op: add, shape: \"\"}",
+                          "{op: add, shape: 3x5, device: \"\"}"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(kiln::parse_plan(std::string("problems:\n  - ") + bad + "\n", "p.yaml"), kiln::ArgumentError);
   }
 }

@@ -47,6 +47,12 @@ std::string read_text(const std::string& path, const char* what) {
   return text;
 }
 
+// A string field that must not be empty (`op: !!binary` or `op: ""` is not an op name).
+std::string name_field(const YAML::Node& n, const std::string& source, const std::string& field) {
+  if (!n.IsScalar() || n.Scalar().empty()) plan_error(source, line_of(n), "`" + field + "` must be a non-empty string");
+  return n.Scalar();
+}
+
 template <typename T>
 T scalar_as(const YAML::Node& n, const std::string& source, const std::string& field, const char* kind) {
   if (!n.IsScalar()) plan_error(source, line_of(n), "`" + field + "` must be " + kind);
@@ -60,7 +66,7 @@ T scalar_as(const YAML::Node& n, const std::string& source, const std::string& f
 // Reads the optional strategy and budgets of a map (the plan or one problem).
 template <typename Target>
 void read_search_fields(const YAML::Node& map, const std::string& source, Target& t) {
-  if (const YAML::Node s = map["strategy"]) t.strategy = scalar_as<std::string>(s, source, "strategy", "a string");
+  if (const YAML::Node s = map["strategy"]) t.strategy = name_field(s, source, "strategy");
   if (const YAML::Node b = map["budget_evals"]) {
     const long v = scalar_as<long>(b, source, "budget_evals", "a positive integer");
     if (v <= 0 || v > kMaxBudgetEvals)
@@ -111,8 +117,8 @@ Plan parse_plan_checked(const std::string& text, const std::string& source) {
     p.line = line;
     if (!item["op"]) plan_error(source, line, "a problem needs `op`");
     if (!item["shape"]) plan_error(source, line, "a problem needs `shape` (e.g. 4096x4096x4096)");
-    p.op = scalar_as<std::string>(item["op"], source, "op", "a string");
-    p.shape = scalar_as<std::string>(item["shape"], source, "shape", "a string");
+    p.op = name_field(item["op"], source, "op");
+    p.shape = name_field(item["shape"], source, "shape");
     if (const YAML::Node d = item["dtype"]) {
       try {
         p.dtype = parse_dtype(scalar_as<std::string>(d, source, "dtype", "a dtype name"));
@@ -120,7 +126,7 @@ Plan parse_plan_checked(const std::string& text, const std::string& source) {
         plan_error(source, line_of(d), e.what());
       }
     }
-    if (const YAML::Node d = item["device"]) p.device = scalar_as<std::string>(d, source, "device", "a string");
+    if (const YAML::Node d = item["device"]) p.device = name_field(d, source, "device");
     read_search_fields(item, source, p);
     plan.problems.push_back(std::move(p));
   }
