@@ -14,6 +14,10 @@ add_test(NAME install_out_of_tree
                  -DGENERATOR=${CMAKE_GENERATOR}
                  -DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}
                  -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
+                 "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}"
+                 "-DEXE_LINKER_FLAGS=${CMAKE_EXE_LINKER_FLAGS}"
+                 "-DSHARED_LINKER_FLAGS=${CMAKE_SHARED_LINKER_FLAGS}"
+                 "-DMODULE_LINKER_FLAGS=${CMAKE_MODULE_LINKER_FLAGS}"
                  -DCUDA_ROOT=${kiln_cuda_root}
                  -DBUILD_TYPE=$<IF:$<BOOL:$<CONFIG>>,$<CONFIG>,Release>
                  -P ${CMAKE_CURRENT_LIST_DIR}/install_out_of_tree.cmake)

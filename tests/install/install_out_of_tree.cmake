@@ -40,6 +40,13 @@ endif()
 if(CXX_COMPILER)
   list(APPEND configure_args -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
 endif()
+# kiln's own compiler and linker flags (the sanitizer build's -fsanitize=...): an example built
+# without them cannot load into a sanitized libkiln's process, or is not checked by it.
+foreach(flags CXX_FLAGS EXE_LINKER_FLAGS SHARED_LINKER_FLAGS MODULE_LINKER_FLAGS)
+  if(${flags})
+    list(APPEND configure_args "-DCMAKE_${flags}=${${flags}}")
+  endif()
+endforeach()
 if(CUDA_ROOT)  # kiln built with CUDA: its package looks for the same toolkit
   list(APPEND configure_args -DCUDAToolkit_ROOT=${CUDA_ROOT})
 endif()
