@@ -4,6 +4,7 @@
 // resume: a problem whose entry in the user file is current is skipped unless --force.
 #include <iostream>
 #include <memory>
+#include <new>
 #include <optional>
 
 #include <kiln/tuner/plan.hpp>
@@ -15,6 +16,7 @@
 #include "common.hpp"
 #include "json.hpp"
 #include "progress.hpp"
+#include "range_check.hpp"
 #include "table.hpp"
 #include "tune_report.hpp"
 
@@ -95,21 +97,22 @@ Command make_tune_command(CLI::App& parent) {
   app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
   o->strategy_opt = app->add_option("--strategy", o->strategy, "exhaustive (default), random or anneal");
   o->evals_opt = app->add_option("--budget-evals", o->budget_evals, "At most this many candidates evaluated")
-                     ->check(CLI::PositiveNumber);
+                     ->check(in_range(1, 1e9));
   o->seconds_opt = app->add_option("--budget-seconds", o->budget_seconds, "Search time limit per problem")
-                       ->check(CLI::PositiveNumber);
+                       ->check(in_range(0.001, 1e7));
   app->add_option("--variants", o->variants, "Only these variants")->delimiter(',');
   app->add_option("--plan", o->plan, "A plan file, or the name of a shipped plan (e.g. default)");
   app->add_option("--from", o->from, "A problem list written by KILN_TUNE=record");
-  app->add_flag("--force", o->force, "Retune problems that already have a current entry");
+  app->add_flag("--force", o->force,
+                "Retune problems that already have a current entry; try problems larger than the memory");
   app->add_option("--seed", o->seed, "Search seed (random, anneal)");
   app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs");
-  app->add_option("--runs", o->runs, "Timed runs per candidate (default 20)")->check(CLI::PositiveNumber);
-  app->add_option("--warmup", o->warmup, "Warm-up runs per candidate (default 3)")->check(CLI::NonNegativeNumber);
-  app->add_option("--finalists", o->finalists, "Candidates re-timed interleaved (default 4)")->check(CLI::PositiveNumber);
+  app->add_option("--runs", o->runs, "Timed runs per candidate (default 20)")->check(in_range(1, 1e6));
+  app->add_option("--warmup", o->warmup, "Warm-up runs per candidate (default 3)")->check(in_range(0, 1e6));
+  app->add_option("--finalists", o->finalists, "Candidates re-timed interleaved (default 4)")->check(in_range(1, 1000));
   app->add_option("--max-seconds-per-candidate", o->max_seconds_per_candidate,
                   "Time spent timing one candidate is kept under this (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(in_range(0.001, 1e5));
   app->add_flag("--warm", o->warm, "Do not flush the L2 cache between timed runs");
   app->add_flag("--reference-first", o->no_background,
                 "Compute the host reference before the search (default on CUDA: alongside it)");
@@ -145,6 +148,8 @@ Command make_tune_command(CLI::App& parent) {
       plan->problems.push_back(item);
     }
     const bool single = !o->op.empty();
+    // An unwritable database is found now, not after the tuning (throws TuningDbError, exit 1).
+    if (!o->no_store) rt->db().check_writable();
 
     std::vector<ProblemOutcome> outcomes;
     ProgressBar bar("tune");
@@ -159,6 +164,7 @@ Command make_tune_command(CLI::App& parent) {
         out.device = dev.to_string();
         const Problem p = make_problem(*rt, item.op, std::string(dtype_name(item.dtype)), item.shape, dev);
         out.problem = p.key();
+        check_problem_fits(p, o->force);
         if (!single && !o->force) {
           if (auto e = tuner.current_entry(p)) {
             out.status = "skipped";
@@ -209,10 +215,24 @@ Command make_tune_command(CLI::App& parent) {
         out.status = "failed";
         out.detail = std::string(e.what()) + (item.line ? " (" + plan->source + " line " + std::to_string(item.line) + ")" : "");
         outcomes.push_back(std::move(out));
-      } catch (const UsageError& e) {  // a device this machine does not have
+      } catch (const UsageError& e) {  // a device this machine does not have, a problem too large
         if (single) throw;
         out.status = "failed";
         out.detail = std::string(e.what()) + (item.line ? " (" + plan->source + " line " + std::to_string(item.line) + ")" : "");
+        outcomes.push_back(std::move(out));
+      } catch (const std::bad_alloc&) {  // not an interruption: say what happened, go on
+        bar.finish();
+        if (single) throw Error("out of memory while preparing the inputs of " + out.problem);
+        out.status = "failed";
+        out.detail = "out of memory while preparing the inputs";
+        outcomes.push_back(std::move(out));
+      } catch (const TuningDbError&) {  // the database cannot take results: stop the whole run
+        throw;
+      } catch (const Error& e) {  // an allocation that failed, a CUDA error: this problem only
+        bar.finish();
+        if (single) throw;
+        out.status = "failed";
+        out.detail = e.what();
         outcomes.push_back(std::move(out));
       }
     }
