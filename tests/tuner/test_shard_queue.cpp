@@ -7,6 +7,7 @@
 #include <string>
 
 #include <kiln/errors.hpp>
+#include <kiln/tuner/plan.hpp>
 #include <kiln/tuner/shard.hpp>
 #include <kiln/tuner/tune_queue.hpp>
 
@@ -181,4 +182,13 @@ TEST_CASE("tune queue: a task whose worker died is retried once, then failed") {
   q.fail(orphan);
   CHECK(q.pending("gone") == 0);
   CHECK_FALSE(q.take("gone"));
+}
+
+TEST_CASE("the plan for timing the worker pool on GPUs loads, with at least 40 problems") {
+  const kiln::Plan plan = kiln::load_plan(std::string(KILN_SOURCE_DIR) + "/tests/tuner/gpu/pool_timing_plan.yaml");
+  CHECK(plan.problems.size() >= 40);
+  CHECK(plan.strategy == std::optional<std::string>("random"));
+  std::set<std::string> keys;
+  for (const kiln::PlanItem& item : plan.problems) keys.insert(kiln::shard_key(item));
+  CHECK(keys.size() == plan.problems.size());  // no problem twice
 }

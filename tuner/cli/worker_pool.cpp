@@ -241,7 +241,7 @@ class Pool {
         progress_.message("kiln tune: warning: worker on " + s.device.name + " reports fingerprint '" + m.field(0) +
                           "', expected '" + s.device.fingerprint + "'");
       if (s.state == WorkerState::starting) s.state = WorkerState::idle;
-      progress_.set_activity(index_of(s), "ready");
+      progress_.set_activity(index_of(s), "idle");
     } else if (m.kind == "progress" && s.task) {
       progress_.set_activity(index_of(s), label(*s.task) + "  " + m.field(1) + "/" + m.field(2) + "  " + m.field(3));
     } else if (m.kind == "result" && s.task) {
@@ -263,7 +263,7 @@ class Pool {
       add_result(id, s.device.name, status, m.field(2), m.field(3), m.field(4));
       if (options_.print_reports && !m.field(3).empty()) progress_.print_out(m.field(3));
       s.state = stopping_ ? WorkerState::quitting : WorkerState::idle;
-      progress_.set_activity(index_of(s), "ready");
+      progress_.set_activity(index_of(s), "idle");
     }
   }
 
@@ -341,7 +341,7 @@ class Pool {
       progress_.message("kiln tune: giving up on " + s.device.name + ": its worker died " +
                         std::to_string(s.deaths_in_a_row) + " times in a row");
     }
-    progress_.set_activity(index_of(s), s.stats.given_up ? "given up" : "stopped");
+    progress_.set_activity(index_of(s), s.stats.given_up ? "given up" : (clean ? "done" : "stopped"));
   }
 
   void stop_all() {
