@@ -124,6 +124,8 @@ Command make_tune_command(CLI::App& parent) {
     if (!shard->whole() && !o->json)
       std::cerr << "kiln tune: shard " << shard->to_string() << " (from " << shard->source << "): " << selected.size()
                 << " of the plan's " << plan->problems.size() << " problems\n";
+    // An unwritable database is found now, not after the tuning (throws TuningDbError, exit 1).
+    if (!o->no_store) rt->db().check_writable();
     if (pool) return run_tune_pool(*o, *rt, *plan, selected, *shard);
     const bool single = !o->op.empty();
 
