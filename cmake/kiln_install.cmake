@@ -3,7 +3,8 @@
 #
 #   <prefix>/lib/libkiln.so                     the library (CMAKE_INSTALL_LIBDIR)
 #   <prefix>/lib/kiln/plugins/libkiln_*.so      shipped plugins (installed by kiln_add_plugin)
-#   <prefix>/lib/cmake/kiln/                    kilnConfig.cmake, kilnTargets.cmake, kiln_add_plugin.cmake
+#   <prefix>/lib/cmake/kiln/                    kilnConfig.cmake, kilnTargets.cmake, kiln_add_plugin.cmake,
+#                                               kiln_plugin_build_id.cmake
 #   <prefix>/include/kiln/                      public headers (core and tuner)
 #   <prefix>/share/kiln/configs/                shipped tuning databases and plans/
 #   <prefix>/bin/kiln                           the CLI, when built
@@ -63,5 +64,5 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/kilnConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/cmake/kilnConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/cmake/kilnConfig.cmake ${PROJECT_BINARY_DIR}/cmake/kilnConfigVersion.cmake
-              ${PROJECT_SOURCE_DIR}/cmake/kiln_add_plugin.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/kiln_add_plugin.cmake ${PROJECT_SOURCE_DIR}/cmake/kiln_plugin_build_id.cmake
         DESTINATION ${KILN_CMAKE_SUBDIR})

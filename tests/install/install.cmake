@@ -18,4 +18,20 @@ add_test(NAME install_out_of_tree
                  -DBUILD_TYPE=$<IF:$<BOOL:$<CONFIG>>,$<CONFIG>,Release>
                  -P ${CMAKE_CURRENT_LIST_DIR}/install_out_of_tree.cmake)
 set_tests_properties(install_out_of_tree PROPERTIES LABELS cpu TIMEOUT 900
-                     ENVIRONMENT "KILN_LOG_LEVEL=warn")
+                     ENVIRONMENT "KILN_LOG_LEVEL=warn" FIXTURES_SETUP kiln_installed)
+
+# plugin_build_id: rebuilds a copy of the example against that install after edits and checks
+# that the plugin's build id follows its sources and flags (and nothing else).
+add_test(NAME plugin_build_id
+         COMMAND ${CMAKE_COMMAND}
+                 -DKILN_EXAMPLE_DIR=${PROJECT_SOURCE_DIR}/examples/out_of_tree_plugin
+                 -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/plugin_build_id
+                 -DPREFIX=${CMAKE_CURRENT_BINARY_DIR}/install_out_of_tree/prefix
+                 -DGENERATOR=${CMAKE_GENERATOR}
+                 -DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}
+                 -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
+                 -DCUDA_ROOT=${kiln_cuda_root}
+                 -DBUILD_TYPE=$<IF:$<BOOL:$<CONFIG>>,$<CONFIG>,Release>
+                 -P ${CMAKE_CURRENT_LIST_DIR}/plugin_build_id.cmake)
+set_tests_properties(plugin_build_id PROPERTIES LABELS cpu TIMEOUT 900
+                     ENVIRONMENT "KILN_LOG_LEVEL=warn" FIXTURES_REQUIRED kiln_installed)
