@@ -35,3 +35,9 @@ add_test(NAME plugin_build_id
                  -P ${CMAKE_CURRENT_LIST_DIR}/plugin_build_id.cmake)
 set_tests_properties(plugin_build_id PROPERTIES LABELS cpu TIMEOUT 900
                      ENVIRONMENT "KILN_LOG_LEVEL=warn" FIXTURES_REQUIRED kiln_installed)
+
+# shipped_paths: every path named in the docs, READMEs, shipped configs and plans, and scripts
+# resolves inside the repository (no development machine's paths, no links to missing files).
+add_test(NAME shipped_paths
+         COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -P ${CMAKE_CURRENT_LIST_DIR}/shipped_paths.cmake)
+set_tests_properties(shipped_paths PROPERTIES LABELS cpu)
