@@ -27,6 +27,7 @@ install(TARGETS kiln EXPORT kilnTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/kiln ${PROJECT_SOURCE_DIR}/tuner/include/kiln
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_BINARY_DIR}/include/kiln/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln)
 
 # The CLI: the executable target in tuner/cli whose output name is `kiln` (its target name cannot
 # be `kiln`, that is the library).  Relocatable: it finds libkiln through $ORIGIN.

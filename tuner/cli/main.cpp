@@ -39,6 +39,7 @@ int run_guarded(const kiln::cli::Command& cmd) {
 int main(int argc, char** argv) {
   CLI::App app{"kiln: a plugin-based GPU kernel registry with an autotuner", "kiln"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("kiln ") + kiln::version().text, "Print kiln's version and exit");
   std::vector<kiln::cli::Command> commands = {
       kiln::cli::make_devices_command(app), kiln::cli::make_list_command(app),   kiln::cli::make_tune_command(app),
       kiln::cli::make_bench_command(app),   kiln::cli::make_verify_command(app), kiln::cli::make_explain_command(app),
