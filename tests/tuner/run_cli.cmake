@@ -1,6 +1,7 @@
 # Runs `kiln` once and checks its exit code and output; used by the CLI smoke tests.
 #   cmake -DKILN=<path> [-DEXPECT=0|nonzero|<n>] [-DOUT=<regex>] [-DERR=<regex>] [-DNOT_OUT=<regex>]
-#         [-DSETENV=NAME=VALUE] -P run_cli.cmake -- <kiln arguments>
+#         [-DERR_ONCE=<regex>] [-DSETENV=NAME=VALUE] -P run_cli.cmake -- <kiln arguments>
+# ERR_ONCE: stderr matches the regex exactly once (one message per event).
 # The environment (KILN_PLUGIN_PATH, KILN_CACHE_DIR, ...) comes from the test's ENVIRONMENT.
 set(args "")
 set(found_separator FALSE)
@@ -45,6 +46,14 @@ endif()
 if(DEFINED ERR AND NOT err MATCHES "${ERR}")
   set(ok FALSE)
   message("stderr does not match: ${ERR}")
+endif()
+if(DEFINED ERR_ONCE)
+  string(REGEX MATCHALL "${ERR_ONCE}" hits "${err}")
+  list(LENGTH hits count)
+  if(NOT count EQUAL 1)
+    set(ok FALSE)
+    message("stderr matches ${ERR_ONCE} ${count} times, expected once")
+  endif()
 endif()
 if(NOT ok)
   message(FATAL_ERROR "kiln CLI check failed")

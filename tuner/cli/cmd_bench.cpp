@@ -82,11 +82,7 @@ Command make_bench_command(CLI::App& parent) {
     if (!all)
       for (const std::string& n : o->variants) {
         const Variant* v = rt->registry().find_variant(n);
-        if (!v || v->op() != o->op) {
-          std::string known;
-          for (const Variant* x : rt->registry().variants(o->op)) known += (known.empty() ? "" : ", ") + x->name();
-          throw UsageError("no variant '" + n + "' of op '" + o->op + "' (its variants: " + (known.empty() ? "none" : known) + ")");
-        }
+        if (!v || v->op() != o->op) throw UsageError(unknown_variant_message(*rt, o->op, n));
       }
     bool vs_vendor = o->vs == "vendor";
     const Variant* vs_variant = nullptr;

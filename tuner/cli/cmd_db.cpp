@@ -49,6 +49,13 @@ struct DbCli {
 
 int run_show(const DbCli& o) {
   auto rt = open_runtime("off", o.json);
+  if (!o.op.empty() && !rt->registry().find_op(o.op)) {
+    // An op no plugin registers is still shown when the database has entries for it.
+    bool stored = false;
+    for (const TuningLayer& layer : rt->db().layers())
+      for (const auto& [dev, ops] : layer.table) stored |= ops.count(o.op) > 0;
+    if (!stored) rt->registry().op(o.op);  // UnknownOpError: "did you mean ...", exit 2
+  }
   Json layers = Json::array();
   for (const TuningLayer& layer : rt->db().layers()) {
     Table t({"device", "op", "problem", "variant", "config", "median", "throughput", "tuned at", "status"},
@@ -105,7 +112,7 @@ int run_show(const DbCli& o) {
     bool user_layer = false;
     for (const TuningLayer& l : rt->db().layers()) user_layer |= l.writable;
     if (!user_layer && !rt->db().user_path().empty())
-      std::cout << "user file " << rt->db().user_path() << " is not readable (see the warning above)\n";
+      std::cout << "user file " << rt->db().user_path() << " is not readable (see the error above)\n";
   }
   return rt->db().errors().empty() ? kExitOk : kExitFailed;
 }

@@ -76,9 +76,7 @@ void check_variants(const Runtime& rt, const std::string& op, const std::vector<
   for (const std::string& n : names) {
     const Variant* v = rt.registry().find_variant(n);
     if (v && v->op() == op) continue;
-    std::string known;
-    for (const Variant* x : rt.registry().variants(op)) known += (known.empty() ? "" : ", ") + x->name();
-    throw UsageError("no variant '" + n + "' of op '" + op + "' (its variants: " + (known.empty() ? "none" : known) + ")");
+    throw UsageError(unknown_variant_message(rt, op, n));
   }
 }
 

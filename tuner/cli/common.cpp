@@ -5,6 +5,9 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <vector>
+
+#include "spelling.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -23,13 +26,8 @@ extern "C" void on_sigint(int) {
 std::unique_ptr<Runtime> open_runtime(const std::string& tune_mode, bool quiet) {
   RuntimeOptions o;
   o.tune_mode = tune_mode;
-  auto rt = std::make_unique<Runtime>(o);
-  if (!quiet) {
-    for (const PluginLoadError& e : rt->plugin_errors())
-      std::cerr << "kiln: warning: plugin " << e.file << " not loaded: " << e.reason << "\n";
-    for (const std::string& e : rt->db().errors()) std::cerr << "kiln: warning: " << e << "\n";
-  }
-  return rt;
+  (void)quiet;  // the runtime has logged every plugin and database error once; not repeated here
+  return std::make_unique<Runtime>(o);
 }
 
 Device parse_device(const std::string& text) {
@@ -56,6 +54,17 @@ Device parse_device(const std::string& text) {
     throw UsageError("device '" + text + "' is not available: " + std::to_string(n) + " CUDA device(s)" +
                      (n == 0 ? " (use --device host)" : ""));
   return Device::cuda(ordinal);
+}
+
+std::string unknown_variant_message(const Runtime& rt, const std::string& op, const std::string& name) {
+  std::string known;
+  std::vector<std::string> names;
+  for (const Variant* x : rt.registry().variants(op)) {
+    known += (known.empty() ? "" : ", ") + x->name();
+    names.push_back(x->name());
+  }
+  return "no variant '" + name + "' of op '" + op + "'" + detail::did_you_mean(name, names) + " (its variants: " +
+         (known.empty() ? "none" : known) + ")";
 }
 
 DType pick_dtype(const OpSchema& schema, const std::string& dtype) {

@@ -49,8 +49,9 @@ Command make_db_command(CLI::App& parent);
 Command make_demo_command(CLI::App& parent);
 
 // Loads the plugins and opens the tuning database.  `tune_mode` "" honours KILN_TUNE; the tools
-// that measure pass "off" so that op() never tunes behind their back.  Plugin load errors are
-// printed to stderr as warnings.
+// that measure pass "off" so that op() never tunes behind their back.  Plugin load errors and
+// unreadable databases are logged once, by the runtime (KILN_LOG_LEVEL); `quiet` is accepted for
+// the callers that printed them here before and changes nothing.
 std::unique_ptr<Runtime> open_runtime(const std::string& tune_mode = "off", bool quiet = false);
 
 // "host", "cuda", "gpu", "cuda:N"; "" is the runtime's default device (CUDA 0, else the host).
@@ -58,6 +59,8 @@ Device parse_device(const std::string& text);
 // Builds a problem from the command line; UnknownOpError / ShapeError / DTypeError name the fault.
 Problem make_problem(Runtime& rt, const std::string& op, const std::string& dtype, const std::string& shape,
                      Device device);
+// "no variant 'x' of op 'gemm'; did you mean 'y'? (its variants: ...)" for --variants / --vs.
+std::string unknown_variant_message(const Runtime& rt, const std::string& op, const std::string& name);
 // The op's first dtype when `dtype` is empty.
 DType pick_dtype(const OpSchema& schema, const std::string& dtype);
 

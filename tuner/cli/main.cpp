@@ -8,6 +8,7 @@
 #include <kiln/kiln.hpp>
 
 #include "common.hpp"
+#include "typos.hpp"
 
 namespace {
 
@@ -52,7 +53,9 @@ int main(int argc, char** argv) {
     std::string usage = kTopUsage;
     for (const auto& c : commands)
       if (c.app->parsed()) usage = c.usage;
-    std::cerr << "kiln: error: " << e.what() << "\n" << usage << "\n";
+    // A mistyped command or flag gets its name and the closest known one, not CLI11's message.
+    const std::string typo = kiln::cli::describe_unknown_input(app, argc, argv);
+    std::cerr << "kiln: error: " << (typo.empty() ? std::string(e.what()) : typo) << "\n" << usage << "\n";
     return kiln::cli::kExitUsage;
   }
   for (const auto& c : commands)
