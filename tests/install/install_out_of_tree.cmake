@@ -7,7 +7,7 @@
 #      plugins too): it loads the plugin through the installed libkiln, runs the op and prints
 #      "scale_example: ok"; the installed plugins must load from <prefix>/<libdir>/kiln/plugins,
 #      found relative to the installed libkiln.so (the prefix is not CMAKE_INSTALL_PREFIX)
-#   4. when the CLI was installed: `kiln list` on the same path shows the plugin's op.
+#   4. when the CLI was installed: `kiln list scale` on the same path shows the plugin's variant.
 foreach(var KILN_BUILD_DIR KILN_EXAMPLE_DIR WORK_DIR GENERATOR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "install_out_of_tree.cmake: -D${var}=... is required")
@@ -113,8 +113,8 @@ if(installed_plugins)
 endif()
 
 if(EXISTS ${prefix}/bin/kiln)
-  run_step("kiln list" ${env} ${prefix}/bin/kiln list)
-  message(STATUS "kiln list:\n${step_output}")
+  run_step("kiln list scale" ${env} ${prefix}/bin/kiln list scale)
+  message(STATUS "kiln list scale:\n${step_output}")
   if(NOT step_output MATCHES "scale_host")
     message(FATAL_ERROR "`kiln list` does not show the example's op:\n${step_output}")
   endif()

@@ -2,6 +2,7 @@
 // (`--plan default`), or every problem a KILN_TUNE=record run wrote (`--from FILE`), and store
 // each winner in the user tuning database as soon as it is chosen.  Plans and problem lists
 // resume: a problem whose entry in the user file is current is skipped unless --force.
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -147,8 +148,21 @@ Command make_tune_command(CLI::App& parent) {
     std::vector<ProblemOutcome> outcomes;
     ProgressBar bar("tune");
     const std::size_t total = plan->problems.size();
+    const auto plan_start = std::chrono::steady_clock::now();
+    double tuning_seconds = 0.0;  // spent on problems actually tuned (skips are instant)
+    std::size_t tuned_so_far = 0;
     for (std::size_t i = 0; i < total && !interrupted(); ++i) {
       const PlanItem& item = plan->problems[i];
+      if (total > 1) {  // the plan's own line above the problem's bar
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_start).count();
+        std::string overall = "plan: problem " + std::to_string(i + 1) + "/" + std::to_string(total) + ", " +
+                              clock_text(elapsed) + " elapsed";
+        if (tuned_so_far > 0)
+          overall += ", ETA " + clock_text(tuning_seconds / static_cast<double>(tuned_so_far) *
+                                           static_cast<double>(total - i));
+        bar.set_overall(overall);
+      }
+      bar.restart();
       ProblemOutcome out;
       out.op = item.op;
       out.problem = item.shape;
@@ -179,7 +193,11 @@ Command make_tune_command(CLI::App& parent) {
           bar.update(done, planned, r.candidate.to_string());
         };
         to.search.on_status = [&](const std::string& what) { bar.update(last_done, last_planned, what); };
+        bar.update(0, 0, "preparing inputs and the host reference");  // can take minutes for large problems
+        const auto problem_start = std::chrono::steady_clock::now();
         TuneReport report = tuner.tune(p, to);
+        tuning_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - problem_start).count();
+        ++tuned_so_far;
         bar.finish();
         if (!o->json) {
           print_tune_report(std::cout, report, o->verbose);

@@ -8,6 +8,7 @@
 #include <kiln/kiln.hpp>
 
 #include "common.hpp"
+#include "terminal.hpp"
 #include "typos.hpp"
 
 namespace {
@@ -41,6 +42,9 @@ int main(int argc, char** argv) {
   CLI::App app{"kiln: a plugin-based GPU kernel registry with an autotuner", "kiln"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + kiln::version().text, "Print kiln's version and exit");
+  bool wide = false;
+  app.add_flag("--wide", wide, "Print tables in full (default: fit the terminal's width)");
+  app.fallthrough();  // subcommands accept kiln's own flags (--wide) too; inherited when added
   std::vector<kiln::cli::Command> commands = {
       kiln::cli::make_devices_command(app), kiln::cli::make_list_command(app),   kiln::cli::make_tune_command(app),
       kiln::cli::make_bench_command(app),   kiln::cli::make_verify_command(app), kiln::cli::make_explain_command(app),
@@ -58,6 +62,7 @@ int main(int argc, char** argv) {
     std::cerr << "kiln: error: " << (typo.empty() ? std::string(e.what()) : typo) << "\n" << usage << "\n";
     return kiln::cli::kExitUsage;
   }
+  kiln::cli::set_wide_output(wide);
   for (const auto& c : commands)
     if (c.app->parsed()) return run_guarded(c);
   std::cerr << kTopUsage << "\n";

@@ -43,7 +43,8 @@ std::string describe_unknown_input(const CLI::App& app, int argc, const char* co
     if (token == "--") break;
     if (token.size() > 1 && token[0] == '-' && !(token[1] >= '0' && token[1] <= '9') && token[1] != '.') {
       const std::string name = token.substr(0, token.find('='));
-      const CLI::Option* opt = level->get_option_no_throw(name);
+      const CLI::Option* opt = nullptr;  // kiln's subcommands fall through to their parents' flags
+      for (const CLI::App* a = level; a && !opt; a = a->get_parent()) opt = a->get_option_no_throw(name);
       if (!opt) {
         const std::string path = subcommand_path(level);
         return "unknown option '" + name + "' for 'kiln" + (path.empty() ? "" : " " + path) + "'" +
