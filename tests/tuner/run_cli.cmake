@@ -1,5 +1,5 @@
 # Runs `kiln` once and checks its exit code and output; used by the CLI smoke tests.
-#   cmake -DKILN=<path> [-DEXPECT=0|nonzero|<n>] [-DOUT=<regex>] [-DERR=<regex>] [-DNOT_OUT=<regex>]
+#   cmake -DKILN=<path> [-DEXPECT=0|nonzero|<n>] [-DOUT=<regex>] [-DERR=<regex>] [-DNOT_OUT=<regex>] [-DNOT_ERR=<regex>]
 #         [-DERR_ONCE=<regex>] [-DMAX_COLUMNS=<n>] [-DWIDER_THAN=<n>] [-DSETENV=NAME=VALUE]
 #         -P run_cli.cmake -- <kiln arguments>
 # ERR_ONCE: stderr matches the regex exactly once (one message per event).
@@ -45,6 +45,10 @@ endif()
 if(DEFINED NOT_OUT AND out MATCHES "${NOT_OUT}")
   set(ok FALSE)
   message("stdout must not match: ${NOT_OUT}")
+endif()
+if(DEFINED NOT_ERR AND err MATCHES "${NOT_ERR}")
+  set(ok FALSE)
+  message("stderr must not match: ${NOT_ERR}")
 endif()
 if(DEFINED ERR AND NOT err MATCHES "${ERR}")
   set(ok FALSE)

@@ -79,6 +79,7 @@ TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
     return report;
   }
   make_strategy(options.search.strategy);  // an unknown strategy fails before inputs are built
+  if (options.store) rt_->db().check_writable();  // before the minutes of tuning, not after
   ProblemEvaluator evaluator(problem, options.evaluator);
   report.prepare_seconds = evaluator.prepare_seconds();
   logger()->info("tune {} {}: {} candidates, inputs prepared in {:.2f} s", problem.schema->name, problem.key(),
@@ -89,8 +90,10 @@ TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
   if (!report.search.winner) {
     if (report.search.device_lost || report.search.cancelled)
       report.error = report.search.stop_reason;
+    else if (report.search.results.empty())  // nothing ran: say why, not that all failed
+      report.error = "no candidate was evaluated (" + report.search.stop_reason + ")";
     else
-      report.error = "no candidate passed validation";
+      report.error = "no candidate passed validation (" + std::to_string(report.search.results.size()) + " evaluated)";
     return report;
   }
   report.entry = make_entry(problem, *report.search.winner);
