@@ -41,3 +41,8 @@ set_tests_properties(plugin_build_id PROPERTIES LABELS cpu TIMEOUT 900
 add_test(NAME shipped_paths
          COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -P ${CMAKE_CURRENT_LIST_DIR}/shipped_paths.cmake)
 set_tests_properties(shipped_paths PROPERTIES LABELS cpu)
+
+# header_table: docs/architecture.md describes every installed header.
+add_test(NAME header_table
+         COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -P ${CMAKE_CURRENT_LIST_DIR}/header_table.cmake)
+set_tests_properties(header_table PROPERTIES LABELS cpu)
