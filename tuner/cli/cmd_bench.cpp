@@ -16,6 +16,7 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "progress.hpp"
 #include "range_check.hpp"
 #include "table.hpp"
@@ -191,7 +192,7 @@ Command make_bench_command(CLI::App& parent) {
       for (const Row& r : rows) {
         Json j = Json::object();
         j.set("variant", r.candidate.variant->name())
-            .set("config", r.candidate.config.to_string())
+            .set("config", config_json(r.candidate.config))
             .set("label", r.label)
             .set("dispatched", r.dispatched)
             .set("vendor", r.candidate.variant->desc().vendor)
@@ -209,7 +210,7 @@ Command make_bench_command(CLI::App& parent) {
         }
         arr.push(std::move(j));
       }
-      Json out = Json::object();
+      Json out = json_document();
       out.set("op", o->op).set("problem", p.key()).set("device", dev.to_string()).set("device_key", info.fingerprint());
       out.set("rows", std::move(arr)).set("baseline_note", base_note);
       if (base) out.set("baseline", base->candidate.to_string());

@@ -9,6 +9,7 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "table.hpp"
 
 namespace kiln::cli {
@@ -74,7 +75,7 @@ int run_show(const DbCli& o) {
                            .set("op", op)
                            .set("problem", key)
                            .set("variant", e.variant)
-                           .set("config", e.config.to_string())
+                           .set("config", config_json(e.config))
                            .set("median_us", e.median_us)
                            .set("mad_us", e.mad_us)
                            .set("samples", e.samples)
@@ -103,7 +104,7 @@ int run_show(const DbCli& o) {
     for (const auto& e : rt->db().errors()) errors.push(e);
     Json warnings = Json::array();
     for (const auto& w : rt->db().warnings()) warnings.push(w);
-    std::cout << Json::object()
+    std::cout << json_document()
                      .set("user_path", rt->db().user_path())
                      .set("layers", std::move(layers))
                      .set("errors", std::move(errors))
@@ -171,7 +172,7 @@ int run_merge(const DbCli& o) {
     total = count_entries(table);
   });
   if (o.json) {
-    std::cout << Json::object()
+    std::cout << json_document()
                      .set("into", target)
                      .set("files", o.files.size())
                      .set("added", added)
@@ -217,7 +218,7 @@ int run_prune(const DbCli& o) {
   if (o.json) {
     Json arr = Json::array();
     for (const auto& [what, why] : dropped) arr.push(Json::object().set("entry", what).set("why", why));
-    std::cout << Json::object()
+    std::cout << json_document()
                      .set("user_path", rt->db().user_path())
                      .set("dry_run", o.dry_run)
                      .set("dropped", std::move(arr))

@@ -8,6 +8,7 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "table.hpp"
 #include "terminal.hpp"
 
@@ -22,6 +23,13 @@ DeviceInfo device_for(DeviceKind kind) {
   stand_in.device = Device::cuda(0);
   stand_in.name = "(no CUDA device)";
   return stand_in;
+}
+
+// The dtypes as a list; [] for "any".
+Json dtypes_json(const std::vector<DType>& dtypes) {
+  Json j = Json::array();
+  for (DType t : dtypes) j.push(std::string(dtype_name(t)));
+  return j;
 }
 
 std::string dtypes_text(const std::vector<DType>& dtypes) {
@@ -62,7 +70,7 @@ Json variant_json(const Runtime& rt, const Variant& v) {
   return Json::object()
       .set("name", v.name())
       .set("device_kind", device_kind_name(v.device_kind()))
-      .set("dtypes", dtypes_text(v.dtypes()))
+      .set("dtypes", dtypes_json(v.dtypes()))
       .set("priority", v.priority())
       .set("reference", v.desc().reference)
       .set("vendor", v.desc().vendor)
@@ -109,12 +117,12 @@ Command make_list_command(CLI::App& parent) {
                      .set("signature", s.signature())
                      .set("summary", s.summary)
                      .set("dims", dims_text(s))
-                     .set("dtypes", dtypes_text(s.dtypes))
+                     .set("dtypes", dtypes_json(s.dtypes))
                      .set("work_unit", s.work_unit == WorkUnit::flop ? "flop" : "byte")
                      .set("plugin", rt->registry().source_of(s).plugin)
                      .set("variants", std::move(variants)));
       }
-      std::cout << out.dump() << "\n";
+      std::cout << json_document().set("ops", std::move(out)).dump() << "\n";
       return kExitOk;
     }
     if (ops.empty()) {

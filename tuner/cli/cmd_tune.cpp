@@ -19,6 +19,7 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "progress.hpp"
 #include "range_check.hpp"
 #include "table.hpp"
@@ -137,7 +138,16 @@ Command make_tune_command(CLI::App& parent) {
     const auto plan_start = std::chrono::steady_clock::now();
     double tuning_seconds = 0.0;  // spent on problems actually tuned (skips are instant)
     std::size_t tuned_so_far = 0;
+    // A plan under --json streams one line per finished problem (JSON Lines), then a summary line.
+    const bool stream = o->json && !single;
+    std::size_t streamed = 0;
+    auto stream_finished = [&] {
+      for (; stream && streamed < outcomes.size(); ++streamed)
+        std::cout << json_document().set("type", "problem").set("result", outcomes[streamed].json).dump(0) << "\n"
+                  << std::flush;
+    };
     for (std::size_t n = 0; n < total && !interrupted(); ++n) {
+      stream_finished();
       const PlanItem& item = plan->problems[selected[n]];
       if (total > 1) {  // the plan's own line above the problem's bar
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_start).count();
@@ -235,10 +245,23 @@ Command make_tune_command(CLI::App& parent) {
       }
     }
     bar.finish();
+    stream_finished();
 
     const OutcomeCounts counts = count_outcomes(outcomes, total);
-    if (o->json) {
-      Json result = Json::object()
+    if (stream) {
+      std::cout << json_document()
+                       .set("type", "summary")
+                       .set("tuned", counts.tuned)
+                       .set("skipped", counts.skipped)
+                       .set("failed", counts.failed)
+                       .set("not_reached", counts.not_reached)
+                       .set("interrupted", interrupted())
+                       .set("shard", shard->to_string())
+                       .set("db_path", rt->db().user_path())
+                       .dump(0)
+                << "\n";
+    } else if (o->json) {
+      Json result = json_document()
                         .set("problems", outcomes_json(outcomes))
                         .set("tuned", counts.tuned)
                         .set("skipped", counts.skipped)

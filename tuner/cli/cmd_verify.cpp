@@ -14,6 +14,7 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "op_shapes.hpp"
 #include "progress.hpp"
 #include "range_check.hpp"
@@ -188,7 +189,7 @@ Command make_verify_command(CLI::App& parent) {
         if (o->json)
           checks_json.push(Json::object()
                                .set("variant", cand.variant->name())
-                               .set("config", cand.config.to_string())
+                               .set("config", config_json(cand.config))
                                .set("op", job.problem.schema->name)
                                .set("problem", job.problem.key())
                                .set("device", job.problem.device.to_string())
@@ -220,7 +221,7 @@ Command make_verify_command(CLI::App& parent) {
                          .set("unsupported", t.unsupported));
       Json n = Json::array();
       for (const auto& s : notes) n.push(s);
-      std::cout << Json::object()
+      std::cout << json_document()
                        .set("checks", checks)
                        .set("failed", failures.size())
                        .set("not_run", not_run)

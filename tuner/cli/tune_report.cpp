@@ -1,6 +1,7 @@
 #include "tune_report.hpp"
 
 #include "common.hpp"
+#include "json_document.hpp"
 #include "table.hpp"
 
 namespace kiln::cli {
@@ -13,7 +14,7 @@ std::string device_text(const TuneReport& r) { return r.problem.device.to_string
 Json candidate_json(const CandidateResult& r, const Problem& problem) {
   Json j = Json::object();
   j.set("variant", r.candidate.variant ? r.candidate.variant->name() : "")
-      .set("config", r.candidate.config.to_string())
+      .set("config", config_json(r.candidate.config))
       .set("default_config", r.candidate.is_default)
       .set("outcome", outcome_name(r.outcome));
   if (!r.reason.empty()) j.set("reason", r.reason);
@@ -47,7 +48,7 @@ Json tune_report_json(const TuneReport& r) {
   for (const Rejection& x : r.space.rejected)
     rejected.push(Json::object()
                       .set("variant", x.example.variant->name())
-                      .set("example_config", x.example.config.to_string())
+                      .set("example_config", config_json(x.example.config))
                       .set("configs", x.configs)
                       .set("kind", x.kind == Rejection::Kind::variant ? "variant"
                                    : x.kind == Rejection::Kind::constraint ? "constraint" : "unsupported")
