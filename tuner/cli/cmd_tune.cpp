@@ -80,6 +80,7 @@ Command make_tune_command(CLI::App& parent) {
   app->add_flag("--no-store", o->no_store, "Do not write the result to the database");
   app->add_flag("-v,--verbose", o->verbose, "List rejections, failures and every timing");
   app->add_flag("--json", o->json, "Print JSON");
+  app->add_flag("--csv", o->csv, "Print CSV: one row per evaluated candidate (times in microseconds)");
   app->add_option("--devices", o->devices,
                   "Tune a plan on these devices at once, one worker process each: all, or a list such as cuda:0,cuda:2");
   app->add_option("--shard", o->shard,
@@ -129,7 +130,10 @@ Command make_tune_command(CLI::App& parent) {
                 << " of the plan's " << plan->problems.size() << " problems\n";
     // An unwritable database is found now, not after the tuning (throws TuningDbError, exit 1).
     if (!o->no_store) rt->db().check_writable();
+    if (o->csv && o->json) throw UsageError("give --json or --csv, not both");
+    if (pool && o->csv) throw UsageError("--csv is not available with --devices (use --json)");
     if (pool) return run_tune_pool(*o, *rt, *plan, selected, *shard);
+    if (o->csv) print_tune_csv_header(std::cout);
     const bool single = !o->op.empty();
 
     std::vector<ProblemOutcome> outcomes;
@@ -197,7 +201,10 @@ Command make_tune_command(CLI::App& parent) {
         tuning_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - problem_start).count();
         ++tuned_so_far;
         bar.finish();
-        if (!o->json) {
+        if (o->csv) {
+          print_tune_csv_rows(std::cout, report);
+          std::cout << std::flush;
+        } else if (!o->json) {
           print_tune_report(std::cout, report, o->verbose);
           std::cout << std::flush;
         }
@@ -270,7 +277,7 @@ Command make_tune_command(CLI::App& parent) {
                         .set("interrupted", interrupted());
       if (!single) result.set("shard", shard->to_string());
       std::cout << result.set("db_path", rt->db().user_path()).dump() << "\n";
-    } else if (!single) {
+    } else if (!single && !o->csv) {
       print_outcomes(plan->source, outcomes, counts);
     }
     if (interrupted()) {

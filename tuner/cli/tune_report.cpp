@@ -1,6 +1,7 @@
 #include "tune_report.hpp"
 
 #include "common.hpp"
+#include "csv.hpp"
 #include "json_document.hpp"
 #include "table.hpp"
 
@@ -122,6 +123,28 @@ void print_tune_report(std::ostream& out, const TuneReport& r, bool verbose) {
       out << "  not stored (--no-store)\n";
   }
   if (!r.error.empty()) out << "  not tuned: " << r.error << "\n";
+}
+
+void print_tune_csv_header(std::ostream& out) {
+  out << csv_row({"op", "problem", "device", "variant", "config", "default_config", "outcome", "median_us", "mad_us",
+                  "samples", "throughput", "throughput_unit", "error", "winner"});
+}
+
+void print_tune_csv_rows(std::ostream& out, const TuneReport& r) {
+  const Problem& p = r.problem;
+  for (const CandidateResult& c : r.search.results) {
+    const bool timed = c.ok() && c.timing.samples > 0;
+    const bool winner = r.search.winner && r.search.winner->candidate.variant == c.candidate.variant &&
+                        r.search.winner->candidate.config == c.candidate.config;
+    out << csv_row({p.schema ? p.schema->name : "", p.key(), p.device.to_string(),
+                    c.candidate.variant ? c.candidate.variant->name() : "", c.candidate.config.to_string(),
+                    c.candidate.is_default ? "1" : "0", outcome_name(c.outcome),
+                    timed ? csv_number(c.timing.median_us) : "", timed ? csv_number(c.timing.mad_us) : "",
+                    timed ? std::to_string(c.timing.samples) : "",
+                    timed && p.schema ? csv_number(throughput(*p.schema, p, c.timing.median_us)) : "",
+                    timed && p.schema ? throughput_unit(*p.schema) : "",
+                    c.outcome != Outcome::rejected ? csv_number(c.error) : "", winner ? "1" : "0"});
+  }
 }
 
 }  // namespace kiln::cli
