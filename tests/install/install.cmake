@@ -46,3 +46,9 @@ set_tests_properties(shipped_paths PROPERTIES LABELS cpu)
 add_test(NAME header_table
          COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -P ${CMAKE_CURRENT_LIST_DIR}/header_table.cmake)
 set_tests_properties(header_table PROPERTIES LABELS cpu)
+
+# plugin_guide_code: docs/writing-a-plugin.md shows the example's files exactly (which
+# install_out_of_tree builds and tests).
+add_test(NAME plugin_guide_code
+         COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -P ${CMAKE_CURRENT_LIST_DIR}/plugin_guide.cmake)
+set_tests_properties(plugin_guide_code PROPERTIES LABELS cpu)

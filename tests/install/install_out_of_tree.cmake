@@ -3,7 +3,7 @@
 #      report KILN_PLUGIN_DIR and KILN_CONFIG_DIR inside that prefix (with the plugins and plans)
 #   2. configure and build examples/out_of_tree_plugin with CMAKE_PREFIX_PATH=<work>/prefix and
 #      KILN_HAS_CUDA=OFF (the example's plugin host-only, whatever kiln was built with)
-#   3. run its executable with KILN_PLUGIN_PATH=<its build dir>: (the empty entry: the installed
+#   3. run its ctest (the plugin's test), then its executable with KILN_PLUGIN_PATH=<its build dir>: (the empty entry: the installed
 #      plugins too): it loads the plugin through the installed libkiln, runs the op and prints
 #      "scale_example: ok"; the installed plugins must load from <prefix>/<libdir>/kiln/plugins,
 #      found relative to the installed libkiln.so (the prefix is not CMAKE_INSTALL_PREFIX)
@@ -93,6 +93,11 @@ endif()
 
 # A scratch cache dir keeps the user's tuning file out of it.
 set(env ${CMAKE_COMMAND} -E env KILN_PLUGIN_PATH=${example_build}: KILN_CACHE_DIR=${WORK_DIR}/cache)
+# The plugin's own test, as the guide runs it (docs/writing-a-plugin.md, step 12).
+run_step("ctest in the example build" ${CMAKE_CTEST_COMMAND} --test-dir ${example_build} --output-on-failure)
+if(NOT step_output MATCHES "100% tests passed")
+  message(FATAL_ERROR "the example's ctest did not pass:\n${step_output}")
+endif()
 run_step("running the example" ${env} ${example_build}/run_scale_example)
 message(STATUS "example output:\n${step_output}")
 if(NOT step_output MATCHES "scale_example: ok")
