@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "spelling.hpp"
+
 namespace kiln {
 
 std::string Source::to_string() const {
@@ -125,8 +127,14 @@ const OpSchema* Registry::find_op(const std::string& name) const {
 const OpSchema& Registry::op(const std::string& name) const {
   if (const OpSchema* s = find_op(name)) return *s;
   std::string known;
-  for (const auto& [n, e] : ops_) known += (known.empty() ? "" : ", ") + n;
-  throw UnknownOpError("unknown op '" + name + "'; known ops: " + (known.empty() ? "(none: no plugin loaded?)" : known));
+  std::vector<std::string> names;
+  for (const auto& [n, e] : ops_) {
+    known += (known.empty() ? "" : ", ") + n;
+    names.push_back(n);
+  }
+  const std::string guess = detail::did_you_mean(name, names);  // "; did you mean 'gemm'?"
+  throw UnknownOpError("unknown op '" + name + "'" + guess + (guess.empty() ? "; known ops: " : " Known ops: ") +
+                       (known.empty() ? "(none: no plugin loaded?)" : known));
 }
 
 const Variant* Registry::find_variant(const std::string& name) const {

@@ -1,11 +1,13 @@
 #include "kiln/runtime.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include "cuda_backend.hpp"
 #include "kiln/buffer.hpp"
 #include "kiln/log.hpp"
+#include "spelling.hpp"
 #include "tune_modes.hpp"
 
 namespace kiln {
@@ -60,6 +62,14 @@ void Runtime::init(RuntimeOptions options) {
   if (mode.empty()) {
     const char* env = std::getenv("KILN_TUNE");
     mode = env && *env ? env : "off";
+    // From the environment, any case; a typo warns and tunes nothing rather than abort the program.
+    for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const auto& modes = detail::tune_mode_names();
+    if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
+      log->warn("KILN_TUNE='{}' is not a tuning mode{} (expected off, lazy or record); op() will not tune", env,
+                detail::did_you_mean(mode, modes));
+      mode = "off";
+    }
   }
   detail::install_tune_mode(*this, mode);
   tune_mode_ = mode;

@@ -28,6 +28,7 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "range_check.hpp"
 #include "table.hpp"
 
@@ -238,7 +239,7 @@ Command make_plugins_command(CLI::App& parent) {
       Json list = Json::array();
       for (const FileReport& r : reports)
         list.push(Json::object().set("file", r.file).set("status", r.status).set("detail", r.detail).set("log", r.log));
-      std::cout << Json::object().set("files", std::move(list)).set("failed", bad).dump() << "\n";
+      std::cout << json_document().set("files", std::move(list)).set("failed", bad).dump() << "\n";
     } else {
       Table t({"file", "status", "detail"});
       for (const FileReport& r : reports) t.add({r.file, r.status, r.detail});

@@ -4,6 +4,7 @@
 // resume: a problem whose entry in the user file is current is skipped unless --force.
 // A plan runs on several devices at once with --devices (tune_pool.hpp) and is split across
 // hosts with --shard i/N or the launcher's rank and size (kiln/tuner/shard.hpp).
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <new>
@@ -18,6 +19,7 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "progress.hpp"
 #include "range_check.hpp"
 #include "table.hpp"
@@ -39,9 +41,7 @@ void check_variants(const Runtime& rt, const std::string& op, const std::vector<
   for (const std::string& n : names) {
     const Variant* v = rt.registry().find_variant(n);
     if (v && v->op() == op) continue;
-    std::string known;
-    for (const Variant* x : rt.registry().variants(op)) known += (known.empty() ? "" : ", ") + x->name();
-    throw UsageError("no variant '" + n + "' of op '" + op + "' (its variants: " + (known.empty() ? "none" : known) + ")");
+    throw UsageError(unknown_variant_message(rt, op, n));
   }
 }
 
@@ -80,6 +80,7 @@ Command make_tune_command(CLI::App& parent) {
   app->add_flag("--no-store", o->no_store, "Do not write the result to the database");
   app->add_flag("-v,--verbose", o->verbose, "List rejections, failures and every timing");
   app->add_flag("--json", o->json, "Print JSON");
+  app->add_flag("--csv", o->csv, "Print CSV: one row per evaluated candidate (times in microseconds)");
   app->add_option("--devices", o->devices,
                   "Tune a plan on these devices at once, one worker process each: all, or a list such as cuda:0,cuda:2");
   app->add_option("--shard", o->shard,
@@ -129,14 +130,39 @@ Command make_tune_command(CLI::App& parent) {
                 << " of the plan's " << plan->problems.size() << " problems\n";
     // An unwritable database is found now, not after the tuning (throws TuningDbError, exit 1).
     if (!o->no_store) rt->db().check_writable();
+    if (o->csv && o->json) throw UsageError("give --json or --csv, not both");
+    if (pool && o->csv) throw UsageError("--csv is not available with --devices (use --json)");
     if (pool) return run_tune_pool(*o, *rt, *plan, selected, *shard);
+    if (o->csv) print_tune_csv_header(std::cout);
     const bool single = !o->op.empty();
 
     std::vector<ProblemOutcome> outcomes;
     ProgressBar bar("tune");
     const std::size_t total = selected.size();
+    const auto plan_start = std::chrono::steady_clock::now();
+    double tuning_seconds = 0.0;  // spent on problems actually tuned (skips are instant)
+    std::size_t tuned_so_far = 0;
+    // A plan under --json streams one line per finished problem (JSON Lines), then a summary line.
+    const bool stream = o->json && !single;
+    std::size_t streamed = 0;
+    auto stream_finished = [&] {
+      for (; stream && streamed < outcomes.size(); ++streamed)
+        std::cout << json_document().set("type", "problem").set("result", outcomes[streamed].json).dump(0) << "\n"
+                  << std::flush;
+    };
     for (std::size_t n = 0; n < total && !interrupted(); ++n) {
+      stream_finished();
       const PlanItem& item = plan->problems[selected[n]];
+      if (total > 1) {  // the plan's own line above the problem's bar
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_start).count();
+        std::string overall = "plan: problem " + std::to_string(n + 1) + "/" + std::to_string(total) + ", " +
+                              clock_text(elapsed) + " elapsed";
+        if (tuned_so_far > 0)
+          overall += ", ETA " + clock_text(tuning_seconds / static_cast<double>(tuned_so_far) *
+                                           static_cast<double>(total - n));
+        bar.set_overall(overall);
+      }
+      bar.restart();
       ProblemOutcome out;
       out.op = item.op;
       out.problem = item.shape;
@@ -169,9 +195,16 @@ Command make_tune_command(CLI::App& parent) {
           bar.update(done, planned, r.candidate.to_string());
         };
         to.search.on_status = [&](const std::string& what) { bar.update(last_done, last_planned, what); };
+        bar.update(0, 0, "preparing inputs and the host reference");  // can take minutes for large problems
+        const auto problem_start = std::chrono::steady_clock::now();
         TuneReport report = tuner.tune(p, to);
+        tuning_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - problem_start).count();
+        ++tuned_so_far;
         bar.finish();
-        if (!o->json) {
+        if (o->csv) {
+          print_tune_csv_rows(std::cout, report);
+          std::cout << std::flush;
+        } else if (!o->json) {
           print_tune_report(std::cout, report, o->verbose);
           std::cout << std::flush;
         }
@@ -219,10 +252,23 @@ Command make_tune_command(CLI::App& parent) {
       }
     }
     bar.finish();
+    stream_finished();
 
     const OutcomeCounts counts = count_outcomes(outcomes, total);
-    if (o->json) {
-      Json result = Json::object()
+    if (stream) {
+      std::cout << json_document()
+                       .set("type", "summary")
+                       .set("tuned", counts.tuned)
+                       .set("skipped", counts.skipped)
+                       .set("failed", counts.failed)
+                       .set("not_reached", counts.not_reached)
+                       .set("interrupted", interrupted())
+                       .set("shard", shard->to_string())
+                       .set("db_path", rt->db().user_path())
+                       .dump(0)
+                << "\n";
+    } else if (o->json) {
+      Json result = json_document()
                         .set("problems", outcomes_json(outcomes))
                         .set("tuned", counts.tuned)
                         .set("skipped", counts.skipped)
@@ -231,7 +277,7 @@ Command make_tune_command(CLI::App& parent) {
                         .set("interrupted", interrupted());
       if (!single) result.set("shard", shard->to_string());
       std::cout << result.set("db_path", rt->db().user_path()).dump() << "\n";
-    } else if (!single) {
+    } else if (!single && !o->csv) {
       print_outcomes(plan->source, outcomes, counts);
     }
     if (interrupted()) {

@@ -14,6 +14,7 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "op_shapes.hpp"
 #include "progress.hpp"
 #include "range_check.hpp"
@@ -94,6 +95,16 @@ Command make_verify_command(CLI::App& parent) {
     std::vector<std::string> notes;
     std::map<std::string, Tally> tallies;  // key: variant + device
     std::size_t total = 0;
+    // A variant for a kind of device that is not here (a CUDA variant on a CPU-only machine) is
+    // not checked: say so, rather than pass over it in silence.
+    for (const std::string& name : ops)
+      for (const Variant* v : rt->registry().variants(name)) {
+        bool here = false;
+        for (const Device& d : devices) here |= d.kind == v->device_kind();
+        if (!here)
+          notes.push_back(v->name() + ": skipped, not checked (no " + device_kind_name(v->device_kind()) + " device " +
+                          (o->device.empty() ? "on this machine" : "selected with --device") + ")");
+      }
     for (const std::string& name : ops) {
       const OpSchema& s = rt->registry().op(name);
       const auto shapes = o->shapes.empty() ? verify_shapes(s) : o->shapes;
@@ -188,7 +199,7 @@ Command make_verify_command(CLI::App& parent) {
         if (o->json)
           checks_json.push(Json::object()
                                .set("variant", cand.variant->name())
-                               .set("config", cand.config.to_string())
+                               .set("config", config_json(cand.config))
                                .set("op", job.problem.schema->name)
                                .set("problem", job.problem.key())
                                .set("device", job.problem.device.to_string())
@@ -220,7 +231,7 @@ Command make_verify_command(CLI::App& parent) {
                          .set("unsupported", t.unsupported));
       Json n = Json::array();
       for (const auto& s : notes) n.push(s);
-      std::cout << Json::object()
+      std::cout << json_document()
                        .set("checks", checks)
                        .set("failed", failures.size())
                        .set("not_run", not_run)

@@ -8,6 +8,9 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <vector>
+
+#include "spelling.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -28,9 +31,9 @@ std::unique_ptr<Runtime> open_runtime(const std::string& tune_mode, bool quiet) 
   o.tune_mode = tune_mode;
   auto rt = std::make_unique<Runtime>(o);
   if (!quiet) {
-    for (const PluginLoadError& e : rt->plugin_errors())
-      std::cerr << "kiln: warning: plugin " << e.file << " not loaded: " << e.reason << "\n";
-    // Printed when a command first reads the database (`kiln list` never does).
+    // A plugin that could not be used was logged once by the loader; not repeated here.  Database
+    // messages are printed when a command first reads it (`kiln list` never does), in place of
+    // the runtime's log line.
     rt->db().set_reporter([](const std::string& message, bool) { std::cerr << "kiln: warning: " << message << "\n"; });
   }
   return rt;
@@ -60,6 +63,17 @@ Device parse_device(const std::string& text) {
     throw UsageError("device '" + text + "' is not available: " + std::to_string(n) + " CUDA device(s)" +
                      (n == 0 ? " (use --device host)" : ""));
   return Device::cuda(ordinal);
+}
+
+std::string unknown_variant_message(const Runtime& rt, const std::string& op, const std::string& name) {
+  std::string known;
+  std::vector<std::string> names;
+  for (const Variant* x : rt.registry().variants(op)) {
+    known += (known.empty() ? "" : ", ") + x->name();
+    names.push_back(x->name());
+  }
+  return "no variant '" + name + "' of op '" + op + "'" + detail::did_you_mean(name, names) + " (its variants: " +
+         (known.empty() ? "none" : known) + ")";
 }
 
 DType pick_dtype(const OpSchema& schema, const std::string& dtype) {

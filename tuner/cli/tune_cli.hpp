@@ -26,7 +26,8 @@ struct TuneCli {
   int runs = 20, warmup = 3, finalists = 4;
   double max_seconds_per_candidate = 1.0;
   std::vector<std::string> variants;
-  bool warm = false, force = false, no_store = false, json = false, verbose = false, no_background = false;
+  bool warm = false, force = false, no_store = false, json = false, csv = false, verbose = false,
+       no_background = false;
   // Many devices and hosts (tune_pool.cpp).
   std::string devices;          // --devices all | cuda:0,cuda:2 | host
   std::string shard;            // --shard i/N

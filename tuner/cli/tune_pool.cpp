@@ -8,6 +8,7 @@
 #include <kiln/kiln.hpp>
 
 #include "common.hpp"
+#include "json_document.hpp"
 #include "table.hpp"
 
 namespace kiln::cli {
@@ -177,7 +178,7 @@ int run_tune_pool(const TuneCli& cli, Runtime& rt, const Plan& plan, const std::
                        .set("workers_started", w.started)
                        .set("busy_seconds", w.busy_seconds)
                        .set("given_up", w.given_up));
-    std::cout << Json::object()
+    std::cout << json_document()
                      .set("problems", outcomes_json(sorted))
                      .set("tuned", counts.tuned)
                      .set("skipped", counts.skipped)

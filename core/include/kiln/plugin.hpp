@@ -99,8 +99,12 @@ std::string plugin_file_problem(const std::string& file);
 
 }  // namespace kiln
 
-// Defines the plugin's exported entry.  KILN_PLUGIN_BUILD_ID is set by kiln_add_plugin() (a hash
-// of the plugin's sources); the macro is the one place C++ alone cannot do the job.
+// Defines the plugin's exported entry.  KILN_PLUGIN_BUILD_ID comes from the header that
+// kiln_add_plugin() regenerates at build time (a hash of the plugin's sources, the headers they
+// include and its compile flags); the macro is the one place C++ alone cannot do the job.
+#if !defined(KILN_PLUGIN_BUILD_ID) && defined(KILN_PLUGIN_BUILD_ID_HEADER)
+#include KILN_PLUGIN_BUILD_ID_HEADER
+#endif
 #ifndef KILN_PLUGIN_BUILD_ID
 #define KILN_PLUGIN_BUILD_ID "unknown"
 #endif
