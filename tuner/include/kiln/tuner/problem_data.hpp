@@ -98,7 +98,14 @@ class ProblemData {
   Device device_;
   std::uint64_t seed_;
   std::vector<TensorSpec> specs_;
-  std::vector<Buffer> host_inputs_;    // one per tensor: original contents (dense, host)
+  struct Redraw {  // an output-only tensor's initial contents, drawn again on the host
+    int tensor;
+    InputDistribution distribution;
+    std::uint64_t seed;
+  };
+  std::vector<Buffer> host_inputs_;    // one per tensor: original contents (dense, host; empty
+                                       // for output-only tensors listed in redraw_)
+  std::vector<Redraw> redraw_;
   std::vector<Buffer> host_ref_;       // one per tensor: expected results (dense, host)
   std::vector<Buffer> host_got_;       // scratch for device results (custom compare), lazily
   std::vector<Buffer> on_device_;      // one per tensor on `device`
