@@ -81,6 +81,7 @@ TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
     return report;
   }
   make_strategy(options.search.strategy);  // an unknown strategy fails before inputs are built
+  if (options.store) rt_->db().check_writable();  // before the minutes of tuning, not after
   EvaluatorOptions evaluator_options = options.evaluator;
   if (!evaluator_options.oracle) evaluator_options.oracle = choose_oracle(rt_->registry(), problem, dev, evaluator_options);
   ProblemEvaluator evaluator(problem, evaluator_options);
