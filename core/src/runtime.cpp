@@ -106,6 +106,8 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
       throw ShapeError(role + " has a negative extent: " + t.shape.to_string());
     if (t.shape.rank == 2 && t.row_stride < t.shape.dims[1])
       throw ShapeError(role + " has row stride " + std::to_string(t.row_stride) + " < cols " + std::to_string(t.shape.dims[1]));
+    std::int64_t span = 0;
+    if (!t.span_fits(span)) throw ShapeError(role + " " + t.to_string() + " spans more bytes than fit in int64");
     if (!t.data && t.numel() > 0) throw ArgumentError(role + " is a null pointer");
     if (t.device != p.device)
       throw DeviceError(role + " is on " + t.device.to_string() + ", but argument '" + schema.tensors[0].name + "' is on " +
