@@ -19,17 +19,18 @@ build=$(realpath -m "${KILN_BUILD_DIR:-build-gpu}")
 export KILN_PLUGIN_PATH=$build/lib/kiln/plugins
 status=0
 for plan in $plans; do
+  name=$(basename "$plan" .yaml)  # a shipped plan's name, or a plan file
   extra=()
-  case $plan in coverage|heldout) extra=(--runs 10 --finalists 3) ;; esac
-  export KILN_CACHE_DIR=$out/cache-$plan
+  case $name in coverage|heldout) extra=(--runs 10 --finalists 3) ;; esac
+  export KILN_CACHE_DIR=$out/cache-$name
   rm -rf "$KILN_CACHE_DIR"
   t0=$(date +%s.%N)
   # shellcheck disable=SC2086
-  "$build/bin/kiln" tune --plan "$plan" "${extra[@]}" ${KILN_TUNE_ARGS:-} --json >"$out/$plan.json" 2>"$out/$plan.err"
+  "$build/bin/kiln" tune --plan "$plan" "${extra[@]}" ${KILN_TUNE_ARGS:-} --json >"$out/$name.json" 2>"$out/$name.err"
   rc=$?
   t1=$(date +%s.%N)
   [ $rc -eq 0 ] || status=1
-  python3 - "$out/$plan.json" "$plan" "$rc" "$t0" "$t1" <<'PY' | tee "$out/$plan.summary.txt"
+  python3 - "$out/$name.json" "$name" "$rc" "$t0" "$t1" <<'PY' | tee "$out/$name.summary.txt"
 import json, sys
 path, plan, rc = sys.argv[1], sys.argv[2], sys.argv[3]
 wall = float(sys.argv[5]) - float(sys.argv[4])
