@@ -1,5 +1,7 @@
 #include "kiln/op_schema.hpp"
 
+#include "device_compare.hpp"
+
 #include <charconv>
 #include <cstdio>
 #include <cmath>
@@ -86,6 +88,36 @@ double load(const TensorRef& t, std::int64_t r, std::int64_t c) {
     case DType::i64: return static_cast<double>(reinterpret_cast<const std::int64_t*>(base)[i]);
   }
   return 0.0;
+}
+
+// One element pair of relative_error: false when it makes the error infinite (NaN against a
+// number, an unwritten element, a mismatched infinity).
+inline bool add_error_term(double g, double e, double& diff2, double& ref2) {
+  if (std::isnan(e) && std::isnan(g)) return true;
+  if (std::isnan(g) || std::isnan(e) || std::isinf(g) != std::isinf(e)) return false;
+  if (std::isinf(e)) return g == e;
+  diff2 += (g - e) * (g - e);
+  ref2 += e * e;
+  return true;
+}
+
+template <class T>
+bool accumulate_error(const TensorRef& got, const TensorRef& expected, double& diff2, double& ref2) {
+  const std::int64_t rows = got.rows(), cols = got.cols();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* g = static_cast<const T*>(got.data) + (got.shape.rank == 2 ? r * got.row_stride : 0);
+    const T* e = static_cast<const T*>(expected.data) + (expected.shape.rank == 2 ? r * expected.row_stride : 0);
+    for (std::int64_t c = 0; c < cols; ++c)
+      if (!add_error_term(static_cast<double>(g[c]), static_cast<double>(e[c]), diff2, ref2)) return false;
+  }
+  return true;
+}
+
+bool accumulate_error_any(const TensorRef& got, const TensorRef& expected, double& diff2, double& ref2) {
+  for (std::int64_t r = 0; r < got.rows(); ++r)
+    for (std::int64_t c = 0; c < got.cols(); ++c)
+      if (!add_error_term(load(got, r, c), load(expected, r, c), diff2, ref2)) return false;
+  return true;
 }
 
 std::string extents_text(const std::vector<std::int64_t>& dims) {
@@ -346,20 +378,29 @@ void default_fill(const TensorRef& host, std::uint64_t seed) {
 }
 
 double relative_error(const TensorRef& got, const TensorRef& expected) {
+  if (got.device.is_cuda() || expected.device.is_cuda()) {
+    if (!(got.device == expected.device))
+      throw ArgumentError("relative_error: got is on " + got.device.to_string() + ", expected on " +
+                          expected.device.to_string() + "; both must be on one device");
+    return detail::cuda_relative_error(got, expected);
+  }
   if (got.numel() != expected.numel() || got.rows() != expected.rows()) return std::numeric_limits<double>::infinity();
   double diff2 = 0.0, ref2 = 0.0;
-  for (std::int64_t r = 0; r < got.rows(); ++r)
-    for (std::int64_t c = 0; c < got.cols(); ++c) {
-      const double g = load(got, r, c), e = load(expected, r, c);
-      if (std::isnan(e) && std::isnan(g)) continue;
-      if (std::isnan(g) || std::isnan(e) || std::isinf(g) != std::isinf(e)) return std::numeric_limits<double>::infinity();
-      if (std::isinf(e)) {
-        if (g != e) return std::numeric_limits<double>::infinity();
-        continue;
-      }
-      diff2 += (g - e) * (g - e);
-      ref2 += e * e;
+  bool finite = true;
+  if (got.dtype == expected.dtype) {
+    switch (got.dtype) {  // typed loops: this runs over every output element of every candidate
+      case DType::f32: finite = accumulate_error<float>(got, expected, diff2, ref2); break;
+      case DType::f64: finite = accumulate_error<double>(got, expected, diff2, ref2); break;
+      case DType::i32: finite = accumulate_error<std::int32_t>(got, expected, diff2, ref2); break;
+      case DType::u32: finite = accumulate_error<std::uint32_t>(got, expected, diff2, ref2); break;
+      case DType::u8: finite = accumulate_error<std::uint8_t>(got, expected, diff2, ref2); break;
+      case DType::i64: finite = accumulate_error<std::int64_t>(got, expected, diff2, ref2); break;
+      default: finite = accumulate_error_any(got, expected, diff2, ref2); break;
     }
+  } else {
+    finite = accumulate_error_any(got, expected, diff2, ref2);
+  }
+  if (!finite) return std::numeric_limits<double>::infinity();
   if (diff2 == 0.0) return 0.0;
   return ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
 }

@@ -77,6 +77,8 @@ Command make_tune_command(CLI::App& parent) {
   app->add_flag("--warm", o->warm, "Do not flush the L2 cache between timed runs");
   app->add_flag("--reference-first", o->no_background,
                 "Compute the host reference before the search (default on CUDA: alongside it)");
+  app->add_flag("--no-oracle", o->no_oracle,
+                "Always compute the expected outputs with the host reference (default: large GPU problems use a checked vendor oracle)");
   app->add_flag("--no-store", o->no_store, "Do not write the result to the database");
   app->add_flag("-v,--verbose", o->verbose, "List rejections, failures and every timing");
   app->add_flag("--json", o->json, "Print JSON");

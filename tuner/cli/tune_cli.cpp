@@ -35,6 +35,7 @@ TuneOptions options_for(const TuneCli& cli, const Plan* plan, const PlanItem* it
   o.evaluator.warm = cli.warm;
   o.evaluator.max_seconds_per_candidate = cli.max_seconds_per_candidate;
   o.evaluator.background_reference = !cli.no_background;
+  o.evaluator.use_oracle = !cli.no_oracle;
   o.space.variants = cli.variants;
   o.store = !cli.no_store;
   return o;

@@ -28,6 +28,7 @@ struct TuneCli {
   std::vector<std::string> variants;
   bool warm = false, force = false, no_store = false, json = false, csv = false, verbose = false,
        no_background = false;
+  bool no_oracle = false;  // --no-oracle: always the host reference
   // Many devices and hosts (tune_pool.cpp).
   std::string devices;          // --devices all | cuda:0,cuda:2 | host
   std::string shard;            // --shard i/N

@@ -44,6 +44,7 @@ Json tune_report_json(const TuneReport& r) {
       .set("stop_reason", r.search.stop_reason)
       .set("prepare_seconds", r.prepare_seconds)
       .set("reference_seconds", r.reference_seconds)
+      .set("expected_source", r.expected_source)
       .set("search_seconds", r.search.seconds);
   Json rejected = Json::array();
   for (const Rejection& x : r.space.rejected)
@@ -82,8 +83,9 @@ void print_tune_report(std::ostream& out, const TuneReport& r, bool verbose) {
   if (!r.search.results.empty() || r.prepare_seconds > 0) {
     out << "  search: " << r.search.strategy << ", " << r.search.evaluations() << " evaluated in "
         << fmt_fixed(r.search.seconds, 2) << " s, " << r.search.stop_reason << " (inputs " << fmt_fixed(r.prepare_seconds, 2)
-        << " s, host reference " << fmt_fixed(r.reference_seconds, 2) << " s"
+        << " s, expected outputs " << fmt_fixed(r.reference_seconds, 2) << " s"
         << (r.prepare_seconds < r.reference_seconds ? ", computed alongside the search" : "") << ")\n";
+    if (!r.expected_source.empty()) out << "  expected outputs: " << r.expected_source << "\n";
   }
   std::vector<const CandidateResult*> bad;
   for (const auto& c : r.search.results)

@@ -21,6 +21,7 @@
 
 #include "kiln/args.hpp"
 #include "kiln/errors.hpp"
+#include "kiln/input_distribution.hpp"
 #include "kiln/problem.hpp"
 
 namespace kiln {
@@ -74,10 +75,21 @@ struct OpSchema {
   // Optional: fills input `tensor_index` (host memory) for a problem; default: uniform in [-1, 1)
   // for floats, [0, 255] for u8, [-1000, 1000] for signed ints.
   std::function<void(const Problem& p, int tensor_index, const TensorRef& host, std::uint64_t seed)> fill_input;
+  // Optional, preferred over fill_input: the distribution of input `tensor_index`, drawn by
+  // kiln::fill_random — on the device itself when the problem is on a GPU, so the tuner never
+  // generates a large input on the host.  Default (neither set): InputDistribution::default_for.
+  std::function<InputDistribution(const Problem& p, int tensor_index)> input_distribution;
   // Optional: compares outputs `got` with `expected` (both host); sets `error` to the relative
   // error measure compared with the tolerance; default: ||got - expected|| / ||expected|| over
   // every output, NaN or an unwritten (poisoned) element counting as infinite error.
   std::function<Status(const Args& got, const Args& expected, const Problem& p, double& error)> compare;
+  // Optional: one element (row, col) of output `tensor_index` of the reference, in double, from
+  // the inputs in `host` (in/out tensors hold their inputs).  With it the tuner may take a large
+  // problem's expected outputs from a trusted variant run on the GPU (the oracle) and check that
+  // oracle on a sample of elements, instead of running the whole host reference (gemm: O(k) per
+  // element instead of O(m n k)).  See docs/tuning.md, "Inputs, reference and oracle".
+  std::function<double(const Args& host, const Problem& p, int tensor_index, std::int64_t row, std::int64_t col)>
+      reference_element;
   // Optional: the bucket of a problem for nearest-entry lookup of unseen shapes; default: the
   // dtype plus each dim rounded to the nearest power of two.
   std::function<std::string(const Problem& p)> bucket;
@@ -114,6 +126,7 @@ Status expect_contiguous(const OpSchema& s, const Args& args, int index);
 
 // Default fill / compare, usable from custom ones.
 void default_fill(const TensorRef& host, std::uint64_t seed);
+// Both tensors on the host, or both on one CUDA device (reduced there, no copy).
 double relative_error(const TensorRef& got, const TensorRef& expected);  // inf on NaN/poison
 
 }  // namespace kiln
