@@ -1,5 +1,7 @@
 #include "kiln/tensor_ref.hpp"
 
+#include <utility>
+
 #include "kiln/errors.hpp"
 
 namespace kiln {
@@ -7,6 +9,8 @@ namespace kiln {
 std::string Shape::to_string() const {
   if (rank == 0) return "[]";
   if (rank == 1) return "[" + std::to_string(dims[0]) + "]";
+  if (rank == 3)
+    return "[" + std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + "]";
   return "[" + std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "]";
 }
 
@@ -39,15 +43,100 @@ TensorRef TensorRef::matrix(void* data, DType dtype, std::int64_t rows, std::int
   return t;
 }
 
+TensorRef TensorRef::col_major(void* data, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t col_stride,
+                               Device device) {
+  if (rows < 0 || cols < 0)
+    throw ShapeError("TensorRef::col_major: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
+  if (col_stride < rows)
+    throw ShapeError("TensorRef::col_major: col_stride " + std::to_string(col_stride) + " is smaller than rows " +
+                     std::to_string(rows));
+  return strided(data, dtype, rows, cols, 1, col_stride, device);
+}
+
+TensorRef TensorRef::strided(void* data, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
+                             std::int64_t col_stride, Device device) {
+  if (rows < 0 || cols < 0)
+    throw ShapeError("TensorRef::strided: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
+  if (!data && rows * cols > 0) throw ArgumentError("TensorRef::strided: data is a null pointer");
+  TensorRef t;
+  t.data = data;
+  t.dtype = dtype;
+  t.shape = Shape::matrix(rows, cols);
+  t.row_stride = row_stride;
+  t.col_stride = col_stride;
+  t.device = device;
+  const std::string why = t.strides_error();
+  if (!why.empty()) throw ShapeError("TensorRef::strided: " + why);
+  return t;
+}
+
+TensorRef TensorRef::transposed() const {
+  if (shape.rank < 2) throw ShapeError("TensorRef::transposed: needs a matrix (rank 2 or 3), got " + shape.to_string());
+  TensorRef t = *this;
+  const int r = shape.rank == 3 ? 1 : 0;
+  std::swap(t.shape.dims[r], t.shape.dims[r + 1]);
+  std::swap(t.row_stride, t.col_stride);
+  return t;
+}
+
+TensorRef TensorRef::batched(std::int64_t batch, std::int64_t stride) const {
+  if (shape.rank != 2) throw ShapeError("TensorRef::batched: needs a rank-2 view, got " + shape.to_string());
+  if (batch < 0) throw ShapeError("TensorRef::batched: batch must be >= 0, got " + std::to_string(batch));
+  TensorRef t = *this;
+  t.shape = Shape::batched(batch, rows(), cols());
+  t.batch_stride = stride;
+  const std::string why = t.strides_error();
+  if (!why.empty()) throw ShapeError("TensorRef::batched: " + why);
+  return t;
+}
+
+TensorRef TensorRef::matrix_at(std::int64_t b) const {
+  if (shape.rank != 3) return *this;
+  TensorRef t = *this;
+  t.data = static_cast<char*>(data) + b * batch_stride * static_cast<std::int64_t>(dtype_size(dtype));
+  t.shape = Shape::matrix(rows(), cols());
+  t.batch_stride = 0;
+  return t;
+}
+
+std::string TensorRef::strides_error() const {
+  if (shape.rank < 2) return "";
+  const std::int64_t r = rows(), c = cols();
+  if (r > 1 && row_stride < 1) return "row stride " + std::to_string(row_stride) + " must be >= 1";
+  if (c > 1 && col_stride < 1) return "column stride " + std::to_string(col_stride) + " must be >= 1";
+  // Two elements share an address unless one stride steps over the whole extent of the other.
+  const std::int64_t rs = r > 1 ? row_stride : 0, cs = c > 1 ? col_stride : 0;
+  if (r > 1 && c > 1 && rs < c * cs && cs < r * rs)
+    return "strides " + std::to_string(row_stride) + " (rows) and " + std::to_string(col_stride) +
+           " (columns) overlap: a " + std::to_string(r) + "x" + std::to_string(c) +
+           " matrix needs row stride >= cols * column stride or column stride >= rows * row stride";
+  if (shape.rank == 3 && batch() > 1) {
+    if (batch_stride < 0) return "batch stride " + std::to_string(batch_stride) + " must be >= 0 (0 broadcasts)";
+    const std::int64_t matrix_span = r * c == 0 ? 0 : (r - 1) * rs + (c - 1) * cs + 1;
+    if (batch_stride > 0 && batch_stride < matrix_span)
+      return "batch stride " + std::to_string(batch_stride) + " is smaller than one matrix's span of " +
+             std::to_string(matrix_span) + " elements, so batch entries overlap";
+  }
+  return "";
+}
+
 std::int64_t TensorRef::span_bytes() const {
   if (numel() == 0) return 0;
-  const std::int64_t elems = shape.rank == 2 ? (rows() - 1) * row_stride + cols() : cols();
+  std::int64_t elems = cols();
+  if (shape.rank >= 2) {
+    elems = (rows() - 1) * row_stride + (cols() - 1) * col_stride + 1;
+    if (shape.rank == 3) elems += (batch() - 1) * batch_stride;
+  }
   return elems * static_cast<std::int64_t>(dtype_size(dtype));
 }
 
 std::string TensorRef::to_string() const {
   std::string s = std::string(dtype_name(dtype)) + shape.to_string();
-  if (shape.rank == 2 && row_stride != cols()) s += " stride " + std::to_string(row_stride);
+  if (shape.rank >= 2 && col_stride != 1)
+    s += " strides " + std::to_string(row_stride) + "," + std::to_string(col_stride);
+  else if (shape.rank >= 2 && row_stride != cols())
+    s += " stride " + std::to_string(row_stride);
+  if (shape.rank == 3 && batch_stride != rows() * cols()) s += " batch stride " + std::to_string(batch_stride);
   return s + " on " + device.to_string();
 }
 
