@@ -100,7 +100,7 @@ TensorRef TensorRef::matrix_at(std::int64_t b) const {
 }
 
 std::string TensorRef::strides_error() const {
-  if (shape.rank < 2) return "";
+  if (shape.rank < 2 || numel() == 0) return "";  // an empty view addresses nothing
   const std::int64_t r = rows(), c = cols();
   if (r > 1 && row_stride < 1) return "row stride " + std::to_string(row_stride) + " must be >= 1";
   if (c > 1 && col_stride < 1) return "column stride " + std::to_string(col_stride) + " must be >= 1";

@@ -2,14 +2,27 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace kiln {
 namespace {
 
-Buffer alloc_like(const TensorSpec& spec, Device device, bool pitched) {
-  if (pitched && spec.shape.rank == 2) return Buffer::alloc_pitched(device, spec.dtype, spec.shape.dims[0], spec.shape.dims[1]);
-  return Buffer::alloc(device, spec.dtype, spec.shape);
+// The shape of the row-major array that holds a tensor: its own, or with rows and cols swapped
+// for a tensor passed as a transposed view.
+Shape storage_shape(const TensorSpec& spec) {
+  Shape s = spec.shape;
+  if (spec.transposed && s.rank >= 2) std::swap(s.dims[s.rank - 2], s.dims[s.rank - 1]);
+  return s;
 }
+
+Buffer alloc_like(const TensorSpec& spec, Device device, bool pitched) {
+  const Shape s = storage_shape(spec);
+  if (pitched && s.rank == 2) return Buffer::alloc_pitched(device, spec.dtype, s.dims[0], s.dims[1]);
+  return Buffer::alloc(device, spec.dtype, s);
+}
+
+// The view an op receives of a buffer allocated by alloc_like.
+TensorRef view_of(const TensorSpec& spec, const Buffer& b) { return spec.transposed ? b.ref().transposed() : b.ref(); }
 
 }  // namespace
 
@@ -17,9 +30,13 @@ int layout_alignment(const OpSchema& schema, const Problem& problem, bool pitche
   std::vector<TensorSpec> specs;
   if (!schema.tensor_specs || !schema.tensor_specs(problem, specs).ok()) return problem.align_bytes;
   int align = problem.align_bytes;
-  for (const TensorSpec& t : specs)
-    if (t.shape.rank == 2 && t.shape.rows() > 1 && !pitched)
-      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(t.shape.cols()) * dtype_size(t.dtype)));
+  for (const TensorSpec& t : specs) {
+    const Shape s = storage_shape(t);
+    if (s.rank >= 2 && s.rows() > 1 && !(pitched && s.rank == 2))
+      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(s.cols()) * dtype_size(t.dtype)));
+    if (s.rank == 3 && s.batch() > 1)
+      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(s.rows() * s.cols()) * dtype_size(t.dtype)));
+  }
   return align;
 }
 
@@ -32,20 +49,21 @@ ProblemData::ProblemData(const OpSchema& schema, const Problem& problem, Device 
                 std::to_string(schema.tensors.size()));
   Args host_args;
   for (std::size_t i = 0; i < specs_.size(); ++i) {
-    host_inputs_.push_back(Buffer::alloc(Device::host(), specs_[i].dtype, specs_[i].shape));
-    host_ref_.push_back(Buffer::alloc(Device::host(), specs_[i].dtype, specs_[i].shape));
-    host_got_.push_back(Buffer::alloc(Device::host(), specs_[i].dtype, specs_[i].shape));
-    on_device_.push_back(alloc_like(specs_[i], device, options.pitched));
+    const TensorSpec& spec = specs_[i];
+    host_inputs_.push_back(Buffer::alloc(Device::host(), spec.dtype, storage_shape(spec)));
+    host_ref_.push_back(Buffer::alloc(Device::host(), spec.dtype, storage_shape(spec)));
+    host_got_.push_back(Buffer::alloc(Device::host(), spec.dtype, storage_shape(spec)));
+    on_device_.push_back(alloc_like(spec, device, options.pitched));
     const std::uint64_t tensor_seed = seed * 1000003ull + i;
     if (schema.fill_input)
-      schema.fill_input(problem, static_cast<int>(i), host_inputs_[i].ref(), tensor_seed);
+      schema.fill_input(problem, static_cast<int>(i), view_of(spec, host_inputs_[i]), tensor_seed);
     else
-      default_fill(host_inputs_[i].ref(), tensor_seed);
+      default_fill(view_of(spec, host_inputs_[i]), tensor_seed);
     host_ref_[i].copy_from(host_inputs_[i]);
     on_device_[i].copy_from(host_inputs_[i]);
-    device_args_.push_tensor(on_device_[i]);
-    ref_args_.push_tensor(host_ref_[i]);
-    got_args_.push_tensor(host_got_[i]);
+    device_args_.push_tensor(view_of(spec, on_device_[i]));
+    ref_args_.push_tensor(view_of(spec, host_ref_[i]));
+    got_args_.push_tensor(view_of(spec, host_got_[i]));
   }
   Args scalars;
   for (const ScalarRole& s : schema.scalars) scalars.push_scalar(s.default_value);
@@ -60,7 +78,9 @@ ProblemData::ProblemData(const OpSchema& schema, const Problem& problem, Device 
   int align = 16;
   for (const Buffer& b : on_device_) {
     align = std::min(align, alignment_of(reinterpret_cast<std::uintptr_t>(b.data())));
-    if (b.shape().rank == 2 && b.shape().rows() > 1) align = std::min(align, alignment_of(b.pitch_bytes()));
+    if (b.shape().rank >= 2 && b.shape().rows() > 1) align = std::min(align, alignment_of(b.pitch_bytes()));
+    if (b.shape().rank == 3 && b.shape().batch() > 1)
+      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(b.ref().batch_stride) * dtype_size(b.dtype())));
   }
   problem_.align_bytes = align;
   if (options.reference) schema.reference(ref_args_, problem_).throw_if_error(schema.name + " host reference");

@@ -42,7 +42,10 @@ enum class WorkUnit { flop, byte };
 // The dtype and shape the tuner allocates for one tensor role of a problem.
 struct TensorSpec {
   DType dtype = DType::f32;
-  Shape shape;
+  Shape shape;  // the logical shape the op sees (rank 3 for batches)
+  // True: the tensor is passed as the transposed view of a dense row-major array of the swapped
+  // shape (a column-major matrix), as ops with layout modes (gemm's ta, tb) expect.
+  bool transposed = false;
 };
 
 struct OpSchema {
