@@ -4,6 +4,8 @@
 // sizes that are not multiples of any tile, padded rows, batches with and without broadcast,
 // alpha and beta, the output poisoned first.  Then hand-built views: an operand that starts at an
 // offset inside its allocation, a transposed view of a pitched buffer, a broadcast A.
+#include <cuda_runtime.h>
+
 #include <kiln/kiln.hpp>
 #include <kiln/half.hpp>
 #include <kiln/tuner/problem_data.hpp>
