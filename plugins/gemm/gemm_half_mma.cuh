@@ -4,8 +4,9 @@
 //
 //  - A is row-major; B row-major (B_COL = false) or column-major (B_COL = true: a transposed
 //    weight, Y = X * W^T).  Shared tiles are stored as in global memory with rows padded by 8
-//    halves: A fragments and column-major B fragments are single 32-bit loads (two k-adjacent
-//    halves); a row-major B fragment packs two 16-bit loads.
+//    halves (16 bytes), which keeps every row 16-byte aligned and makes the ldmatrix reads of
+//    eight rows hit eight distinct bank groups.  Fragments come from ldmatrix.x4: one per 16 x 16
+//    A tile, one per two 8-column B tiles (.trans for a row-major B, whose k runs down the rows).
 //  - C is f32 or the input type (a runtime flag: the epilogue is not the hot loop), with alpha
 //    and beta in f32; beta == 0 never reads C.
 //  - Batches: blockIdx.y is the batch entry; batch strides of 0 broadcast A or B.
@@ -88,6 +89,22 @@ __device__ __forceinline__ void copy_chunk8(std::uint16_t* smem, const std::uint
   *reinterpret_cast<uint4*>(smem) = packed;
 }
 
+// Four 8 x 8 matrices of 16-bit elements from shared memory; lane l gives the address of row
+// l % 8 of matrix l / 8 (16-byte aligned).  Thread t receives (row t / 4, cols 2 (t % 4), +1) of
+// each, or with .trans (rows 2 (t % 4), +1 of col t / 4): the mma fragment layouts.
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* smem_row) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem_row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* smem_row) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem_row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
 constexpr int half_mma_min_blocks(int wm, int wn) { return wm * wn >= 64 * 64 ? 1 : 2; }
 
 template <bool BF16, bool B_COL, int BM, int BN, int BK, int WM, int WN, int STAGES>
@@ -102,7 +119,7 @@ __global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN), half_mma_min_block
   constexpr int kAStage = BM * kALd;
   constexpr int kBStage = B_COL ? BN * kBLd : BK * kBLd;
   constexpr int kAChunks = BM * BK / 8, kBChunks = BK * BN / 8;  // 16-byte copies per tile
-  static_assert(WM % 16 == 0 && WN % 8 == 0 && BK % 16 == 0, "whole mma tiles");
+  static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "whole mma tiles, B tiles in pairs (ldmatrix.x4)");
   static_assert(kAChunks % kThreads == 0 && kBChunks % kThreads == 0, "copies divide evenly");
   static_assert(STAGES >= 2, "a pipeline needs two stages");
 
@@ -169,25 +186,24 @@ __global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN), half_mma_min_block
     for (int ks = 0; ks < BK; ks += 16) {
       std::uint32_t af[kMTiles][4];
       std::uint32_t bf[kNTiles][2];
+      // A: matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15)
+      // are a0..a3 of the m16n8k16 fragment.
 #pragma unroll
-      for (int i = 0; i < kMTiles; ++i) {
-        const std::uint16_t* p = a_src + (wm0 + i * 16 + gid) * kALd + ks + 2 * tig;
-        af[i][0] = *reinterpret_cast<const std::uint32_t*>(p);                 // (row gid,     k 2tig..+1)
-        af[i][1] = *reinterpret_cast<const std::uint32_t*>(p + 8 * kALd);      // (row gid + 8, k 2tig..+1)
-        af[i][2] = *reinterpret_cast<const std::uint32_t*>(p + 8);             // (row gid,     k 2tig+8..)
-        af[i][3] = *reinterpret_cast<const std::uint32_t*>(p + 8 * kALd + 8);  // (row gid + 8, k 2tig+8..)
-      }
+      for (int i = 0; i < kMTiles; ++i)
+        ldmatrix_x4(af[i], a_src + (wm0 + i * 16 + (lane & 15)) * kALd + ks + (lane >> 4) * 8);
+      // B, two 8-column tiles at a time: matrices (tile j, k 0-7), (tile j, k 8-15), (tile j + 1,
+      // k 0-7), (tile j + 1, k 8-15) are b0, b1 of tile j and of tile j + 1.
 #pragma unroll
-      for (int j = 0; j < kNTiles; ++j) {
-        if constexpr (B_COL) {
-          const std::uint16_t* p = b_src + (wn0 + j * 8 + gid) * kBLd + ks + 2 * tig;
-          bf[j][0] = *reinterpret_cast<const std::uint32_t*>(p);      // (k 2tig..+1, col gid)
-          bf[j][1] = *reinterpret_cast<const std::uint32_t*>(p + 8);  // (k 2tig+8..+9, col gid)
-        } else {
-          const std::uint16_t* p = b_src + (ks + 2 * tig) * kBLd + wn0 + j * 8 + gid;
-          bf[j][0] = p[0] | (static_cast<std::uint32_t>(p[kBLd]) << 16);
-          bf[j][1] = p[8 * kBLd] | (static_cast<std::uint32_t>(p[9 * kBLd]) << 16);
-        }
+      for (int j = 0; j < kNTiles; j += 2) {
+        std::uint32_t r[4];
+        if constexpr (B_COL)
+          ldmatrix_x4(r, b_src + (wn0 + j * 8 + (lane & 7) + (lane >> 4) * 8) * kBLd + ks + ((lane >> 3) & 1) * 8);
+        else
+          ldmatrix_x4_trans(r, b_src + (ks + (lane & 7) + ((lane >> 3) & 1) * 8) * kBLd + wn0 + j * 8 + (lane >> 4) * 8);
+        bf[j][0] = r[0];
+        bf[j][1] = r[1];
+        bf[j + 1][0] = r[2];
+        bf[j + 1][1] = r[3];
       }
 #pragma unroll
       for (int i = 0; i < kMTiles; ++i)
