@@ -120,13 +120,7 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
     if (t.device != p.device)
       throw DeviceError(role + " is on " + t.device.to_string() + ", but argument '" + schema.tensors[0].name + "' is on " +
                         p.device.to_string());
-    align = std::min(align, alignment_of(reinterpret_cast<std::uintptr_t>(t.data)));
-    const auto pitch_align = [&](std::int64_t stride) {
-      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(stride) * dtype_size(t.dtype)));
-    };
-    if (t.shape.rank >= 2 && t.rows() > 1 && t.row_stride != 1) pitch_align(t.row_stride);
-    if (t.shape.rank >= 2 && t.cols() > 1 && t.col_stride != 1) pitch_align(t.col_stride);
-    if (t.shape.rank == 3 && t.batch() > 1 && t.batch_stride != 0) pitch_align(t.batch_stride);
+    align = std::min(align, t.alignment());
   }
   if (p.device.is_cuda()) device_info(p.device);  // throws DeviceError for a device that is not there
   p.align_bytes = align;

@@ -1,8 +1,11 @@
 #include "kiln/tensor_ref.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "kiln/errors.hpp"
+#include "kiln/problem.hpp"
 
 namespace kiln {
 
@@ -118,6 +121,19 @@ std::string TensorRef::strides_error() const {
              std::to_string(matrix_span) + " elements, so batch entries overlap";
   }
   return "";
+}
+
+int TensorRef::alignment() const {
+  int align = alignment_of(reinterpret_cast<std::uintptr_t>(data));
+  const auto stride_align = [&](std::int64_t stride) {
+    align = std::min(align, alignment_of(static_cast<std::uintptr_t>(stride) * dtype_size(dtype)));
+  };
+  if (shape.rank >= 2) {
+    if (rows() > 1 && (row_major() || row_stride != 1)) stride_align(row_stride);
+    if (cols() > 1 && col_stride != 1) stride_align(col_stride);
+    if (shape.rank == 3 && batch() > 1 && batch_stride != 0) stride_align(batch_stride);
+  }
+  return align;
 }
 
 std::int64_t TensorRef::span_bytes() const {

@@ -12,9 +12,10 @@ struct HalfMmaConfig {
   int stages;      // cp.async pipeline depth
 };
 
-// The TF32 kernel's measured shapes (tf32_mma_configs.hpp) with a k step of 32 halves (64
-// bytes): 128 x 256 with 64 x 64 warp tiles for large problems, 128 x 128 and 64 x 64 for
-// smaller ones.  Not yet tuned on a GPU.
+// The TF32 kernel's measured shapes (tf32_mma_configs.hpp) with a k step of 32 halves (64 bytes).
+// Measured on the H200 (kiln tune, bf16 4096^3, C bf16, 2026-11-24): 128 x 128 457 us (301
+// TFLOP/s), 128 x 256 515 us, 64 x 64 805 us; cuBLASLt 172 us (docs/performance.md).
+
 inline constexpr HalfMmaConfig kHalfMmaConfigs[] = {
     // bm   bn   bk  wm  wn  threads stages
     {128, 256, 32, 64, 64, 256, 3},
@@ -22,7 +23,7 @@ inline constexpr HalfMmaConfig kHalfMmaConfigs[] = {
     {64, 64, 32, 32, 32, 128, 3},
 };
 inline constexpr int kHalfMmaConfigCount = static_cast<int>(sizeof(kHalfMmaConfigs) / sizeof(kHalfMmaConfigs[0]));
-inline constexpr int kHalfMmaDefault = 0;
+inline constexpr int kHalfMmaDefault = 1;  // 128 x 128, the fastest row at 4096^3
 
 // Dynamic shared memory of one block: `stages` copies of the A tile (BM rows of BK + 8 halves)
 // and the B tile (BK rows of BN + 8 halves, or BN rows of BK + 8 for a column-major B); the

@@ -137,3 +137,22 @@ TEST_CASE("ops that did not opt in get a clear error for strided or batched view
   bad.col_stride = 2;  // rows 4 apart, columns 2 apart: (0,2) and (1,0) collide
   CHECK(contains(error_message([&] { rt.op("rowonly").problem({bad, out}); }), "overlap"));
 }
+
+TEST_CASE("the alignment class counts the strides a kernel steps by", "[strides]") {
+  alignas(256) static float m[64 * 64];
+  const auto host = kiln::Device::host();
+  CHECK(kiln::TensorRef::matrix(m, kiln::f32, 8, 8, 8, host).alignment() == 16);
+  CHECK(kiln::TensorRef::matrix(m, kiln::f32, 8, 5, 5, host).alignment() == 4);    // 20-byte rows
+  CHECK(kiln::TensorRef::matrix(m + 2, kiln::f32, 8, 8, 8, host).alignment() == 8);
+  // A row-major k x 1 column steps rows by its row stride, 1 element: 4 bytes.
+  CHECK(kiln::TensorRef::matrix(m, kiln::f32, 8, 1, 1, host).alignment() == 4);
+  // A column-major matrix steps columns by its column stride; its unit row stride does not count.
+  CHECK(kiln::TensorRef::col_major(m, kiln::f32, 8, 8, 8, host).alignment() == 16);
+  CHECK(kiln::TensorRef::col_major(m, kiln::f32, 5, 8, 5, host).alignment() == 4);
+  // One row: its stride is never used.
+  CHECK(kiln::TensorRef::matrix(m, kiln::f32, 1, 5, 5, host).alignment() == 16);
+  // Batch strides count unless they broadcast.
+  const auto a = kiln::TensorRef::matrix(m, kiln::f32, 4, 4, 4, host);
+  CHECK(a.batched(3, 18).alignment() == 8);
+  CHECK(a.batched(3, 0).alignment() == 16);
+}

@@ -1,6 +1,7 @@
 #include "kiln/tuner/problem_data.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <utility>
 
@@ -31,11 +32,18 @@ int layout_alignment(const OpSchema& schema, const Problem& problem, bool pitche
   if (!schema.tensor_specs || !schema.tensor_specs(problem, specs).ok()) return problem.align_bytes;
   int align = problem.align_bytes;
   for (const TensorSpec& t : specs) {
+    // The view ProblemData will pass, on a 256-byte aligned base: dense rows, or pitched ones
+    // (alloc_pitched rows are 16-byte aligned, whatever their width).
     const Shape s = storage_shape(t);
-    if (s.rank >= 2 && s.rows() > 1 && !(pitched && s.rank == 2))
-      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(s.cols()) * dtype_size(t.dtype)));
-    if (s.rank == 3 && s.batch() > 1)
-      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(s.rows() * s.cols()) * dtype_size(t.dtype)));
+    TensorRef v;
+    v.data = reinterpret_cast<void*>(std::uintptr_t{256});
+    v.dtype = t.dtype;
+    v.shape = s;
+    const bool padded = pitched && s.rank == 2;
+    const std::int64_t per16 = 16 / static_cast<std::int64_t>(std::min<std::size_t>(16, dtype_size(t.dtype)));
+    v.row_stride = padded ? (s.cols() + per16 - 1) / per16 * per16 : s.cols();
+    v.batch_stride = s.rows() * s.cols();
+    align = std::min(align, (t.transposed ? v.transposed() : v).alignment());
   }
   return align;
 }
@@ -76,12 +84,7 @@ ProblemData::ProblemData(const OpSchema& schema, const Problem& problem, Device 
   problem_.device = device;
   // The alignment class of the tensors just allocated, as Runtime::make_problem would find it.
   int align = 16;
-  for (const Buffer& b : on_device_) {
-    align = std::min(align, alignment_of(reinterpret_cast<std::uintptr_t>(b.data())));
-    if (b.shape().rank >= 2 && b.shape().rows() > 1) align = std::min(align, alignment_of(b.pitch_bytes()));
-    if (b.shape().rank == 3 && b.shape().batch() > 1)
-      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(b.ref().batch_stride) * dtype_size(b.dtype())));
-  }
+  for (int i = 0; i < device_args_.tensor_count(); ++i) align = std::min(align, device_args_.tensor(i).alignment());
   problem_.align_bytes = align;
   if (options.reference) schema.reference(ref_args_, problem_).throw_if_error(schema.name + " host reference");
 }

@@ -100,6 +100,12 @@ struct TensorRef {
   // two elements at one address (a batch stride of 0 is allowed: a broadcast input).
   std::string strides_error() const;
 
+  // The alignment class of this view: the largest power of two <= 16 dividing the data pointer
+  // and, in bytes, every stride a kernel steps by — the row stride of a row-major matrix (any
+  // matrix with rows > 1 unless its rows are the unit-stride dimension), the column stride when
+  // it is not 1, and a non-zero batch stride.  Problem::align_bytes is the minimum over the args.
+  int alignment() const;
+
   // Bytes spanned from data to one past the last element.
   std::int64_t span_bytes() const;
   template <class T> T* as() const { return static_cast<T*>(data); }
