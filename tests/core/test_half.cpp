@@ -151,3 +151,18 @@ TEST_CASE("tolerances grow with the output's roundoff and the reduction length",
   CHECK(kiln::accumulation_tolerance(kiln::f16, 8192) < kiln::accumulation_tolerance(kiln::bf16, 8192));
   CHECK(kiln::accumulation_tolerance(kiln::f32, 1 << 24) > kiln::accumulation_tolerance(kiln::f32, 1 << 12));
 }
+
+TEST_CASE("f16 and bf16 problem keys print and parse back with eight dims", "[half]") {
+  kiln::ParsedKey k;
+  REQUIRE(kiln::parse_problem_key("bf16|m=4096|n=4096|k=4096|tf32=0|batch=8|ta=0|tb=1|c16=1", k));
+  CHECK(k.dtype == kiln::bf16);
+  CHECK(k.n_dims == 8);
+  CHECK(k.names[4] == "batch");
+  CHECK(k.dims[4] == 8);
+  CHECK(k.names[6] == "tb");
+  CHECK(k.dims[7] == 1);
+  REQUIRE(kiln::parse_problem_key("f16|n=7", k));
+  CHECK(k.dtype == kiln::f16);
+  CHECK(kiln::parse_dtype("bf16") == kiln::bf16);
+  CHECK(kiln::dtype_name(kiln::f16) == "f16");
+}
