@@ -84,6 +84,32 @@ void Registry::merge(Registry&& staged, const Source& source, std::shared_ptr<vo
   staged.variants_.clear();
 }
 
+std::vector<std::string> Registry::merge_keeping_existing(Registry&& staged, const Source& source,
+                                                          std::shared_ptr<void> keep_alive) {
+  std::vector<std::string> refused;
+  for (auto& [name, e] : staged.ops_) {
+    auto it = ops_.find(name);
+    if (it != ops_.end()) {
+      refused.push_back("op '" + name + "' is already registered by " + it->second.source.to_string() +
+                        "; the one from " + source.to_string() + " is ignored");
+      continue;
+    }
+    ops_.emplace(name, OpEntry{hold(std::move(e.schema), keep_alive), source});
+  }
+  for (auto& [name, e] : staged.variants_) {
+    auto it = variants_.find(name);
+    if (it != variants_.end()) {
+      refused.push_back("variant '" + name + "' is already registered by " + it->second.source.to_string() +
+                        "; the one from " + source.to_string() + " is ignored");
+      continue;
+    }
+    variants_.emplace(name, VariantEntry{hold(std::move(e.variant), keep_alive), source});
+  }
+  staged.ops_.clear();
+  staged.variants_.clear();
+  return refused;
+}
+
 void Registry::stamp_source(const Source& source) {
   for (auto& [name, e] : ops_)
     if (e.source.plugin == "direct" && e.source.file.empty()) e.source = source;

@@ -112,10 +112,13 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
                        ": this op takes row-major views only (column stride 1), got " + t.to_string());
     if (t.shape.rank >= 2 && t.col_stride == 1 && t.row_stride < t.cols())
       throw ShapeError(role + " has row stride " + std::to_string(t.row_stride) + " < cols " + std::to_string(t.cols()));
+    if (!t.shape.fits(t.dtype)) throw ShapeError(role + " " + t.shape.to_string() + " has more bytes than fit in int64");
     if (schema.strided_views) {
       const std::string why = t.strides_error();
       if (!why.empty()) throw ShapeError(role + ": " + why);
     }
+    std::int64_t span = 0;
+    if (!t.span_fits(span)) throw ShapeError(role + " " + t.to_string() + " spans more bytes than fit in int64");
     if (!t.data && t.numel() > 0) throw ArgumentError(role + " is a null pointer");
     if (t.device != p.device)
       throw DeviceError(role + " is on " + t.device.to_string() + ", but argument '" + schema.tensors[0].name + "' is on " +

@@ -4,10 +4,56 @@
 #include <cstdint>
 #include <utility>
 
+#include "checked_math.hpp"
 #include "kiln/errors.hpp"
 #include "kiln/problem.hpp"
 
 namespace kiln {
+namespace {
+
+// Element count of a shape whose extents are >= 0; false when it does not fit in int64.
+bool count_of(const Shape& s, std::int64_t& n) {
+  if (s.rank == 0) {
+    n = 0;
+    return true;
+  }
+  if (s.rank == 1) {
+    n = s.dims[0];
+    return true;
+  }
+  if (s.rank == 2) return detail::mul_fits(s.dims[0], s.dims[1], n);
+  std::int64_t rc = 0;
+  return detail::mul_fits(s.dims[1], s.dims[2], rc) && detail::mul_fits(s.dims[0], rc, n);
+}
+
+bool has_negative_extent(const Shape& s) {
+  for (int i = 0; i < s.rank && i < 3; ++i)
+    if (s.dims[i] < 0) return true;
+  return false;
+}
+
+}  // namespace
+
+std::int64_t Shape::numel() const {
+  std::int64_t n = 0;
+  if (!count_of(*this, n)) throw ShapeError("shape " + to_string() + " has more elements than fit in int64");
+  return n;
+}
+
+bool Shape::fits(DType dtype) const {
+  if (rank < 0 || rank > 3 || has_negative_extent(*this)) return false;
+  std::int64_t n = 0, bytes = 0;
+  return count_of(*this, n) && detail::mul_fits(n, static_cast<std::int64_t>(dtype_size(dtype)), bytes);
+}
+
+std::int64_t Shape::bytes(DType dtype) const {
+  if (!fits(dtype)) {
+    if (has_negative_extent(*this)) throw ShapeError("shape " + to_string() + " has a negative extent");
+    throw ShapeError("shape " + to_string() + " of " + std::string(dtype_name(dtype)) +
+                     " needs more bytes than fit in int64");
+  }
+  return numel() * static_cast<std::int64_t>(dtype_size(dtype));
+}
 
 std::string Shape::to_string() const {
   if (rank == 0) return "[]";
@@ -20,6 +66,9 @@ std::string Shape::to_string() const {
 TensorRef TensorRef::vector(void* data, DType dtype, std::int64_t n, Device device) {
   if (n < 0) throw ShapeError("TensorRef::vector: length must be >= 0, got " + std::to_string(n));
   if (!data && n > 0) throw ArgumentError("TensorRef::vector: data is a null pointer for " + std::to_string(n) + " elements");
+  if (!Shape::vector(n).fits(dtype))
+    throw ShapeError("TensorRef::vector: " + std::to_string(n) + " elements of " + std::string(dtype_name(dtype)) +
+                     " need more bytes than fit in int64");
   TensorRef t;
   t.data = data;
   t.dtype = dtype;
@@ -36,13 +85,17 @@ TensorRef TensorRef::matrix(void* data, DType dtype, std::int64_t rows, std::int
   if (row_stride < cols)
     throw ShapeError("TensorRef::matrix: row_stride " + std::to_string(row_stride) + " is smaller than cols " +
                      std::to_string(cols));
-  if (!data && rows * cols > 0) throw ArgumentError("TensorRef::matrix: data is a null pointer");
   TensorRef t;
   t.data = data;
   t.dtype = dtype;
   t.shape = Shape::matrix(rows, cols);
   t.row_stride = row_stride;
   t.device = device;
+  std::int64_t span = 0;
+  if (!t.span_fits(span))
+    throw ShapeError("TensorRef::matrix: " + t.shape.to_string() + " with row stride " + std::to_string(row_stride) +
+                     " of " + std::string(dtype_name(dtype)) + " spans more bytes than fit in int64");
+  if (!data && t.numel() > 0) throw ArgumentError("TensorRef::matrix: data is a null pointer");
   return t;
 }
 
@@ -60,7 +113,6 @@ TensorRef TensorRef::strided(void* data, DType dtype, std::int64_t rows, std::in
                              std::int64_t col_stride, Device device) {
   if (rows < 0 || cols < 0)
     throw ShapeError("TensorRef::strided: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
-  if (!data && rows * cols > 0) throw ArgumentError("TensorRef::strided: data is a null pointer");
   TensorRef t;
   t.data = data;
   t.dtype = dtype;
@@ -68,8 +120,12 @@ TensorRef TensorRef::strided(void* data, DType dtype, std::int64_t rows, std::in
   t.row_stride = row_stride;
   t.col_stride = col_stride;
   t.device = device;
+  std::int64_t span = 0;
+  if (!t.shape.fits(dtype)) throw ShapeError("TensorRef::strided: " + t.shape.to_string() + " has more bytes than fit in int64");
   const std::string why = t.strides_error();
   if (!why.empty()) throw ShapeError("TensorRef::strided: " + why);
+  if (!t.span_fits(span)) throw ShapeError("TensorRef::strided: " + t.to_string() + " spans more bytes than fit in int64");
+  if (!data && t.numel() > 0) throw ArgumentError("TensorRef::strided: data is a null pointer");
   return t;
 }
 
@@ -88,8 +144,11 @@ TensorRef TensorRef::batched(std::int64_t batch, std::int64_t stride) const {
   TensorRef t = *this;
   t.shape = Shape::batched(batch, rows(), cols());
   t.batch_stride = stride;
+  if (!t.shape.fits(dtype)) throw ShapeError("TensorRef::batched: " + t.shape.to_string() + " has more bytes than fit in int64");
   const std::string why = t.strides_error();
   if (!why.empty()) throw ShapeError("TensorRef::batched: " + why);
+  std::int64_t span = 0;
+  if (!t.span_fits(span)) throw ShapeError("TensorRef::batched: " + t.to_string() + " spans more bytes than fit in int64");
   return t;
 }
 
@@ -136,14 +195,28 @@ int TensorRef::alignment() const {
   return align;
 }
 
-std::int64_t TensorRef::span_bytes() const {
-  if (numel() == 0) return 0;
+bool TensorRef::span_fits(std::int64_t& bytes) const {
+  bytes = 0;
+  if (!shape.fits(dtype)) return false;
+  if (shape.numel() == 0) return true;
   std::int64_t elems = cols();
   if (shape.rank >= 2) {
-    elems = (rows() - 1) * row_stride + (cols() - 1) * col_stride + 1;
-    if (shape.rank == 3) elems += (batch() - 1) * batch_stride;
+    // 1 + (rows - 1) * row_stride + (cols - 1) * col_stride [+ (batch - 1) * batch_stride]
+    std::int64_t r = 0, c = 0, b = 0, sum = 0;
+    if (row_stride < 0 || col_stride < 0 || batch_stride < 0 || !detail::mul_fits(rows() - 1, row_stride, r) ||
+        !detail::mul_fits(cols() - 1, col_stride, c) ||
+        !detail::mul_fits(shape.rank == 3 ? batch() - 1 : 0, batch_stride, b) || !detail::add_fits(r, c, sum) ||
+        !detail::add_fits(sum, b, sum) || !detail::add_fits(sum, 1, elems))
+      return false;
   }
-  return elems * static_cast<std::int64_t>(dtype_size(dtype));
+  return detail::mul_fits(elems, static_cast<std::int64_t>(dtype_size(dtype)), bytes);
+}
+
+std::int64_t TensorRef::span_bytes() const {
+  std::int64_t bytes = 0;
+  if (!span_fits(bytes))
+    throw ShapeError("tensor " + to_string() + " spans more bytes than fit in int64");
+  return bytes;
 }
 
 std::string TensorRef::to_string() const {

@@ -23,10 +23,13 @@ std::string dims_text(std::int64_t batch, bool batched, std::int64_t r, std::int
   return "[" + (batched ? std::to_string(batch) + "x" : std::string()) + std::to_string(r) + "x" + std::to_string(c) + "]";
 }
 
-// 0 for a row-major operand, 1 for a column-major one, -1 for neither.
+// 0 for a row-major operand, 1 for a column-major one, -1 for neither.  A single row or column
+// fits both; its unit stride decides (a transposed m x 1 view, row stride 1, is column-major).
+// Only a 1 x 1 view, or a single row whose strides are both 1, is called row-major either way.
 int layout_of(const TensorRef& t) {
-  if (t.row_major()) return 0;
+  if (t.col_stride == 1) return 0;
   if (t.row_stride == 1 || t.rows() <= 1) return 1;
+  if (t.cols() <= 1) return 0;  // one column: its column stride is never used
   return -1;
 }
 

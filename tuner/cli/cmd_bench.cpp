@@ -17,6 +17,7 @@
 #include "common.hpp"
 #include "json.hpp"
 #include "progress.hpp"
+#include "range_check.hpp"
 #include "table.hpp"
 
 namespace kiln::cli {
@@ -26,7 +27,7 @@ struct BenchCli {
   std::string op, shape, dtype, device, vs;
   std::vector<std::string> variants;
   int runs = 20, warmup = 3;
-  bool warm = false, json = false;
+  bool warm = false, json = false, force = false;
   std::uint64_t input_seed = 42;
 };
 
@@ -40,7 +41,7 @@ struct Row {
 
 const char* kUsage =
     "usage: kiln bench <op> --shape SHAPE [--dtype T] [--device D] [--variants all|NAME...] [--vs vendor|NAME]\n"
-    "                  [--runs N] [--warm] [--json]";
+    "                  [--runs N] [--warm] [--force] [--json]";
 
 }  // namespace
 
@@ -55,8 +56,9 @@ Command make_bench_command(CLI::App& parent) {
   app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
   app->add_option("--variants", o->variants, "all (default) or variant names")->delimiter(',');
   app->add_option("--vs", o->vs, "Baseline: vendor (fastest vendor variant) or a variant name; default op()'s choice");
-  app->add_option("--runs", o->runs, "Timed runs per variant (default 20)")->check(CLI::PositiveNumber);
-  app->add_option("--warmup", o->warmup, "Warm-up runs (default 3)")->check(CLI::NonNegativeNumber);
+  app->add_option("--runs", o->runs, "Timed runs per variant (default 20)")->check(in_range(1, 1e6));
+  app->add_option("--warmup", o->warmup, "Warm-up runs (default 3)")->check(in_range(0, 1e6));
+  app->add_flag("--force", o->force, "Try a problem larger than the device or host memory");
   app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs");
   app->add_flag("--warm", o->warm, "Do not flush the L2 cache between timed runs");
   app->add_flag("--json", o->json, "Print JSON");
@@ -65,6 +67,7 @@ Command make_bench_command(CLI::App& parent) {
     auto rt = open_runtime("off", false);
     const Device dev = parse_device(o->device);
     Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);
+    check_problem_fits(p, o->force);
     p.align_bytes = layout_alignment(*p.schema, p, /*pitched=*/false);  // the dense buffers benched
     const DeviceInfo& info = device_info(dev);
     const OpSchema& schema = *p.schema;

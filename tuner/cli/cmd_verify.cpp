@@ -16,6 +16,7 @@
 #include "json.hpp"
 #include "op_shapes.hpp"
 #include "progress.hpp"
+#include "range_check.hpp"
 #include "table.hpp"
 
 namespace kiln::cli {
@@ -26,7 +27,7 @@ struct VerifyCli {
   std::vector<std::string> shapes;
   std::size_t max_configs = 64;
   std::uint64_t seed = 7;
-  bool json = false, verbose = false;
+  bool json = false, verbose = false, force = false;
 };
 
 struct Job {  // one problem on one device, dense or pitched
@@ -45,7 +46,7 @@ struct Failure {
 };
 
 const char* kUsage =
-    "usage: kiln verify [op] [--device D] [--shape SHAPE]... [--max-configs N] [--seed N] [--json]";
+    "usage: kiln verify [op] [--device D] [--shape SHAPE]... [--max-configs N] [--seed N] [--force] [--json]";
 
 bool has_rank2(const OpSchema& s, const Problem& p) {
   std::vector<TensorSpec> specs;
@@ -66,7 +67,8 @@ Command make_verify_command(CLI::App& parent) {
   app->add_option("--device", o->device, "Only this device: host, cuda or cuda:N (default: all)");
   app->add_option("--shape", o->shapes, "Shapes to check (default: a per-op list of odd and edge sizes)");
   app->add_option("--max-configs", o->max_configs, "Configs per variant and shape, sampled (default 64)")
-      ->check(CLI::PositiveNumber);
+      ->check(in_range(1, 1e9));
+  app->add_flag("--force", o->force, "Try a shape larger than the device or host memory");
   app->add_option("--seed", o->seed, "Seed of the inputs and of the config sample");
   app->add_flag("-v,--verbose", o->verbose, "Print every check");
   app->add_flag("--json", o->json, "Print JSON");
@@ -106,6 +108,11 @@ Command make_verify_command(CLI::App& parent) {
             Problem p;
             try {
               p = s.problem_from_shape(t, shape, dev);
+              check_problem_fits(p, o->force);
+            } catch (const UsageError& e) {
+              if (!o->shapes.empty()) throw;
+              notes.push_back(name + " " + std::string(dtype_name(t)) + " '" + shape + "': skipped (" + e.what() + ")");
+              continue;
             } catch (const ArgumentError& e) {
               if (!o->shapes.empty()) throw;
               notes.push_back(name + " " + std::string(dtype_name(t)) + " '" + shape + "': skipped (" + e.what() + ")");
@@ -135,7 +142,7 @@ Command make_verify_command(CLI::App& parent) {
 
     ProgressBar bar("verify");
     std::vector<Failure> failures;
-    std::size_t done = 0, checks = 0;
+    std::size_t done = 0, checks = 0, unprepared = 0;  // unprepared: inputs or reference failed
     bool lost = false;
     Json checks_json = Json::array();
     for (Job& job : jobs) {
@@ -156,6 +163,7 @@ Command make_verify_command(CLI::App& parent) {
           ++tallies[cand.variant->name() + "|" + job.problem.device.to_string()].failed;
         }
         done += job.space.candidates.size();
+        unprepared += job.space.candidates.size();
         continue;
       }
       for (const Candidate& cand : job.space.candidates) {
@@ -196,7 +204,9 @@ Command make_verify_command(CLI::App& parent) {
       }
     }
     bar.finish();
-    const std::size_t not_run = total - checks;
+    // Checks that never ran because the run stopped early (a lost device, Ctrl-C); those whose
+    // inputs could not be prepared are failures already, with the reason.
+    const std::size_t not_run = total - checks - unprepared;
 
     if (o->json) {
       Json summary = Json::array();

@@ -1,6 +1,9 @@
 #include "common.hpp"
 
+#include <kiln/op_schema.hpp>
 #include <kiln/runtime.hpp>
+
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
@@ -77,6 +80,38 @@ Problem make_problem(Runtime& rt, const std::string& op, const std::string& dtyp
   return p;
 }
 
+namespace {
+
+double host_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
+}  // namespace
+
+void check_problem_fits(const Problem& problem, bool force) {
+  if (force || !problem.schema || !problem.schema->tensor_specs) return;
+  std::vector<TensorSpec> specs;
+  if (!problem.schema->tensor_specs(problem, specs).ok()) return;  // the evaluator reports it
+  double bytes = 0.0;
+  for (const TensorSpec& t : specs) bytes += static_cast<double>(t.shape.bytes(t.dtype));
+  // ProblemData keeps the inputs, the reference and the result on the host, plus the tensors
+  // the variants run on (on the host too for a host problem).
+  const int host_copies = problem.device.is_host() ? 4 : 3;
+  const std::string what = problem.schema->name + " " + problem.key() + ": its tensors take " + fmt_bytes(bytes);
+  const double host = host_memory_bytes();
+  if (host > 0.0 && host_copies * bytes > host)
+    throw UsageError(what + "; with the " + std::to_string(host_copies) + " copies kiln keeps that is " +
+                     fmt_bytes(host_copies * bytes) + " of host memory, and this machine has " + fmt_bytes(host) +
+                     " (--force tries anyway)");
+  if (problem.device.is_cuda()) {
+    const double device = static_cast<double>(device_info(problem.device).global_mem_bytes);
+    if (device > 0.0 && bytes > device)
+      throw UsageError(what + ", more than the " + fmt_bytes(device) + " of " + problem.device.to_string() +
+                       " (--force tries anyway)");
+  }
+}
+
 std::string fmt(double v, int precision) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.*g", precision, v);
@@ -103,9 +138,9 @@ std::string fmt_throughput(double value, const std::string& unit) {
 }
 
 std::string fmt_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;
-  while (bytes >= 1024.0 && u < 4) {
+  while (bytes >= 1024.0 && u < 6) {
     bytes /= 1024.0;
     ++u;
   }

@@ -47,6 +47,7 @@ Command make_verify_command(CLI::App& parent);
 Command make_explain_command(CLI::App& parent);
 Command make_db_command(CLI::App& parent);
 Command make_demo_command(CLI::App& parent);
+Command make_plugins_command(CLI::App& parent);
 
 // Loads the plugins and opens the tuning database.  `tune_mode` "" honours KILN_TUNE; the tools
 // that measure pass "off" so that op() never tunes behind their back.  Plugin load errors are
@@ -58,6 +59,10 @@ Device parse_device(const std::string& text);
 // Builds a problem from the command line; UnknownOpError / ShapeError / DTypeError name the fault.
 Problem make_problem(Runtime& rt, const std::string& op, const std::string& dtype, const std::string& shape,
                      Device device);
+// Refuses (UsageError) a problem whose tensors do not fit the memory of its device or of the host,
+// counting the copies the tuner keeps (inputs, reference, result), unless `force`.  Overflowing
+// sizes never get here: problem_from_shape refuses them.
+void check_problem_fits(const Problem& problem, bool force);
 // The op's first dtype when `dtype` is empty.
 DType pick_dtype(const OpSchema& schema, const std::string& dtype);
 

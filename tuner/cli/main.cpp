@@ -13,7 +13,7 @@ namespace {
 
 const char* kTopUsage =
     "usage: kiln <command> [options]\n"
-    "commands: devices, list, tune, bench, verify, explain, db, demo (kiln <command> --help for each)";
+    "commands: devices, list, tune, bench, verify, explain, db, demo, plugins (kiln <command> --help for each)";
 
 int run_guarded(const kiln::cli::Command& cmd) {
   const std::string name = "kiln " + cmd.app->get_name();
@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
       kiln::cli::make_devices_command(app), kiln::cli::make_list_command(app),   kiln::cli::make_tune_command(app),
       kiln::cli::make_bench_command(app),   kiln::cli::make_verify_command(app), kiln::cli::make_explain_command(app),
       kiln::cli::make_db_command(app),      kiln::cli::make_demo_command(app),
+      kiln::cli::make_plugins_command(app),
   };
   try {
     app.parse(argc, argv);

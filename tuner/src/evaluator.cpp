@@ -193,11 +193,14 @@ CandidateResult ProblemEvaluator::time(const Candidate& c, const TimingOptions& 
   // Bound the time spent on this candidate by its check run's duration (an over-estimate on
   // CUDA: it includes the launch and the synchronisation).
   if (last_check_us_ > 0.0 && options_.max_seconds_per_candidate > 0.0) {
-    const double affordable = 1e6 * options_.max_seconds_per_candidate / last_check_us_;
+    // Clamped: converting a double above INT_MAX to int is undefined.
+    const double affordable = std::min(1e6 * options_.max_seconds_per_candidate / last_check_us_, 1e9);
     const int floor_runs = std::min(o.runs, std::max(1, o.min_runs));
     o.runs = std::max(floor_runs, std::min(o.runs, static_cast<int>(affordable)));
     o.warmup = std::min(o.warmup, std::max(1, static_cast<int>(affordable / 4)));
   }
+  // The estimate above trusts one check run; the cap itself is enforced by the clock.
+  if (options_.max_seconds_per_candidate > 0.0) o.max_seconds = options_.max_seconds_per_candidate;
   try {
     if (device_.is_cuda()) detail::cuda_set_device(device_.ordinal);
     auto run = [&] {

@@ -90,8 +90,10 @@ TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
   if (!report.search.winner) {
     if (report.search.device_lost || report.search.cancelled)
       report.error = report.search.stop_reason;
+    else if (report.search.results.empty())  // nothing ran: say why, not that all failed
+      report.error = "no candidate was evaluated (" + report.search.stop_reason + ")";
     else
-      report.error = "no candidate passed validation";
+      report.error = "no candidate passed validation (" + std::to_string(report.search.results.size()) + " evaluated)";
     return report;
   }
   report.entry = make_entry(problem, *report.search.winner);

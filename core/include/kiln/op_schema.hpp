@@ -93,14 +93,24 @@ struct OpSchema {
   // Helpers implemented by the core ------------------------------------------------------------
   int dim_index(std::string_view dim) const;        // -1 when absent
   // A problem from positional extents in dim_names order; missing trailing dims take
-  // dim_defaults, else it is an error.
-  // Throws ShapeError naming the expected dims.
+  // dim_defaults, else it is an error.  The problem is then validated by the op itself: the
+  // tensors tensor_specs() describes for it (their byte counts must fit in int64), with the
+  // scalars scalars_for() gives, must make the same problem through make_problem().  So
+  // make_problem() must reject every invalid problem, and scalars_for() must carry every mode
+  // dim (tf32, largest, ...) into the scalar that make_problem() reads it from.
+  // Throws ShapeError naming the expected dims or what the op rejected, DTypeError for a dtype
+  // the op does not accept.
   Problem problem_from_dims(DType dtype, const std::vector<std::int64_t>& dims, Device device) const;
-  // Parses "4096x4096x4096" or "m=4096,n=4096,k=4096" (names may be mixed with positions).
+  // Parses "4096x4096x4096" or "m=4096,n=4096,k=4096" (names may be mixed with positions), then
+  // validates it like problem_from_dims.
   Problem problem_from_shape(DType dtype, std::string_view shape, Device device) const;
   std::string bucket_of(const Problem& p) const;    // bucket or the default rule
   double tolerance_for(const Problem& p) const;     // tolerance or the default rule
   std::string signature() const;                    // "gemm(a: in, b: in, c: inout; alpha=1, beta=0)"
+
+ private:
+  void check_dtype(DType dtype) const;
+  void check_round_trip(const Problem& p, const std::string& what) const;
 };
 
 // Validation helpers for make_problem implementations (they return a failed Status whose

@@ -29,9 +29,13 @@ struct Shape {
   static Shape vector(std::int64_t n) { return Shape{1, {n, 0, 0}}; }
   static Shape matrix(std::int64_t rows, std::int64_t cols) { return Shape{2, {rows, cols, 0}}; }
   static Shape batched(std::int64_t batch, std::int64_t rows, std::int64_t cols) { return Shape{3, {batch, rows, cols}}; }
-  std::int64_t numel() const {
-    return rank == 0 ? 0 : (rank == 1 ? dims[0] : rank == 2 ? dims[0] * dims[1] : dims[0] * dims[1] * dims[2]);
-  }
+  // Element count.  Throws ShapeError when it does not fit in int64 (extents from a shape string
+  // or a file can be anything); a TensorRef or Buffer that exists always fits.
+  std::int64_t numel() const;
+  // Bytes of a dense tensor of this shape and dtype; ShapeError when they do not fit in int64.
+  std::int64_t bytes(DType dtype) const;
+  // The same checks without throwing: false for a negative extent or a count past int64.
+  bool fits(DType dtype) const;
   std::int64_t batch() const { return rank == 3 ? dims[0] : 1; }
   std::int64_t rows() const { return rank == 3 ? dims[1] : rank == 2 ? dims[0] : 1; }
   std::int64_t cols() const { return rank == 3 ? dims[2] : rank == 2 ? dims[1] : dims[0]; }
@@ -55,7 +59,7 @@ struct TensorRef {
   std::int64_t batch_stride = 0;  // rank 3: elements between consecutive matrices; 0 broadcasts
 
   // Throws ArgumentError if `data` is null while numel > 0, or ShapeError for a negative
-  // extent or a row stride smaller than cols.
+  // extent, a row stride smaller than cols, or a span whose byte count does not fit in int64.
   static TensorRef vector(void* data, DType dtype, std::int64_t n, Device device);
   static TensorRef matrix(void* data, DType dtype, std::int64_t rows, std::int64_t cols,
                           std::int64_t row_stride, Device device);
@@ -106,8 +110,11 @@ struct TensorRef {
   // it is not 1, and a non-zero batch stride.  Problem::align_bytes is the minimum over the args.
   int alignment() const;
 
-  // Bytes spanned from data to one past the last element.
+  // Bytes spanned from data to one past the last element (ShapeError past int64; the factory
+  // functions refuse such a view, so one made by them always fits).
   std::int64_t span_bytes() const;
+  // The same without throwing: false (bytes 0) when the span or the element count overflows.
+  bool span_fits(std::int64_t& bytes) const;
   template <class T> T* as() const { return static_cast<T*>(data); }
   std::string to_string() const;  // "f32[4096x4096] stride 4096 on cuda:0"
 };

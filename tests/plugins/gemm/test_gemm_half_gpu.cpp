@@ -78,6 +78,8 @@ TEST_CASE("half gemm variants match the host reference on every layout and batch
     for (const char* mnk : shapes)
       for (int layout = 0; layout < 4; ++layout)
         for (const char* extra : {"", ",c16=1", ",batch=3", ",batch=2,c16=1"}) {
+          // A 1 x 1 operand is row- and column-major at once: its key says ta = tb = 0.
+          if (layout != 0 && std::string(mnk) == "1x1x1") continue;
           const std::string shape = std::string(mnk) + ",ta=" + std::to_string(layout & 1) + ",tb=" +
                                     std::to_string(layout >> 1) + extra;
           const kiln::Problem p = s.problem_from_shape(t, shape, kGpu);
