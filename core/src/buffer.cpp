@@ -22,7 +22,38 @@ void check_device(Device device, const char* what) {
 Shape shape_from(std::initializer_list<std::int64_t> dims) {
   if (dims.size() == 1) return Shape::vector(*dims.begin());
   if (dims.size() == 2) return Shape::matrix(*dims.begin(), *(dims.begin() + 1));
-  throw ShapeError("Buffer::alloc: shape must have 1 or 2 extents, got " + std::to_string(dims.size()));
+  if (dims.size() == 3) return Shape::batched(*dims.begin(), *(dims.begin() + 1), *(dims.begin() + 2));
+  throw ShapeError("Buffer::alloc: shape must have 1, 2 or 3 extents, got " + std::to_string(dims.size()));
+}
+
+// Views with a batch dimension or a non-unit column stride: matrix by matrix, and element by
+// element on the host; between devices only row-major matrices (one 2-D copy each).
+void copy_strided(const TensorRef& dst, const TensorRef& src) {
+  if (dst.shape.rank == 3 && dst.batch() > 1 && dst.batch_stride == 0)
+    throw ShapeError("kiln::copy: the destination " + dst.to_string() + " has batch stride 0 (every entry at one address)");
+  for (const TensorRef* t : {&dst, &src}) {
+    const std::string why = t->strides_error();
+    if (!why.empty()) throw ShapeError("kiln::copy: " + t->to_string() + ": " + why);
+  }
+  const std::int64_t es = static_cast<std::int64_t>(dtype_size(dst.dtype));
+  if (dst.device.is_host() && src.device.is_host()) {
+    for (std::int64_t b = 0; b < dst.batch(); ++b)
+      for (std::int64_t r = 0; r < dst.rows(); ++r)
+        for (std::int64_t c = 0; c < dst.cols(); ++c)
+          std::memcpy(static_cast<char*>(dst.data) + dst.offset(b, r, c) * es,
+                      static_cast<const char*>(src.data) + src.offset(b, r, c) * es, static_cast<std::size_t>(es));
+    return;
+  }
+  if (!dst.row_major() || !src.row_major())
+    throw ShapeError("kiln::copy: copies to or from a device need unit column strides, got destination " + dst.to_string() +
+                     ", source " + src.to_string() + " (copy the underlying row-major storage instead)");
+  for (std::int64_t b = 0; b < dst.batch(); ++b) {
+    const TensorRef d = dst.matrix_at(b), s = src.matrix_at(b);
+    const std::size_t width = static_cast<std::size_t>(d.cols() * es);
+    const std::size_t dpitch = d.shape.rank == 2 ? static_cast<std::size_t>(d.row_stride * es) : width;
+    const std::size_t spitch = s.shape.rank == 2 ? static_cast<std::size_t>(s.row_stride * es) : width;
+    detail::cuda_copy_2d(d.data, dpitch, s.data, spitch, width, static_cast<std::size_t>(d.rows()));
+  }
 }
 
 }  // namespace
@@ -55,8 +86,8 @@ Buffer Buffer::alloc(Device device, DType dtype, std::initializer_list<std::int6
 }
 
 Buffer Buffer::alloc(Device device, DType dtype, const Shape& shape) {
-  if (shape.rank < 1 || shape.rank > 2) throw ShapeError("Buffer::alloc: shape must have 1 or 2 extents");
-  if (shape.dims[0] < 0 || (shape.rank == 2 && shape.dims[1] < 0))
+  if (shape.rank < 1 || shape.rank > 3) throw ShapeError("Buffer::alloc: shape must have 1, 2 or 3 extents");
+  if (shape.dims[0] < 0 || (shape.rank >= 2 && shape.dims[1] < 0) || (shape.rank == 3 && shape.dims[2] < 0))
     throw ShapeError("Buffer::alloc: extents must be >= 0, got " + shape.to_string());
   if (!shape.fits(dtype))
     throw ShapeError("Buffer::alloc: " + std::string(dtype_name(dtype)) + shape.to_string() +
@@ -71,6 +102,7 @@ Buffer Buffer::alloc(Device device, DType dtype, const Shape& shape) {
   b.ref_.dtype = dtype;
   b.ref_.shape = shape;
   b.ref_.row_stride = shape.cols();
+  b.ref_.batch_stride = shape.rank == 3 ? shape.rows() * shape.cols() : 0;
   b.ref_.device = device;
   b.bytes_ = bytes;
   return b;
@@ -115,9 +147,13 @@ void copy(const TensorRef& dst, const TensorRef& src) {
   if (dst.dtype != src.dtype)
     throw DTypeError("kiln::copy: dtype mismatch, destination " + std::string(dtype_name(dst.dtype)) + ", source " +
                      std::string(dtype_name(src.dtype)));
-  if (dst.numel() != src.numel() || dst.rows() != src.rows())
+  if (dst.numel() != src.numel() || dst.rows() != src.rows() || dst.batch() != src.batch())
     throw ShapeError("kiln::copy: shape mismatch, destination " + dst.shape.to_string() + ", source " + src.shape.to_string());
   if (dst.numel() == 0) return;
+  if (dst.shape.rank == 3 || src.shape.rank == 3 || !dst.row_major() || !src.row_major()) {
+    copy_strided(dst, src);
+    return;
+  }
   const std::size_t es = dtype_size(dst.dtype);
   const std::size_t width = static_cast<std::size_t>(dst.cols()) * es;
   const std::size_t rows = static_cast<std::size_t>(dst.rows());
@@ -140,6 +176,8 @@ void Buffer::copy_from_host(const void* src, std::size_t bytes) {
   TensorRef s = ref_;
   s.data = const_cast<void*>(src);
   s.row_stride = ref_.cols();
+  s.col_stride = 1;
+  s.batch_stride = ref_.rows() * ref_.cols();
   s.device = Device::host();
   copy(ref_, s);
 }
@@ -153,6 +191,8 @@ void Buffer::copy_to_host(void* dst, std::size_t bytes) const {
   TensorRef d = ref_;
   d.data = dst;
   d.row_stride = ref_.cols();
+  d.col_stride = 1;
+  d.batch_stride = ref_.rows() * ref_.cols();
   d.device = Device::host();
   copy(d, ref_);
 }

@@ -20,9 +20,11 @@ struct Sums {
   unsigned int infinite;
 };
 
-__global__ void relative_error_kernel(const char* got, std::int64_t got_pitch, const char* expected,
-                                      std::int64_t expected_pitch, std::int64_t rows, std::int64_t cols,
-                                      std::int64_t esize, int dtype, Sums* out) {
+// Pitches in bytes: row and column pitch of each matrix (column-major and padded views too).
+__global__ void relative_error_kernel(const char* got, std::int64_t got_pitch, std::int64_t got_col_pitch,
+                                      const char* expected, std::int64_t expected_pitch,
+                                      std::int64_t expected_col_pitch, std::int64_t rows, std::int64_t cols,
+                                      int dtype, Sums* out) {
   __shared__ double s_diff[kThreads], s_ref[kThreads];
   double diff2 = 0.0, ref2 = 0.0;
   bool infinite = false;
@@ -30,8 +32,8 @@ __global__ void relative_error_kernel(const char* got, std::int64_t got_pitch, c
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t r = i / cols, c = i - r * cols;
-    const double g = element_value(got + r * got_pitch + c * esize, 0, dtype);
-    const double e = element_value(expected + r * expected_pitch + c * esize, 0, dtype);
+    const double g = element_value(got + r * got_pitch + c * got_col_pitch, 0, dtype);
+    const double e = element_value(expected + r * expected_pitch + c * expected_col_pitch, 0, dtype);
     if (isnan(e) && isnan(g)) continue;
     if (isnan(g) || isnan(e) || isinf(g) != isinf(e)) {
       infinite = true;
@@ -65,26 +67,31 @@ void check(cudaError_t err, const char* what) { cuda_status(err, what).throw_if_
 }  // namespace
 
 double cuda_relative_error(const TensorRef& got, const TensorRef& expected) {
-  if (got.dtype != expected.dtype || got.rows() != expected.rows() || got.cols() != expected.cols())
+  if (got.dtype != expected.dtype || got.rows() != expected.rows() || got.cols() != expected.cols() ||
+      got.batch() != expected.batch())
     return std::numeric_limits<double>::infinity();
   check(cudaSetDevice(got.device.ordinal), "cudaSetDevice");
   const std::int64_t rows = got.rows(), cols = got.cols(), total = rows * cols;
-  if (total == 0) return 0.0;
+  if (total == 0 || got.batch() == 0) return 0.0;
   const std::int64_t esize = static_cast<std::int64_t>(dtype_size(got.dtype));
   Sums* sums = nullptr;
   check(cudaMalloc(&sums, sizeof(Sums)), "cudaMalloc");
   Sums host{};
   cudaError_t err = cudaMemset(sums, 0, sizeof(Sums));
-  if (err == cudaSuccess) {
+  // One launch per matrix of a batch, all adding into the same sums.
+  for (std::int64_t b = 0; b < got.batch() && err == cudaSuccess; ++b) {
+    const TensorRef g = got.shape.rank == 3 ? got.matrix_at(b) : got;
+    const TensorRef e = expected.shape.rank == 3 ? expected.matrix_at(b) : expected;
+    const std::int64_t g_row = g.shape.rank >= 2 ? g.row_stride : 0, e_row = e.shape.rank >= 2 ? e.row_stride : 0;
+    const std::int64_t g_col = g.shape.rank >= 2 ? g.col_stride : 1, e_col = e.shape.rank >= 2 ? e.col_stride : 1;
     const std::int64_t want = (total + kThreads - 1) / kThreads;
     const int blocks = static_cast<int>(want < 4096 ? want : 4096);
-    relative_error_kernel<<<blocks, kThreads>>>(static_cast<const char*>(got.data), got.row_stride * esize,
-                                                static_cast<const char*>(expected.data),
-                                                expected.row_stride * esize, rows, cols, esize,
-                                                static_cast<int>(got.dtype), sums);
+    relative_error_kernel<<<blocks, kThreads>>>(static_cast<const char*>(g.data), g_row * esize, g_col * esize,
+                                                static_cast<const char*>(e.data), e_row * esize, e_col * esize,
+                                                rows, cols, static_cast<int>(got.dtype), sums);
     err = cudaGetLastError();
-    if (err == cudaSuccess) err = cudaMemcpy(&host, sums, sizeof(Sums), cudaMemcpyDeviceToHost);
   }
+  if (err == cudaSuccess) err = cudaMemcpy(&host, sums, sizeof(Sums), cudaMemcpyDeviceToHost);
   cudaFree(sums);
   check(err, "the device relative error");
   if (host.infinite) return std::numeric_limits<double>::infinity();

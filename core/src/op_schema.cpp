@@ -4,10 +4,13 @@
 
 #include <charconv>
 #include <cstdio>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+
+#include "kiln/half.hpp"
 
 namespace kiln {
 namespace {
@@ -24,70 +27,6 @@ std::string role_name(Role r) {
 std::string arg_name(const OpSchema& s, int index) {
   const std::string role = index < static_cast<int>(s.tensors.size()) ? s.tensors[index].name : "#" + std::to_string(index);
   return s.name + ": argument '" + role + "'";
-}
-
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  std::uint32_t bits;
-  if (exp == 0) {
-    if (man == 0) {
-      bits = sign;
-    } else {  // subnormal: renormalise
-      int e = -1;
-      std::uint32_t m = man;
-      do { ++e; m <<= 1; } while ((m & 0x400) == 0);
-      bits = sign | ((127 - 15 - e) << 23) | ((m & 0x3ff) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (man << 13);
-  } else {
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-std::uint16_t float_to_half(float f) {  // round to nearest even; inputs here are in [-1, 1)
-  std::uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
-  std::uint32_t man = x & 0x7fffffu;
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<std::uint16_t>(sign);
-    man |= 0x800000u;
-    const int shift = 14 - exp;
-    std::uint32_t h = man >> shift;
-    if ((man >> (shift - 1)) & 1u) h += 1;
-    return static_cast<std::uint16_t>(sign | h);
-  }
-  if (exp >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);
-  std::uint32_t h = sign | (static_cast<std::uint32_t>(exp) << 10) | (man >> 13);
-  const std::uint32_t rest = man & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h += 1;
-  return static_cast<std::uint16_t>(h);
-}
-
-double load(const TensorRef& t, std::int64_t r, std::int64_t c) {
-  const std::int64_t i = (t.shape.rank == 2 ? r * t.row_stride : 0) + c;
-  const char* base = static_cast<const char*>(t.data);
-  switch (t.dtype) {
-    case DType::f32: return reinterpret_cast<const float*>(base)[i];
-    case DType::f64: return reinterpret_cast<const double*>(base)[i];
-    case DType::f16: return half_to_float(reinterpret_cast<const std::uint16_t*>(base)[i]);
-    case DType::bf16: {
-      const std::uint32_t bits = static_cast<std::uint32_t>(reinterpret_cast<const std::uint16_t*>(base)[i]) << 16;
-      float f;
-      std::memcpy(&f, &bits, 4);
-      return f;
-    }
-    case DType::i32: return reinterpret_cast<const std::int32_t*>(base)[i];
-    case DType::u32: return reinterpret_cast<const std::uint32_t*>(base)[i];
-    case DType::u8: return reinterpret_cast<const std::uint8_t*>(base)[i];
-    case DType::i64: return static_cast<double>(reinterpret_cast<const std::int64_t*>(base)[i]);
-  }
-  return 0.0;
 }
 
 // One element pair of relative_error: false when it makes the error infinite (NaN against a
@@ -113,10 +52,12 @@ bool accumulate_error(const TensorRef& got, const TensorRef& expected, double& d
   return true;
 }
 
+// Any dtypes, strides and batches (f16/bf16, column-major and rank-3 views).
 bool accumulate_error_any(const TensorRef& got, const TensorRef& expected, double& diff2, double& ref2) {
-  for (std::int64_t r = 0; r < got.rows(); ++r)
-    for (std::int64_t c = 0; c < got.cols(); ++c)
-      if (!add_error_term(load(got, r, c), load(expected, r, c), diff2, ref2)) return false;
+  for (std::int64_t b = 0; b < got.batch(); ++b)
+    for (std::int64_t r = 0; r < got.rows(); ++r)
+      for (std::int64_t c = 0; c < got.cols(); ++c)
+        if (!add_error_term(load_element(got, b, r, c), load_element(expected, b, r, c), diff2, ref2)) return false;
   return true;
 }
 
@@ -244,8 +185,9 @@ void OpSchema::check_round_trip(const Problem& p, const std::string& what) const
     Args args;
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const TensorSpec& t = specs[i];
-      if (t.shape.rank < 1 || t.shape.rank > 2 || !t.shape.fits(t.dtype)) {
-        const bool negative = t.shape.dims[0] < 0 || (t.shape.rank == 2 && t.shape.dims[1] < 0);
+      if (t.shape.rank < 1 || t.shape.rank > 3 || !t.shape.fits(t.dtype)) {
+        bool negative = false;
+        for (int d = 0; d < t.shape.rank && d < 3; ++d) negative = negative || t.shape.dims[d] < 0;
         throw ShapeError(head + "tensor '" + tensors[i].name + "' would be " + std::string(dtype_name(t.dtype)) +
                          t.shape.to_string() +
                          (negative ? ", a negative extent" : ", more bytes than fit in int64 (sizes overflow)"));
@@ -259,8 +201,14 @@ void OpSchema::check_round_trip(const Problem& p, const std::string& what) const
       next_address = (next_address + bytes + 255) / 256 * 256;
       ref.dtype = t.dtype;
       ref.shape = t.shape;
-      ref.row_stride = t.shape.cols();
       ref.device = p.device;
+      if (t.transposed && t.shape.rank >= 2) {  // the transposed view of dense row-major storage
+        ref.row_stride = 1;
+        ref.col_stride = t.shape.rows();
+      } else {
+        ref.row_stride = t.shape.cols();
+      }
+      ref.batch_stride = t.shape.rows() * t.shape.cols();
       args.push_tensor(ref);
     }
     // Nothing to compute, nothing to tune; and a loop over the other extents of an empty problem
@@ -353,28 +301,67 @@ Status expect_contiguous(const OpSchema& s, const Args& args, int index) {
 void default_fill(const TensorRef& host, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> real(-1.0f, 1.0f);
-  const std::int64_t rows = host.rows(), cols = host.cols();
-  for (std::int64_t r = 0; r < rows; ++r) {
-    char* row = static_cast<char*>(host.data) + (host.shape.rank == 2 ? r * host.row_stride : 0) * static_cast<std::int64_t>(dtype_size(host.dtype));
-    for (std::int64_t c = 0; c < cols; ++c) {
-      switch (host.dtype) {
-        case DType::f32: reinterpret_cast<float*>(row)[c] = real(rng); break;
-        case DType::f64: reinterpret_cast<double*>(row)[c] = std::uniform_real_distribution<double>(-1.0, 1.0)(rng); break;
-        case DType::f16: reinterpret_cast<std::uint16_t*>(row)[c] = float_to_half(real(rng)); break;
-        case DType::bf16: {
-          const float f = real(rng);
-          std::uint32_t bits;
-          std::memcpy(&bits, &f, 4);
-          reinterpret_cast<std::uint16_t*>(row)[c] = static_cast<std::uint16_t>(bits >> 16);
-          break;
+  const std::int64_t es = static_cast<std::int64_t>(dtype_size(host.dtype));
+  for (std::int64_t b = 0; b < host.batch(); ++b)
+    for (std::int64_t r = 0; r < host.rows(); ++r)
+      for (std::int64_t c = 0; c < host.cols(); ++c) {
+        void* at = static_cast<char*>(host.data) + host.offset(b, r, c) * es;
+        switch (host.dtype) {
+          case DType::f32: *static_cast<float*>(at) = real(rng); break;
+          case DType::f64: *static_cast<double*>(at) = std::uniform_real_distribution<double>(-1.0, 1.0)(rng); break;
+          case DType::f16: *static_cast<std::uint16_t*>(at) = float_to_f16(real(rng)); break;
+          case DType::bf16: *static_cast<std::uint16_t*>(at) = float_to_bf16(real(rng)); break;
+          case DType::i32: *static_cast<std::int32_t*>(at) = std::uniform_int_distribution<std::int32_t>(-1000, 1000)(rng); break;
+          case DType::u32: *static_cast<std::uint32_t*>(at) = std::uniform_int_distribution<std::uint32_t>(0, 1000)(rng); break;
+          case DType::u8: *static_cast<std::uint8_t*>(at) = static_cast<std::uint8_t>(std::uniform_int_distribution<int>(0, 255)(rng)); break;
+          case DType::i64: *static_cast<std::int64_t*>(at) = std::uniform_int_distribution<std::int64_t>(-1000, 1000)(rng); break;
         }
-        case DType::i32: reinterpret_cast<std::int32_t*>(row)[c] = std::uniform_int_distribution<std::int32_t>(-1000, 1000)(rng); break;
-        case DType::u32: reinterpret_cast<std::uint32_t*>(row)[c] = std::uniform_int_distribution<std::uint32_t>(0, 1000)(rng); break;
-        case DType::u8: reinterpret_cast<std::uint8_t*>(row)[c] = static_cast<std::uint8_t>(std::uniform_int_distribution<int>(0, 255)(rng)); break;
-        case DType::i64: reinterpret_cast<std::int64_t*>(row)[c] = std::uniform_int_distribution<std::int64_t>(-1000, 1000)(rng); break;
       }
-    }
+}
+
+double load_element(const TensorRef& t, std::int64_t b, std::int64_t r, std::int64_t c) {
+  const char* at = static_cast<const char*>(t.data) + t.offset(b, r, c) * static_cast<std::int64_t>(dtype_size(t.dtype));
+  switch (t.dtype) {
+    case DType::f32: return *reinterpret_cast<const float*>(at);
+    case DType::f64: return *reinterpret_cast<const double*>(at);
+    case DType::f16: return f16_to_float(*reinterpret_cast<const std::uint16_t*>(at));
+    case DType::bf16: return bf16_to_float(*reinterpret_cast<const std::uint16_t*>(at));
+    case DType::i32: return *reinterpret_cast<const std::int32_t*>(at);
+    case DType::u32: return *reinterpret_cast<const std::uint32_t*>(at);
+    case DType::u8: return *reinterpret_cast<const std::uint8_t*>(at);
+    case DType::i64: return static_cast<double>(*reinterpret_cast<const std::int64_t*>(at));
   }
+  return 0.0;
+}
+
+void store_element(const TensorRef& t, std::int64_t b, std::int64_t r, std::int64_t c, double v) {
+  char* at = static_cast<char*>(t.data) + t.offset(b, r, c) * static_cast<std::int64_t>(dtype_size(t.dtype));
+  switch (t.dtype) {
+    case DType::f32: *reinterpret_cast<float*>(at) = static_cast<float>(v); break;
+    case DType::f64: *reinterpret_cast<double*>(at) = v; break;
+    case DType::f16: *reinterpret_cast<std::uint16_t*>(at) = float_to_f16(static_cast<float>(v)); break;
+    case DType::bf16: *reinterpret_cast<std::uint16_t*>(at) = float_to_bf16(static_cast<float>(v)); break;
+    case DType::i32: *reinterpret_cast<std::int32_t*>(at) = static_cast<std::int32_t>(v); break;
+    case DType::u32: *reinterpret_cast<std::uint32_t*>(at) = static_cast<std::uint32_t>(v); break;
+    case DType::u8: *reinterpret_cast<std::uint8_t*>(at) = static_cast<std::uint8_t>(v); break;
+    case DType::i64: *reinterpret_cast<std::int64_t*>(at) = static_cast<std::int64_t>(v); break;
+  }
+}
+
+double unit_roundoff(DType t) {
+  switch (t) {
+    case DType::f32: return std::ldexp(1.0, -24);
+    case DType::f64: return std::ldexp(1.0, -53);
+    case DType::f16: return std::ldexp(1.0, -11);
+    case DType::bf16: return std::ldexp(1.0, -8);
+    default: return 0.0;
+  }
+}
+
+double accumulation_tolerance(DType out, std::int64_t length) {
+  const double accumulate = 8.0 * std::sqrt(static_cast<double>(length < 1 ? 1 : length)) * std::ldexp(1.0, -24);
+  const double round_out = out == DType::f32 || out == DType::f64 ? 0.0 : 2.0 * unit_roundoff(out);
+  return std::max(1e-4, round_out + accumulate);
 }
 
 double relative_error(const TensorRef& got, const TensorRef& expected) {
@@ -382,12 +369,15 @@ double relative_error(const TensorRef& got, const TensorRef& expected) {
     if (!(got.device == expected.device))
       throw ArgumentError("relative_error: got is on " + got.device.to_string() + ", expected on " +
                           expected.device.to_string() + "; both must be on one device");
+    if (got.batch() != expected.batch()) return std::numeric_limits<double>::infinity();
     return detail::cuda_relative_error(got, expected);
   }
-  if (got.numel() != expected.numel() || got.rows() != expected.rows()) return std::numeric_limits<double>::infinity();
+  if (got.numel() != expected.numel() || got.rows() != expected.rows() || got.batch() != expected.batch())
+    return std::numeric_limits<double>::infinity();
   double diff2 = 0.0, ref2 = 0.0;
   bool finite = true;
-  if (got.dtype == expected.dtype) {
+  const bool unit_columns = got.shape.rank <= 2 && expected.shape.rank <= 2 && got.col_stride == 1 && expected.col_stride == 1;
+  if (got.dtype == expected.dtype && unit_columns) {
     switch (got.dtype) {  // typed loops: this runs over every output element of every candidate
       case DType::f32: finite = accumulate_error<float>(got, expected, diff2, ref2); break;
       case DType::f64: finite = accumulate_error<double>(got, expected, diff2, ref2); break;

@@ -111,20 +111,29 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
   for (int i = 0; i < want; ++i) {
     const TensorRef& t = args.tensor(i);
     const std::string role = schema.name + ": argument '" + schema.tensors[i].name + "'";
-    if (t.shape.rank < 1 || t.shape.rank > 2) throw ShapeError(role + " must have rank 1 or 2, got " + t.shape.to_string());
-    if (t.shape.dims[0] < 0 || (t.shape.rank == 2 && t.shape.dims[1] < 0))
-      throw ShapeError(role + " has a negative extent: " + t.shape.to_string());
-    if (t.shape.rank == 2 && t.row_stride < t.shape.dims[1])
-      throw ShapeError(role + " has row stride " + std::to_string(t.row_stride) + " < cols " + std::to_string(t.shape.dims[1]));
+    const int max_rank = schema.strided_views ? 3 : 2;
+    if (t.shape.rank < 1 || t.shape.rank > max_rank)
+      throw ShapeError(role + " must have rank 1 or 2" + (max_rank == 3 ? std::string(" or 3") : std::string()) + ", got " +
+                       t.shape.to_string() + (max_rank == 2 && t.shape.rank == 3 ? " (this op takes no batches)" : ""));
+    for (int d = 0; d < t.shape.rank; ++d)
+      if (t.shape.dims[d] < 0) throw ShapeError(role + " has a negative extent: " + t.shape.to_string());
+    if (!schema.strided_views && !t.row_major())
+      throw ShapeError(role + " has column stride " + std::to_string(t.col_stride) +
+                       ": this op takes row-major views only (column stride 1), got " + t.to_string());
+    if (t.shape.rank >= 2 && t.col_stride == 1 && t.row_stride < t.cols())
+      throw ShapeError(role + " has row stride " + std::to_string(t.row_stride) + " < cols " + std::to_string(t.cols()));
+    if (!t.shape.fits(t.dtype)) throw ShapeError(role + " " + t.shape.to_string() + " has more bytes than fit in int64");
+    if (schema.strided_views) {
+      const std::string why = t.strides_error();
+      if (!why.empty()) throw ShapeError(role + ": " + why);
+    }
     std::int64_t span = 0;
     if (!t.span_fits(span)) throw ShapeError(role + " " + t.to_string() + " spans more bytes than fit in int64");
     if (!t.data && t.numel() > 0) throw ArgumentError(role + " is a null pointer");
     if (t.device != p.device)
       throw DeviceError(role + " is on " + t.device.to_string() + ", but argument '" + schema.tensors[0].name + "' is on " +
                         p.device.to_string());
-    align = std::min(align, alignment_of(reinterpret_cast<std::uintptr_t>(t.data)));
-    if (t.shape.rank == 2 && t.rows() > 1)
-      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(t.row_stride) * dtype_size(t.dtype)));
+    align = std::min(align, t.alignment());
   }
   if (p.device.is_cuda()) device_info(p.device);  // throws DeviceError for a device that is not there
   p.align_bytes = align;

@@ -1,7 +1,12 @@
 #include "kiln/tensor_ref.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
 #include "checked_math.hpp"
 #include "kiln/errors.hpp"
+#include "kiln/problem.hpp"
 
 namespace kiln {
 namespace {
@@ -16,7 +21,15 @@ bool count_of(const Shape& s, std::int64_t& n) {
     n = s.dims[0];
     return true;
   }
-  return detail::mul_fits(s.dims[0], s.dims[1], n);
+  if (s.rank == 2) return detail::mul_fits(s.dims[0], s.dims[1], n);
+  std::int64_t rc = 0;
+  return detail::mul_fits(s.dims[1], s.dims[2], rc) && detail::mul_fits(s.dims[0], rc, n);
+}
+
+bool has_negative_extent(const Shape& s) {
+  for (int i = 0; i < s.rank && i < 3; ++i)
+    if (s.dims[i] < 0) return true;
+  return false;
 }
 
 }  // namespace
@@ -28,14 +41,14 @@ std::int64_t Shape::numel() const {
 }
 
 bool Shape::fits(DType dtype) const {
-  if (rank < 0 || rank > 2 || dims[0] < 0 || (rank == 2 && dims[1] < 0)) return false;
+  if (rank < 0 || rank > 3 || has_negative_extent(*this)) return false;
   std::int64_t n = 0, bytes = 0;
   return count_of(*this, n) && detail::mul_fits(n, static_cast<std::int64_t>(dtype_size(dtype)), bytes);
 }
 
 std::int64_t Shape::bytes(DType dtype) const {
   if (!fits(dtype)) {
-    if (dims[0] < 0 || (rank == 2 && dims[1] < 0)) throw ShapeError("shape " + to_string() + " has a negative extent");
+    if (has_negative_extent(*this)) throw ShapeError("shape " + to_string() + " has a negative extent");
     throw ShapeError("shape " + to_string() + " of " + std::string(dtype_name(dtype)) +
                      " needs more bytes than fit in int64");
   }
@@ -45,6 +58,8 @@ std::int64_t Shape::bytes(DType dtype) const {
 std::string Shape::to_string() const {
   if (rank == 0) return "[]";
   if (rank == 1) return "[" + std::to_string(dims[0]) + "]";
+  if (rank == 3)
+    return "[" + std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + "]";
   return "[" + std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "]";
 }
 
@@ -84,15 +99,114 @@ TensorRef TensorRef::matrix(void* data, DType dtype, std::int64_t rows, std::int
   return t;
 }
 
+TensorRef TensorRef::col_major(void* data, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t col_stride,
+                               Device device) {
+  if (rows < 0 || cols < 0)
+    throw ShapeError("TensorRef::col_major: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
+  if (col_stride < rows)
+    throw ShapeError("TensorRef::col_major: col_stride " + std::to_string(col_stride) + " is smaller than rows " +
+                     std::to_string(rows));
+  return strided(data, dtype, rows, cols, 1, col_stride, device);
+}
+
+TensorRef TensorRef::strided(void* data, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
+                             std::int64_t col_stride, Device device) {
+  if (rows < 0 || cols < 0)
+    throw ShapeError("TensorRef::strided: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
+  TensorRef t;
+  t.data = data;
+  t.dtype = dtype;
+  t.shape = Shape::matrix(rows, cols);
+  t.row_stride = row_stride;
+  t.col_stride = col_stride;
+  t.device = device;
+  std::int64_t span = 0;
+  if (!t.shape.fits(dtype)) throw ShapeError("TensorRef::strided: " + t.shape.to_string() + " has more bytes than fit in int64");
+  const std::string why = t.strides_error();
+  if (!why.empty()) throw ShapeError("TensorRef::strided: " + why);
+  if (!t.span_fits(span)) throw ShapeError("TensorRef::strided: " + t.to_string() + " spans more bytes than fit in int64");
+  if (!data && t.numel() > 0) throw ArgumentError("TensorRef::strided: data is a null pointer");
+  return t;
+}
+
+TensorRef TensorRef::transposed() const {
+  if (shape.rank < 2) throw ShapeError("TensorRef::transposed: needs a matrix (rank 2 or 3), got " + shape.to_string());
+  TensorRef t = *this;
+  const int r = shape.rank == 3 ? 1 : 0;
+  std::swap(t.shape.dims[r], t.shape.dims[r + 1]);
+  std::swap(t.row_stride, t.col_stride);
+  return t;
+}
+
+TensorRef TensorRef::batched(std::int64_t batch, std::int64_t stride) const {
+  if (shape.rank != 2) throw ShapeError("TensorRef::batched: needs a rank-2 view, got " + shape.to_string());
+  if (batch < 0) throw ShapeError("TensorRef::batched: batch must be >= 0, got " + std::to_string(batch));
+  TensorRef t = *this;
+  t.shape = Shape::batched(batch, rows(), cols());
+  t.batch_stride = stride;
+  if (!t.shape.fits(dtype)) throw ShapeError("TensorRef::batched: " + t.shape.to_string() + " has more bytes than fit in int64");
+  const std::string why = t.strides_error();
+  if (!why.empty()) throw ShapeError("TensorRef::batched: " + why);
+  std::int64_t span = 0;
+  if (!t.span_fits(span)) throw ShapeError("TensorRef::batched: " + t.to_string() + " spans more bytes than fit in int64");
+  return t;
+}
+
+TensorRef TensorRef::matrix_at(std::int64_t b) const {
+  if (shape.rank != 3) return *this;
+  TensorRef t = *this;
+  t.data = static_cast<char*>(data) + b * batch_stride * static_cast<std::int64_t>(dtype_size(dtype));
+  t.shape = Shape::matrix(rows(), cols());
+  t.batch_stride = 0;
+  return t;
+}
+
+std::string TensorRef::strides_error() const {
+  if (shape.rank < 2 || numel() == 0) return "";  // an empty view addresses nothing
+  const std::int64_t r = rows(), c = cols();
+  if (r > 1 && row_stride < 1) return "row stride " + std::to_string(row_stride) + " must be >= 1";
+  if (c > 1 && col_stride < 1) return "column stride " + std::to_string(col_stride) + " must be >= 1";
+  // Two elements share an address unless one stride steps over the whole extent of the other.
+  const std::int64_t rs = r > 1 ? row_stride : 0, cs = c > 1 ? col_stride : 0;
+  if (r > 1 && c > 1 && rs < c * cs && cs < r * rs)
+    return "strides " + std::to_string(row_stride) + " (rows) and " + std::to_string(col_stride) +
+           " (columns) overlap: a " + std::to_string(r) + "x" + std::to_string(c) +
+           " matrix needs row stride >= cols * column stride or column stride >= rows * row stride";
+  if (shape.rank == 3 && batch() > 1) {
+    if (batch_stride < 0) return "batch stride " + std::to_string(batch_stride) + " must be >= 0 (0 broadcasts)";
+    const std::int64_t matrix_span = r * c == 0 ? 0 : (r - 1) * rs + (c - 1) * cs + 1;
+    if (batch_stride > 0 && batch_stride < matrix_span)
+      return "batch stride " + std::to_string(batch_stride) + " is smaller than one matrix's span of " +
+             std::to_string(matrix_span) + " elements, so batch entries overlap";
+  }
+  return "";
+}
+
+int TensorRef::alignment() const {
+  int align = alignment_of(reinterpret_cast<std::uintptr_t>(data));
+  const auto stride_align = [&](std::int64_t stride) {
+    align = std::min(align, alignment_of(static_cast<std::uintptr_t>(stride) * dtype_size(dtype)));
+  };
+  if (shape.rank >= 2) {
+    if (rows() > 1 && (row_major() || row_stride != 1)) stride_align(row_stride);
+    if (cols() > 1 && col_stride != 1) stride_align(col_stride);
+    if (shape.rank == 3 && batch() > 1 && batch_stride != 0) stride_align(batch_stride);
+  }
+  return align;
+}
+
 bool TensorRef::span_fits(std::int64_t& bytes) const {
   bytes = 0;
   if (!shape.fits(dtype)) return false;
   if (shape.numel() == 0) return true;
   std::int64_t elems = cols();
-  if (shape.rank == 2) {
-    std::int64_t before_last = 0;
-    if (row_stride < 0 || !detail::mul_fits(rows() - 1, row_stride, before_last) ||
-        !detail::add_fits(before_last, cols(), elems))
+  if (shape.rank >= 2) {
+    // 1 + (rows - 1) * row_stride + (cols - 1) * col_stride [+ (batch - 1) * batch_stride]
+    std::int64_t r = 0, c = 0, b = 0, sum = 0;
+    if (row_stride < 0 || col_stride < 0 || batch_stride < 0 || !detail::mul_fits(rows() - 1, row_stride, r) ||
+        !detail::mul_fits(cols() - 1, col_stride, c) ||
+        !detail::mul_fits(shape.rank == 3 ? batch() - 1 : 0, batch_stride, b) || !detail::add_fits(r, c, sum) ||
+        !detail::add_fits(sum, b, sum) || !detail::add_fits(sum, 1, elems))
       return false;
   }
   return detail::mul_fits(elems, static_cast<std::int64_t>(dtype_size(dtype)), bytes);
@@ -107,7 +221,11 @@ std::int64_t TensorRef::span_bytes() const {
 
 std::string TensorRef::to_string() const {
   std::string s = std::string(dtype_name(dtype)) + shape.to_string();
-  if (shape.rank == 2 && row_stride != cols()) s += " stride " + std::to_string(row_stride);
+  if (shape.rank >= 2 && col_stride != 1)
+    s += " strides " + std::to_string(row_stride) + "," + std::to_string(col_stride);
+  else if (shape.rank >= 2 && row_stride != cols())
+    s += " stride " + std::to_string(row_stride);
+  if (shape.rank == 3 && batch_stride != rows() * cols()) s += " batch stride " + std::to_string(batch_stride);
   return s + " on " + device.to_string();
 }
 

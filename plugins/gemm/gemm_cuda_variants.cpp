@@ -40,6 +40,8 @@ class GemmCudaVariant : public Variant {
 
   Support supports(const Problem& p, const DeviceInfo& d, const Config& c) const override {
     try {
+      std::string why;
+      if (!gemm_is_plain_f32(p, why)) return Support::no(why);
       for (int i : {kDimM, kDimN, kDimK})
         if (p.dims[i] > INT_MAX)
           return Support::no(std::string("extent ") + "mnk"[i] + " = " + std::to_string(p.dims[i]) +

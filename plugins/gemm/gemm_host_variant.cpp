@@ -10,8 +10,9 @@ namespace {
 class GemmHost final : public Variant {
  public:
   GemmHost()
-      : Variant({"gemm_host", "gemm", DeviceKind::host, {DType::f32}, 0,
-                 "host reference: double accumulation, blocked over rows and k", /*reference=*/true},
+      : Variant({"gemm_host", "gemm", DeviceKind::host, {DType::f32, DType::bf16, DType::f16}, 0,
+                 "host reference: double accumulation, blocked over rows and k, every layout, dtype and batch",
+                 /*reference=*/true},
                 ParamSpace{}) {}
   Config default_config(const DeviceInfo&) const override { return {}; }
   Support supports(const Problem&, const DeviceInfo&, const Config&) const override { return Support::yes(); }

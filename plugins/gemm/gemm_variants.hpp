@@ -13,6 +13,7 @@ std::shared_ptr<Variant> make_gemm_host_variant();
 
 #if KILN_HAS_CUDA
 std::vector<std::shared_ptr<Variant>> make_gemm_cuda_variants();
+std::shared_ptr<Variant> make_gemm_half_mma_variant();  // gemm_half_variant.cpp: f16/bf16 mma.sync
 #endif
 
 }  // namespace kiln::gemm

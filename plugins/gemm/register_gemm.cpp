@@ -12,6 +12,7 @@ kiln::Status register_gemm(kiln::Registry& registry) {
     registry.add_variant(kiln::gemm::make_gemm_host_variant());
 #if KILN_HAS_CUDA
     for (auto& v : kiln::gemm::make_gemm_cuda_variants()) registry.add_variant(std::move(v));
+    registry.add_variant(kiln::gemm::make_gemm_half_mma_variant());
 #endif
     return kiln::Status::success();
   } catch (const std::exception& e) {

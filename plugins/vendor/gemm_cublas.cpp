@@ -51,6 +51,10 @@ Status gemm_operands(const char* variant, const Args& args, GemmOperands& o) {
 }
 
 Support gemm_extents_fit(const Problem& p) {
+  // One row-major f32 product: batches and column-major operands are gemm_cublaslt's.
+  if (dim_or(p, "batch", 1) != 1) return Support::no("one product only (batch = 1); gemm_cublaslt takes batches");
+  if (dim_or(p, "ta", 0) != 0 || dim_or(p, "tb", 0) != 0)
+    return Support::no("row-major A and B only; gemm_cublaslt takes column-major operands");
   for (const char* d : {"m", "n", "k"})
     if (Support s = int_limit(d, dim_or(p, d, 0), "cuBLAS"); !s.ok) return s;
   return Support::yes();

@@ -13,6 +13,7 @@ kiln::Status register_vendor(kiln::Registry& registry) {
     namespace v = kiln::vendor;
     registry.add_variant(v::make_gemm_cublas());
     registry.add_variant(v::make_gemm_cublas_tf32());
+    registry.add_variant(v::make_gemm_cublaslt());
     registry.add_variant(v::make_gemv_cublas());
     registry.add_variant(v::make_dot_cublas());
     registry.add_variant(v::make_transpose_cublas_geam());

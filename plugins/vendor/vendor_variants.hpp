@@ -13,6 +13,7 @@ namespace kiln::vendor {
 
 std::shared_ptr<const Variant> make_gemm_cublas();            // gemm_cublas.cpp: cublasSgemm, true fp32
 std::shared_ptr<const Variant> make_gemm_cublas_tf32();       // gemm_cublas.cpp: cublasGemmEx, TF32 (tf32=1 only)
+std::shared_ptr<const Variant> make_gemm_cublaslt();          // gemm_cublaslt.cpp: cublasLtMatmul, every dtype/layout/batch
 std::shared_ptr<const Variant> make_gemv_cublas();            // gemv_cublas.cpp: cublasSgemv
 std::shared_ptr<const Variant> make_dot_cublas();             // dot_cublas.cpp: cublasSdot, result on the device
 std::shared_ptr<const Variant> make_transpose_cublas_geam();  // geam_cublas.cpp: cublasSgeam, op(A) = A^T

@@ -83,7 +83,8 @@ TEST_CASE("each op's own rules refuse invalid shapes", "[hardening][shape]") {
     CHECK(contains(e, c.op));
   }
   // Extra extents are refused by the parser, as before.
-  CHECK(contains(shape_error("gemm", "8x8x8x0x5"), "too many extents"));
+  CHECK(contains(shape_error("gemm", "8x8x8x0x1x0x0x0x5"), "too many extents"));  // gemm has 8 dims
+  CHECK(contains(shape_error("gemm", "8x8x8x0x1x2"), "ta"));                      // a layout mode outside {0, 1}
   CHECK(contains(shape_error("topk", "4x1000x10x1x7"), "too many extents"));
 }
 

@@ -11,7 +11,7 @@ struct Shapes {
   std::vector<std::string> verify;
 };
 
-// Dims per the ops contract: add {m,n}, dot/reduce_sum/histogram {n}, gemm {m,n,k,tf32},
+// Dims per the ops contract: add {m,n}, dot/reduce_sum/histogram {n}, gemm {m,n,k,tf32,batch,ta,tb,c16},
 // gemv/transpose {m,n}, histogram_range {n,bins}, topk {rows,n,k,largest}.
 const std::map<std::string, Shapes>& known() {
   static const std::map<std::string, Shapes> table = {
@@ -21,7 +21,9 @@ const std::map<std::string, Shapes>& known() {
       {"gemm",
        {"1024x1024x1024", "128x128x128",
         {"1x1x1", "7x5x3", "17x33x65", "31x1x129", "64x64x64", "127x129x131", "257x255x253", "64x64x64x1",
-         "127x129x131x1", "1x257x33x1"}}},
+         "127x129x131x1", "1x257x33x1",
+         // column-major operands and batches
+         "37x29x45,ta=1,tb=1", "33x17x41,batch=3,tb=1", "20x36x52,batch=2,ta=1"}}},
       {"gemv", {"4096x4096", "512x512", {"1x1", "7x5", "31x257", "257x31", "1023x1025", "4096x33", "33x4099"}}},
       {"transpose", {"4096x4096", "512x512", {"1x1", "1x7", "7x1", "33x31", "129x257", "1025x1023"}}},
       {"histogram", {"67108864", "1048576", {"1", "7", "255", "4099", "65537", "1000003"}}},

@@ -12,10 +12,23 @@
 namespace kiln {
 namespace {
 
-Buffer alloc_like(const TensorSpec& spec, Device device, bool pitched) {
-  if (pitched && spec.shape.rank == 2) return Buffer::alloc_pitched(device, spec.dtype, spec.shape.dims[0], spec.shape.dims[1]);
-  return Buffer::alloc(device, spec.dtype, spec.shape);
+// The shape of the row-major array that holds a tensor: its own, or with rows and cols swapped
+// for a tensor passed as a transposed view (a column-major operand).  Buffers are allocated in
+// this storage shape; comparisons run storage against storage; ops and references get view_of.
+Shape storage_shape(const TensorSpec& spec) {
+  Shape s = spec.shape;
+  if (spec.transposed && s.rank >= 2) std::swap(s.dims[s.rank - 2], s.dims[s.rank - 1]);
+  return s;
 }
+
+Buffer alloc_like(const TensorSpec& spec, Device device, bool pitched) {
+  const Shape s = storage_shape(spec);
+  if (pitched && s.rank == 2) return Buffer::alloc_pitched(device, spec.dtype, s.dims[0], s.dims[1]);
+  return Buffer::alloc(device, spec.dtype, s);
+}
+
+// The view an op receives of a buffer allocated by alloc_like.
+TensorRef view_of(const TensorSpec& spec, const Buffer& b) { return spec.transposed ? b.ref().transposed() : b.ref(); }
 
 Buffer host_copy(const Buffer& b) {
   Buffer h = Buffer::alloc(Device::host(), b.dtype(), b.shape());
@@ -47,8 +60,8 @@ ProblemData::ProblemData(const OpSchema& schema, const Problem& problem, Device 
     on_device_.push_back(alloc_like(specs_[i], device, options.pitched));
     const std::uint64_t tensor_seed = seed * 1000003ull + i;
     if (schema.fill_input && !schema.input_distribution) {
-      host_inputs_.push_back(Buffer::alloc(Device::host(), specs_[i].dtype, specs_[i].shape));
-      schema.fill_input(problem, index, host_inputs_[i].ref(), tensor_seed);
+      host_inputs_.push_back(Buffer::alloc(Device::host(), specs_[i].dtype, storage_shape(specs_[i])));
+      schema.fill_input(problem, index, view_of(specs_[i], host_inputs_[i]), tensor_seed);
       on_device_[i].copy_from(host_inputs_[i]);
     } else {
       // Drawn in place (a kernel on a GPU), then copied down once: the host reference, the
@@ -66,10 +79,10 @@ ProblemData::ProblemData(const OpSchema& schema, const Problem& problem, Device 
       }
     }
     // In/out tensors are restored before each run from a copy on the same device.
-    originals_.push_back(device.is_cuda() && schema.tensors[i].role == Role::inout ? Buffer::alloc(device, specs_[i].dtype, specs_[i].shape)
+    originals_.push_back(device.is_cuda() && schema.tensors[i].role == Role::inout ? Buffer::alloc(device, specs_[i].dtype, storage_shape(specs_[i]))
                                                                                   : Buffer());
     if (originals_[i].data()) originals_[i].copy_from(on_device_[i]);
-    device_args_.push_tensor(on_device_[i]);
+    device_args_.push_tensor(view_of(specs_[i], on_device_[i]));
   }
   Args scalars;
   for (const ScalarRole& s : schema.scalars) scalars.push_scalar(s.default_value);
@@ -78,10 +91,7 @@ ProblemData::ProblemData(const OpSchema& schema, const Problem& problem, Device 
   problem_.device = device;
   // The alignment class of the tensors just allocated, as Runtime::make_problem would find it.
   int align = 16;
-  for (const Buffer& b : on_device_) {
-    align = std::min(align, alignment_of(reinterpret_cast<std::uintptr_t>(b.data())));
-    if (b.shape().rank == 2 && b.shape().rows() > 1) align = std::min(align, alignment_of(b.pitch_bytes()));
-  }
+  for (int i = 0; i < device_args_.tensor_count(); ++i) align = std::min(align, device_args_.tensor(i).alignment());
   problem_.align_bytes = align;
   if (options.reference) compute_reference();
 }
@@ -92,9 +102,9 @@ void ProblemData::compute_reference() {
   std::vector<Buffer> ref;
   Args args;
   for (std::size_t i = 0; i < specs_.size(); ++i) {
-    ref.push_back(Buffer::alloc(Device::host(), specs_[i].dtype, specs_[i].shape));
+    ref.push_back(Buffer::alloc(Device::host(), specs_[i].dtype, storage_shape(specs_[i])));
     if (host_inputs_[i].data()) ref[i].copy_from(host_inputs_[i]);
-    args.push_tensor(ref[i]);
+    args.push_tensor(view_of(specs_[i], ref[i]));
   }
   for (const Redraw& r : redraw_) fill_random(ref[r.tensor].ref(), r.distribution, r.seed);
   for (int i = 0; i < device_args_.scalar_count(); ++i) args.push_scalar(device_args_.scalar(i));
@@ -112,7 +122,7 @@ void ProblemData::upload_expected() {
   if (!device_.is_cuda() || schema_->compare) return;
   for (std::size_t i = 0; i < specs_.size(); ++i) {
     if (!is_output(static_cast<int>(i))) continue;
-    expected_[i] = Buffer::alloc(device_, specs_[i].dtype, specs_[i].shape);
+    expected_[i] = Buffer::alloc(device_, specs_[i].dtype, storage_shape(specs_[i]));
     expected_[i].copy_from(host_ref_[i]);
   }
 }
@@ -137,8 +147,8 @@ double ProblemData::error() {
     const Args* got = &device_args_;
     if (!device_.is_host()) {
       if (host_got_.empty()) {
-        for (const TensorSpec& s : specs_) host_got_.push_back(Buffer::alloc(Device::host(), s.dtype, s.shape));
-        for (const Buffer& b : host_got_) got_args_.push_tensor(b);
+        for (const TensorSpec& s : specs_) host_got_.push_back(Buffer::alloc(Device::host(), s.dtype, storage_shape(s)));
+        for (std::size_t i = 0; i < specs_.size(); ++i) got_args_.push_tensor(view_of(specs_[i], host_got_[i]));
         for (int i = 0; i < device_args_.scalar_count(); ++i) got_args_.push_scalar(device_args_.scalar(i));
       }
       for (std::size_t i = 0; i < on_device_.size(); ++i)
@@ -181,7 +191,7 @@ OracleCheck ProblemData::use_oracle(const Variant& oracle, const Config& config,
   for (std::size_t i = 0; i < specs_.size(); ++i)
     if (is_output(static_cast<int>(i))) outputs[i] = host_copy(on_device_[i]);
   Args inputs;
-  for (const Buffer& b : host_inputs_) inputs.push_tensor(b);
+  for (std::size_t i = 0; i < specs_.size(); ++i) inputs.push_tensor(view_of(specs_[i], host_inputs_[i]));
   for (int i = 0; i < device_args_.scalar_count(); ++i) inputs.push_scalar(device_args_.scalar(i));
 
   // Corners, the last row and column (where edge tiles live), then uniform picks.
@@ -237,13 +247,13 @@ OracleCheck ProblemData::use_oracle(const Variant& oracle, const Config& config,
       if (schema_->compare) {
         host_ref_[i] = std::move(outputs[i]);  // compared on the host
       } else {
-        expected_[i] = Buffer::alloc(device_, specs_[i].dtype, specs_[i].shape);
+        expected_[i] = Buffer::alloc(device_, specs_[i].dtype, storage_shape(specs_[i]));
         expected_[i].copy_from(on_device_[i]);
         host_ref_[i] = std::move(outputs[i]);
       }
-      ref_args.push_tensor(host_ref_[i]);
+      ref_args.push_tensor(view_of(specs_[i], host_ref_[i]));
     } else {
-      ref_args.push_tensor(host_inputs_[i]);
+      ref_args.push_tensor(view_of(specs_[i], host_inputs_[i]));
     }
   }
   for (int i = 0; i < device_args_.scalar_count(); ++i) ref_args.push_scalar(device_args_.scalar(i));

@@ -26,7 +26,8 @@ class Buffer {
   Buffer(Buffer&& o) noexcept;
   Buffer& operator=(Buffer&& o) noexcept;
 
-  // Dense allocation; `shape` has one or two extents.  Memory is left uninitialised.
+  // Dense allocation; `shape` has one, two or three ({batch, rows, cols}) extents.  Memory is
+  // left uninitialised.
   static Buffer alloc(Device device, DType dtype, std::initializer_list<std::int64_t> shape);
   static Buffer alloc(Device device, DType dtype, const Shape& shape);
   // 2-D allocation whose rows start on aligned addresses (cudaMallocPitch on CUDA, 256-byte rows
@@ -66,8 +67,10 @@ class Buffer {
   void release() noexcept;
 };
 
-// Copies between any two views of the same dtype and shape, honouring both row strides
-// (cudaMemcpy2D).  Synchronous.
+// Copies between any two views of the same dtype and shape, honouring both views' strides
+// (cudaMemcpy2D per matrix).  On the host any strides work; a copy to or from a device needs unit
+// column strides on both sides (a transposed view is copied through its row-major storage).
+// Synchronous.
 void copy(const TensorRef& dst, const TensorRef& src);
 
 }  // namespace kiln

@@ -43,7 +43,10 @@ enum class WorkUnit { flop, byte };
 // The dtype and shape the tuner allocates for one tensor role of a problem.
 struct TensorSpec {
   DType dtype = DType::f32;
-  Shape shape;
+  Shape shape;  // the logical shape the op sees (rank 3 for batches)
+  // True: the tensor is passed as the transposed view of a dense row-major array of the swapped
+  // shape (a column-major matrix), as ops with layout modes (gemm's ta, tb) expect.
+  bool transposed = false;
 };
 
 struct OpSchema {
@@ -56,6 +59,11 @@ struct OpSchema {
   std::map<std::string, std::int64_t> dim_defaults;
   std::vector<DType> dtypes;           // the problem dtypes this op accepts
   WorkUnit work_unit = WorkUnit::byte;
+  // Whether make_problem handles general strides (a non-unit column stride: transposed and
+  // column-major views) and rank-3 (batched) tensors.  When false the core rejects such
+  // arguments before make_problem runs, naming the argument, so an op written for row-major
+  // matrices never misreads a transposed view.
+  bool strided_views = false;
 
   // Required.  Validates args (dtypes, shapes, strides) and fills p.dtype and p.dims; the core
   // has already checked the tensor count, nulls and that all tensors share one device, and fills
@@ -124,9 +132,25 @@ Status expect_rank(const OpSchema& s, const Args& args, int index, int rank);
 Status expect_shape(const OpSchema& s, const Args& args, int index, const Shape& expected);
 Status expect_contiguous(const OpSchema& s, const Args& args, int index);
 
-// Default fill / compare, usable from custom ones.
+// Default fill / compare, usable from custom ones.  Both take any strides and rank 3.  The fill
+// draws floats uniform in [-1, 1) and rounds them to f16 / bf16 to nearest even (kiln/half.hpp).
 void default_fill(const TensorRef& host, std::uint64_t seed);
 // Both tensors on the host, or both on one CUDA device (reduced there, no copy).
 double relative_error(const TensorRef& got, const TensorRef& expected);  // inf on NaN/poison
+
+// Host element access for references written in double: element (b, r, c) of a host view of any
+// dtype, rank and strides.  store_element rounds to the view's dtype (f16 / bf16 through float,
+// to nearest even; integers truncate toward zero).
+double load_element(const TensorRef& host, std::int64_t b, std::int64_t r, std::int64_t c);
+void store_element(const TensorRef& host, std::int64_t b, std::int64_t r, std::int64_t c, double value);
+
+// Unit roundoff of a floating dtype: 2^-24 f32, 2^-53 f64, 2^-11 f16, 2^-8 bf16 (0 for integers).
+double unit_roundoff(DType t);
+// The relative error norm accepted for a sum of `length` products accumulated in f32 and written
+// in `out`: 2 * unit_roundoff(out) for rounding the result (the reference rounds too, so a
+// correct kernel differs only where the two round a near-tie apart) plus 8 * sqrt(length) * 2^-24
+// for the f32 accumulation of random-signed terms, and at least 1e-4 (the f32 gemm bound).
+// bf16 output at length 8192: 7.9e-3; f16: 2.0e-3; f32: 1.0e-4.
+double accumulation_tolerance(DType out, std::int64_t length);
 
 }  // namespace kiln

@@ -23,7 +23,8 @@ namespace kiln {
 
 // Bumped whenever a type crossing the plugin boundary (Registry, Variant, OpSchema, Args, ...)
 // changes layout or meaning.
-inline constexpr int kPluginAbiVersion = 2;
+// 3: TensorRef column and batch strides, rank-3 Shape, Problem::kMaxDims 8, OpSchema::strided_views.
+inline constexpr int kPluginAbiVersion = 3;
 
 struct PluginHost {
   std::shared_ptr<spdlog::logger> logger;  // plugins log through the host's logger

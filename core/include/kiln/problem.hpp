@@ -18,7 +18,7 @@ namespace kiln {
 struct OpSchema;
 
 struct Problem {
-  static constexpr int kMaxDims = 6;
+  static constexpr int kMaxDims = 8;
 
   const OpSchema* schema = nullptr;  // names the dims; owned by the registry
   DType dtype = DType::f32;

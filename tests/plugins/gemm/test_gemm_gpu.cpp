@@ -5,6 +5,7 @@
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/problem_data.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -67,6 +68,8 @@ std::vector<std::pair<std::string, int>> check_all_variants(kiln::Runtime& rt, k
   std::vector<std::pair<std::string, int>> ran;
   for (const kiln::Variant* v : rt.registry().variants("gemm")) {
     if (v->device_kind() != kiln::DeviceKind::cuda || (!only.empty() && v->name() != only)) continue;
+    // These cases are f32 problems; gemm_half_mma (f16/bf16 only) is test_gemm_half_gpu's.
+    if (std::find(v->dtypes().begin(), v->dtypes().end(), kiln::f32) == v->dtypes().end()) continue;
     int count = 0;
     for (const kiln::Config& cfg : v->space().enumerate(dev, p)) {
       const kiln::Support s = v->supports(p, dev, cfg);

@@ -101,7 +101,7 @@ TEST_CASE("gemm rejects bad arguments with the matching error", "[gemm][schema]"
     kiln::Buffer b6 = kiln::Buffer::alloc(host, kiln::f32, {6, 13});
     REQUIRE_THROWS_AS(gemm({a, b6, c}), kiln::ShapeError);
     const std::string msg = error_message([&] { gemm({a, b6, c}); });
-    CHECK(contains(msg, "b has shape [6x13]"));
+    CHECK(contains(msg, "argument 'b' has shape [6x13]"));
     CHECK(contains(msg, "expected [5x13]"));
   }
   SECTION("c is not m x n") {
@@ -110,7 +110,7 @@ TEST_CASE("gemm rejects bad arguments with the matching error", "[gemm][schema]"
     REQUIRE_THROWS_AS(gemm({a, b, c_wrong}), kiln::ShapeError);
     REQUIRE_THROWS_AS(gemm({a, b, c_t}), kiln::ShapeError);
     const std::string msg = error_message([&] { gemm({a, b, c_wrong}); });
-    CHECK(contains(msg, "c has shape [7x12]"));
+    CHECK(contains(msg, "argument 'c' has shape [7x12]"));
     CHECK(contains(msg, "expected [7x13]"));
   }
   SECTION("rank 1 operands") {
@@ -136,10 +136,10 @@ TEST_CASE("gemm rejects bad arguments with the matching error", "[gemm][schema]"
     REQUIRE_THROWS_AS(gemm({a, b}), kiln::ArgumentError);
   }
   SECTION("good arguments give the problem, tf32 from allow_tf32") {
-    CHECK(gemm.problem({a, b, c}).key() == "f32|m=7|n=13|k=5|tf32=0");
-    CHECK(gemm.problem(kiln::Args({a, b, c}, {1.0, 0.0, 1.0})).key() == "f32|m=7|n=13|k=5|tf32=1");
-    CHECK(gemm.problem(kiln::Args({a, b, c}, {2.0, 0.5})).key() == "f32|m=7|n=13|k=5|tf32=0");
-    CHECK(gemm.problem(kiln::Args({a, b, c}, {1.0, 0.0, 2.0})).key() == "f32|m=7|n=13|k=5|tf32=2");
+    CHECK(gemm.problem({a, b, c}).key() == "f32|m=7|n=13|k=5|tf32=0|batch=1|ta=0|tb=0|c16=0");
+    CHECK(gemm.problem(kiln::Args({a, b, c}, {1.0, 0.0, 1.0})).key() == "f32|m=7|n=13|k=5|tf32=1|batch=1|ta=0|tb=0|c16=0");
+    CHECK(gemm.problem(kiln::Args({a, b, c}, {2.0, 0.5})).key() == "f32|m=7|n=13|k=5|tf32=0|batch=1|ta=0|tb=0|c16=0");
+    CHECK(gemm.problem(kiln::Args({a, b, c}, {1.0, 0.0, 2.0})).key() == "f32|m=7|n=13|k=5|tf32=2|batch=1|ta=0|tb=0|c16=0");
     REQUIRE_THROWS_AS(gemm.problem(kiln::Args({a, b, c}, {1.0, 0.0, 0.5})), kiln::ArgumentError);
   }
 }
@@ -273,13 +273,13 @@ TEST_CASE("gemm registers its schema and variants", "[gemm][registry]") {
   CHECK(s.scalars[1].default_value == 0.0);
   CHECK(s.scalars[2].name == "allow_tf32");
   CHECK(s.scalars[2].default_value == 0.0);
-  CHECK(s.dim_names == std::vector<std::string>{"m", "n", "k", "tf32"});
+  CHECK(s.dim_names == std::vector<std::string>{"m", "n", "k", "tf32", "batch", "ta", "tb", "c16"});
   CHECK(s.work_unit == kiln::WorkUnit::flop);
 
   const kiln::Problem p = s.problem_from_dims(kiln::f32, {7, 13, 5}, kiln::Device::host());  // tf32 defaults to 0
-  CHECK(p.key() == "f32|m=7|n=13|k=5|tf32=0");
+  CHECK(p.key() == "f32|m=7|n=13|k=5|tf32=0|batch=1|ta=0|tb=0|c16=0");
   CHECK(s.problem_from_shape(kiln::f32, "4096x4096x4096", kiln::Device::host()).key() ==
-        "f32|m=4096|n=4096|k=4096|tf32=0");
+        "f32|m=4096|n=4096|k=4096|tf32=0|batch=1|ta=0|tb=0|c16=0");
   CHECK(s.work(p) == 2.0 * 7 * 13 * 5);
   CHECK(s.tolerance_for(p) == 1e-4);
   const kiln::Problem p32 = s.problem_from_dims(kiln::f32, {7, 13, 5, 1}, kiln::Device::host());
@@ -309,11 +309,11 @@ TEST_CASE("gemm registers its schema and variants", "[gemm][registry]") {
   for (const kiln::Variant* v : reg.variants("gemm")) names.push_back(v->name());
 #if KILN_HAS_CUDA
   CHECK(names == std::vector<std::string>{"gemm_tf32_mma", "gemm_3xtf32_mma", "gemm_split_k",
-                                          "gemm_register_blocked", "gemm_tiled_coalesced", "gemm_tiled",
+                                          "gemm_register_blocked", "gemm_half_mma", "gemm_tiled_coalesced", "gemm_tiled",
                                           "gemm_tiled_kahan", "gemm_row_per_block", "gemm_naive", "gemm_host"});
   for (const kiln::Variant* v : reg.variants("gemm")) {
     INFO(v->name());
-    CHECK(v->dtypes() == std::vector<kiln::DType>{kiln::f32});
+    if (v->name() != "gemm_host" && v->name() != "gemm_half_mma") CHECK(v->dtypes() == std::vector<kiln::DType>{kiln::f32});
     if (v->name() != "gemm_host") CHECK(v->device_kind() == kiln::DeviceKind::cuda);
   }
 #else

@@ -43,7 +43,8 @@ struct ProblemDataOptions {
 };
 
 // The alignment class (see Problem::align_bytes) that ProblemData's tensors will have for this
-// problem: 16 for pitched rows, else what dense rows of each rank-2 tensor allow.  The tuner and
+// problem (TensorRef::alignment of the views it will pass): pitched rows count as 16-byte aligned,
+// dense ones as their width allows.  The tuner and
 // `kiln verify` give their problems this class, so supports() sees the buffers that will run.
 int layout_alignment(const OpSchema& schema, const Problem& problem, bool pitched);
 
