@@ -55,9 +55,20 @@ CounterFill make_counter_fill(DType dtype, const InputDistribution& d, std::uint
 
 }  // namespace detail
 
-void fill_random(const TensorRef& t, const InputDistribution& d, std::uint64_t seed) {
-  if (t.shape.rank < 1 || t.shape.rank > 2)
-    throw ArgumentError("fill_random: tensor " + t.to_string() + " must have rank 1 or 2");
+void fill_random(const TensorRef& view, const InputDistribution& d, std::uint64_t seed) {
+  if (view.shape.rank < 1 || view.shape.rank > 3)
+    throw ArgumentError("fill_random: tensor " + view.to_string() + " must have rank 1, 2 or 3");
+  if (view.shape.rank >= 2 && view.col_stride != 1 && view.cols() > 1)
+    throw ArgumentError("fill_random: tensor " + view.to_string() + " must be row-major (column stride 1)");
+  // A rank-3 tensor is filled as the (batch * rows) x cols matrix it is stored as, so element
+  // counters, and so the bits, do not depend on how the batch is viewed.
+  TensorRef t = view;
+  if (view.shape.rank == 3) {
+    if (view.batch() > 1 && view.batch_stride != view.rows() * view.row_stride)
+      throw ArgumentError("fill_random: tensor " + view.to_string() + " must be a dense stack of matrices");
+    t.shape = Shape::matrix(view.batch() * view.rows(), view.cols());
+    t.batch_stride = 0;
+  }
   const detail::CounterFill fill = detail::make_counter_fill(t.dtype, d, seed);
   if (t.numel() == 0) return;
   if (t.device.is_cuda()) {
