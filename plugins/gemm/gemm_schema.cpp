@@ -60,6 +60,7 @@ std::shared_ptr<OpSchema> make_gemm_schema() {
   s->scalars = {{"alpha", kDefaults[kAlpha]}, {"beta", kDefaults[kBeta]}, {"allow_tf32", kDefaults[kAllowTf32]}};
   s->dim_names = {"m", "n", "k", "tf32"};
   s->dim_defaults = {{"tf32", 0}};  // "4096x4096x4096" means full f32 precision
+  s->mode_dims = {"tf32"};          // a precision contract: never borrowed from a neighbour
   s->dtypes = {DType::f32};
   s->work_unit = WorkUnit::flop;
 

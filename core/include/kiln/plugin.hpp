@@ -23,7 +23,7 @@ namespace kiln {
 
 // Bumped whenever a type crossing the plugin boundary (Registry, Variant, OpSchema, Args, ...)
 // changes layout or meaning.
-inline constexpr int kPluginAbiVersion = 2;
+inline constexpr int kPluginAbiVersion = 3;  // 3: Variant::prepare, OpSchema::mode_dims
 
 struct PluginHost {
   std::shared_ptr<spdlog::logger> logger;  // plugins log through the host's logger
