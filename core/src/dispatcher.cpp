@@ -204,6 +204,8 @@ bool Dispatcher::entry_usable(const TuningEntry& entry, const Problem& p, const 
 }
 
 Decision Dispatcher::decide_uncached(const Problem& p, const DeviceInfo& device) const {
+  // Reads the database: excluded from update_database() (explain() calls this directly).
+  std::lock_guard<std::recursive_mutex> lock(miss_mutex_);
   Decision d;
   const std::string op = p.schema ? p.schema->name : std::string();
   auto finish = [&](const Variant* v, Config config, Decision::Evidence ev) {

@@ -218,13 +218,13 @@ const Decision& Runtime::decide_for_launch(const Problem& p, Stream stream) {
 
 void Runtime::launch(const OpSchema& schema, const Args& args, Stream stream) {
   const int n_scalars = static_cast<int>(schema.scalars.size());
+  if (args.scalar_count() == n_scalars) return launch_complete(schema, args, stream);
   if (args.scalar_count() > n_scalars) make_problem(schema, args);  // throws
-  Args filled_storage;
+  launch_complete(schema, with_default_scalars(schema, args), stream);
+}
+
+void Runtime::launch_complete(const OpSchema& schema, const Args& args, Stream stream) {
   const Args* filled = &args;
-  if (args.scalar_count() < n_scalars) {
-    filled_storage = with_default_scalars(schema, args);
-    filled = &filled_storage;
-  }
   const Problem p = derive_problem(schema, *filled);
   const Decision* d = dispatcher_.find(p);
   if (!d || check_every_call_) check_pointers(schema, *filled, p);

@@ -114,6 +114,8 @@ class Runtime {
  private:
   friend class Op;
   void launch(const OpSchema& schema, const Args& args, Stream stream);
+  // launch() for args whose scalars are complete: the hot path.
+  void launch_complete(const OpSchema& schema, const Args& args, Stream stream);
   void prepare(const OpSchema& schema, const Args& args, Stream stream);
   // The memo miss of launch(): pointer check (done by the caller), capture check, decision,
   // workspace for `stream`.
