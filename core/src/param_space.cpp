@@ -39,6 +39,22 @@ void Config::set(const std::string& name, int value) {
   values_.emplace_back(name, value);
 }
 
+bool Config::operator==(const Config& o) const {
+  if (values_ == o.values_) return true;  // the common case: same order
+  if (values_.size() != o.values_.size()) return false;
+  for (const auto& [n, v] : values_)
+    if (!o.has(n) || o.get(n) != v) return false;
+  return true;
+}
+
+bool Config::operator<(const Config& o) const {
+  auto sorted = [](std::vector<std::pair<std::string, int>> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  return sorted(values_) < sorted(o.values_);
+}
+
 std::string Config::to_string() const {
   if (values_.empty()) return "(none)";
   std::string s;
@@ -163,11 +179,9 @@ Config ParamSpace::neighbour(const Config& c, std::mt19937_64& rng) const {
 
 bool ParamSpace::contains(const Config& c) const {
   if (c.values().size() != params_.size()) return false;
-  for (std::size_t i = 0; i < params_.size(); ++i) {
-    const auto& [name, value] = c.values()[i];
-    if (name != params_[i].name) return false;
-    const auto& vs = params_[i].values;
-    if (std::find(vs.begin(), vs.end(), value) == vs.end()) return false;
+  for (const Param& p : params_) {
+    if (!c.has(p.name)) return false;
+    if (std::find(p.values.begin(), p.values.end(), c.get(p.name)) == p.values.end()) return false;
   }
   return true;
 }
@@ -179,8 +193,9 @@ std::optional<std::string> ParamSpace::violated(const Config& c, const DeviceInf
     return "config " + c.to_string() + " does not name exactly the parameters {" + names + "}";
   }
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    const auto& [name, value] = c.values()[i];
-    if (name != params_[i].name) return "parameter " + std::to_string(i) + " is '" + name + "', expected '" + params_[i].name + "'";
+    const std::string& name = params_[i].name;
+    if (!c.has(name)) return "config " + c.to_string() + " has no parameter '" + name + "'";
+    const int value = c.get(name);
     const auto& vs = params_[i].values;
     if (std::find(vs.begin(), vs.end(), value) == vs.end()) {
       std::string list;

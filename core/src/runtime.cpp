@@ -69,7 +69,11 @@ void Runtime::init(RuntimeOptions options) {
     db_ = TuningDb(TuningDb::default_shipped_paths(), TuningDb::default_user_path());
   else
     db_ = TuningDb(options.shipped_db_paths, options.user_db_path);
-  for (const std::string& e : db_.errors()) log->error("{} (that file is skipped)", e);
+  // The files are read on first use (a dispatch or a db command), not here; report then.
+  db_.set_reporter([log](const std::string& message, bool is_error) {
+    if (is_error) log->error("{} (that file is skipped)", message);
+    else log->warn("{}", message);
+  });
 
   std::string mode = options.tune_mode;
   if (mode.empty()) {

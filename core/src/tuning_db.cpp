@@ -1,10 +1,8 @@
-// TuningDb: YAML layers (shipped files under one user file), lookup with device fallback and
-// nearest-problem search, and crash- and race-safe writes of the user file.
+// TuningDb: YAML layers (shipped files under one user file), read on first use, lookup with
+// device fallback and nearest-problem search, and crash-, race- and attack-safe writes of the
+// user file (the file handling itself is in tuning_db_files.cpp).
 #include "kiln/tuning_db.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,126 +11,386 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <sstream>
 #include <system_error>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
+#include <yaml-cpp/anchor.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "install_paths.hpp"
 #include "kiln/errors.hpp"
+#include "tuning_db_files.hpp"
 
 namespace kiln {
 
 namespace fs = std::filesystem;
+using detail::printable;
 
 bool TuningEntry::operator==(const TuningEntry& o) const {
   return variant == o.variant && config == o.config && median_us == o.median_us && mad_us == o.mad_us &&
          samples == o.samples && throughput == o.throughput && throughput_unit == o.throughput_unit &&
          plugin_name == o.plugin_name && plugin_version == o.plugin_version && plugin_build == o.plugin_build &&
-         tuned_at == o.tuned_at;
+         tuned_at == o.tuned_at && extra_fields == o.extra_fields && extra_plugin_fields == o.extra_plugin_fields;
 }
 
 namespace {
-
-std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 [[noreturn]] void fail(const std::string& what, const std::string& reason) {
   throw TuningDbError("tuning database '" + what + "': " + reason);
 }
 
-// ---- YAML -> table -------------------------------------------------------------------------
+// ---- what a valid entry holds ----------------------------------------------------------------
 
-// Where we are in the document, for error messages: "devices/<dev>/<op>/<key>".
-struct Where {
-  const std::string& what;
-  std::string path;
+bool is_printable_ascii(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+}
 
-  [[noreturn]] void fail_at(const YAML::Node& node, const std::string& reason) const {
-    std::string loc = "tuning database '" + what + "'";
-    if (node.IsDefined() && node.Mark().line >= 0) loc += " line " + std::to_string(node.Mark().line + 1);
-    throw TuningDbError(loc + ": " + (path.empty() ? "" : path + ": ") + reason);
+bool is_name(const std::string& s, bool allow_dots) {
+  if (s.empty()) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           (allow_dots && (c == '.' || c == '-'));
+  });
+}
+
+// Why `e` cannot be stored or used ("" when it can): names are names, text is printable ASCII
+// (nothing a terminal would interpret), times are finite and not negative.
+std::string entry_problem(const TuningEntry& e) {
+  if (!is_name(e.variant, true)) return "`variant` '" + printable(e.variant) + "' is not a variant name";
+  for (const auto& [name, value] : e.config.values())
+    if (!is_name(name, false)) return "config parameter '" + printable(name) + "' is not a parameter name";
+  auto bad_time = [](double v) { return !std::isfinite(v) || v < 0.0; };
+  if (bad_time(e.median_us)) return "`median_us` must be a finite number >= 0";
+  if (bad_time(e.mad_us)) return "`mad_us` must be a finite number >= 0";
+  if (bad_time(e.throughput)) return "`throughput` must be a finite number >= 0";
+  if (e.samples < 0) return "`samples` must not be negative";
+  const std::pair<const char*, const std::string*> texts[] = {
+      {"throughput_unit", &e.throughput_unit}, {"plugin name", &e.plugin_name}, {"plugin version", &e.plugin_version},
+      {"plugin build", &e.plugin_build},       {"tuned_at", &e.tuned_at}};
+  for (const auto& [field, text] : texts)
+    if (!is_printable_ascii(*text)) return "`" + std::string(field) + "` holds control or non-ASCII characters";
+  return {};
+}
+
+// ---- YAML -> table ---------------------------------------------------------------------------
+
+// Counts the nodes a document holds once its aliases are expanded, without expanding them, and
+// stops at the limit: a few KB of nested aliases would otherwise stand for billions of nodes.
+class NodeCounter : public YAML::EventHandler {
+ public:
+  explicit NodeCounter(std::uint64_t limit) : limit_(limit) {}
+  struct TooMany {};
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override { leaf(anchor); }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t anchor) override {
+    auto it = sizes_.find(anchor);
+    add(it == sizes_.end() ? 1 : it->second);
   }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, const std::string&) override {
+    leaf(anchor);
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+    open(anchor);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+    open(anchor);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  void add(std::uint64_t n) {
+    count_ = n > limit_ - std::min(count_, limit_) ? limit_ + 1 : count_ + n;
+    if (count_ > limit_) throw TooMany{};
+  }
+  void leaf(YAML::anchor_t anchor) {
+    add(1);
+    if (anchor != YAML::NullAnchor) sizes_[anchor] = 1;
+  }
+  void open(YAML::anchor_t anchor) {
+    add(1);
+    open_.emplace_back(anchor, count_ - 1);
+  }
+  void close() {
+    if (open_.empty()) return;
+    auto [anchor, start] = open_.back();
+    open_.pop_back();
+    if (anchor != YAML::NullAnchor) sizes_[anchor] = count_ - start;
+  }
+  std::uint64_t limit_;
+  std::uint64_t count_ = 0;
+  std::vector<std::pair<YAML::anchor_t, std::uint64_t>> open_;
+  std::unordered_map<YAML::anchor_t, std::uint64_t> sizes_;
 };
 
-std::string scalar_string(const YAML::Node& node, const Where& at, const std::string& field) {
+// What a bad entry throws; the caller skips the entry and records a warning.
+struct EntryProblem {
+  YAML::Mark mark;
+  std::string reason;
+};
+
+[[noreturn]] void entry_fail(const YAML::Node& node, const std::string& reason) {
+  throw EntryProblem{node.Mark(), reason};
+}
+
+std::string scalar_string(const YAML::Node& node, const std::string& field) {
   if (node.IsNull()) return {};
-  if (!node.IsScalar()) at.fail_at(node, "`" + field + "` must be a string");
+  if (!node.IsScalar()) entry_fail(node, "`" + field + "` must be a string");
   return node.Scalar();
 }
 
 template <typename T>
-T scalar_number(const YAML::Node& node, const Where& at, const std::string& field, const char* kind) {
-  if (!node.IsScalar()) at.fail_at(node, "`" + field + "` must be " + kind);
+T scalar_number(const YAML::Node& node, const std::string& field, const char* kind) {
+  if (!node.IsScalar()) entry_fail(node, "`" + field + "` must be " + kind);
   try {
     return node.as<T>();
   } catch (const YAML::Exception&) {
-    at.fail_at(node, "`" + field + "` must be " + kind + ", not '" + node.Scalar() + "'");
+    entry_fail(node, "`" + field + "` must be " + kind + ", not '" + printable(node.Scalar()) + "'");
   }
 }
 
-// Iterates a map, rejecting duplicate keys (yaml-cpp keeps both silently).
+// Iterates a map, rejecting duplicate and non-scalar keys (yaml-cpp keeps both silently).
 template <typename Fn>
-void for_each_unique(const YAML::Node& map, const Where& at, Fn&& fn) {
-  std::map<std::string, bool> seen;
+void for_each_field(const YAML::Node& map, Fn&& fn) {
+  std::vector<std::string> seen;
   for (const auto& kv : map) {
-    if (!kv.first.IsScalar()) at.fail_at(kv.first, "keys must be strings");
+    if (!kv.first.IsScalar()) entry_fail(kv.first, "keys must be strings");
     const std::string key = kv.first.Scalar();
-    if (!seen.emplace(key, true).second) at.fail_at(kv.first, "duplicate key '" + key + "'");
-    fn(key, kv.first, kv.second);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) entry_fail(kv.first, "duplicate key '" + printable(key) + "'");
+    seen.push_back(key);
+    fn(key, kv.second);
   }
 }
 
-TuningEntry parse_entry(const YAML::Node& node, const Where& at) {
-  if (!node.IsMap()) at.fail_at(node, "an entry must be a map (variant, config, median_us, ...)");
+// The fields kiln writes into every entry: in a file kiln wrote, an entry without one of them was
+// cut short (a truncated file).
+const char* const kEntryFields[] = {"variant", "config",          "median_us", "mad_us",  "samples",
+                                    "throughput", "throughput_unit", "plugin",    "tuned_at"};
+
+TuningEntry parse_entry(const YAML::Node& node, bool kiln_written) {
+  if (!node.IsMap()) entry_fail(node, "an entry must be a map (variant, config, median_us, ...)");
   TuningEntry e;
-  bool has_variant = false, has_config = false;
-  for_each_unique(node, at, [&](const std::string& field, const YAML::Node&, const YAML::Node& value) {
+  std::vector<std::string> present;
+  for_each_field(node, [&](const std::string& field, const YAML::Node& value) {
+    present.push_back(field);
     if (field == "variant") {
-      e.variant = scalar_string(value, at, field);
-      has_variant = true;
+      e.variant = scalar_string(value, field);
     } else if (field == "config") {
-      if (!value.IsMap() && !value.IsNull()) at.fail_at(value, "`config` must be a map of name: integer");
-      has_config = true;
+      if (!value.IsMap() && !value.IsNull()) entry_fail(value, "`config` must be a map of name: integer");
       if (value.IsNull()) return;
-      Where inner{at.what, at.path + "/config"};
-      for_each_unique(value, inner, [&](const std::string& name, const YAML::Node&, const YAML::Node& v) {
-        e.config.set(name, scalar_number<int>(v, inner, name, "an integer"));
+      for_each_field(value, [&](const std::string& name, const YAML::Node& v) {
+        e.config.set(name, scalar_number<int>(v, "config/" + printable(name), "an integer"));
       });
     } else if (field == "median_us") {
-      e.median_us = scalar_number<double>(value, at, field, "a number");
+      e.median_us = scalar_number<double>(value, field, "a number");
     } else if (field == "mad_us") {
-      e.mad_us = scalar_number<double>(value, at, field, "a number");
+      e.mad_us = scalar_number<double>(value, field, "a number");
     } else if (field == "samples") {
-      e.samples = scalar_number<int>(value, at, field, "an integer");
+      e.samples = scalar_number<int>(value, field, "an integer");
     } else if (field == "throughput") {
-      e.throughput = scalar_number<double>(value, at, field, "a number");
+      e.throughput = scalar_number<double>(value, field, "a number");
     } else if (field == "throughput_unit") {
-      e.throughput_unit = scalar_string(value, at, field);
+      e.throughput_unit = scalar_string(value, field);
     } else if (field == "tuned_at") {
-      e.tuned_at = scalar_string(value, at, field);
+      e.tuned_at = scalar_string(value, field);
     } else if (field == "plugin") {
       if (value.IsNull()) return;
-      if (!value.IsMap()) at.fail_at(value, "`plugin` must be a map {name, version, build}");
-      Where inner{at.what, at.path + "/plugin"};
-      for_each_unique(value, inner, [&](const std::string& name, const YAML::Node&, const YAML::Node& v) {
-        if (name == "name") e.plugin_name = scalar_string(v, inner, name);
-        else if (name == "version") e.plugin_version = scalar_string(v, inner, name);
-        else if (name == "build") e.plugin_build = scalar_string(v, inner, name);
-        // Other fields are tolerated: a newer kiln may record more about the plugin.
+      if (!value.IsMap()) entry_fail(value, "`plugin` must be a map {name, version, build}");
+      for_each_field(value, [&](const std::string& name, const YAML::Node& v) {
+        if (name == "name") e.plugin_name = scalar_string(v, "plugin/name");
+        else if (name == "version") e.plugin_version = scalar_string(v, "plugin/version");
+        else if (name == "build") e.plugin_build = scalar_string(v, "plugin/build");
+        else if (is_name(name, true)) e.extra_plugin_fields.emplace_back(name, YAML::Dump(v));  // a newer kiln's
+        else entry_fail(v, "plugin field '" + printable(name) + "' is not a field name");
       });
+    } else if (is_name(field, true)) {
+      e.extra_fields.emplace_back(field, YAML::Dump(value));  // a newer kiln's field: kept as it is
+    } else {
+      entry_fail(value, "field '" + printable(field) + "' is not a field name");
     }
-    // Unknown entry fields are tolerated for the same reason; the schema number guards real changes.
   });
-  if (!has_variant || e.variant.empty()) at.fail_at(node, "entry has no `variant`");
-  if (!has_config) at.fail_at(node, "entry has no `config`");
+  if (e.variant.empty()) entry_fail(node, "entry has no `variant`");
+  if (std::find(present.begin(), present.end(), "config") == present.end()) entry_fail(node, "entry has no `config`");
+  if (kiln_written)
+    for (const char* field : kEntryFields)
+      if (std::find(present.begin(), present.end(), field) == present.end())
+        entry_fail(node, std::string("entry has no `") + field + "`: the file looks truncated");
+  if (std::string why = entry_problem(e); !why.empty()) entry_fail(node, why);
   return e;
 }
 
-// ---- table -> YAML -------------------------------------------------------------------------
+struct ParsedFile {
+  TuningTable table;
+  std::vector<std::pair<std::string, std::string>> extra_top;  // unknown top-level keys, as YAML
+};
+
+std::string at_line(const std::string& what, const YAML::Mark& mark) {
+  std::string loc = "tuning database '" + what + "'";
+  if (mark.line >= 0) loc += " line " + std::to_string(mark.line + 1);
+  return loc;
+}
+
+ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vector<std::string>* warnings) {
+  if (text.size() > kTuningDbMaxFileBytes)
+    fail(what, "is " + std::to_string(text.size()) + " bytes, more than the limit of " +
+                   std::to_string(kTuningDbMaxFileBytes) + " bytes for a tuning database");
+  YAML::Node root;
+  try {
+    {
+      std::istringstream in(text);
+      YAML::Parser parser(in);
+      NodeCounter counter(kTuningDbMaxNodes);
+      parser.HandleNextDocument(counter);
+    }
+    root = YAML::Load(text);
+  } catch (const NodeCounter::TooMany&) {
+    fail(what, "holds more than " + std::to_string(kTuningDbMaxNodes) +
+                   " YAML nodes once its aliases are expanded; refused (a tuning database needs no aliases)");
+  } catch (const YAML::ParserException& e) {
+    std::string loc = "tuning database '" + what + "'";
+    if (e.mark.line >= 0)
+      loc += " line " + std::to_string(e.mark.line + 1) + " column " + std::to_string(e.mark.column + 1);
+    throw TuningDbError(loc + ": invalid YAML: " + printable(e.msg));
+  } catch (const YAML::Exception& e) {
+    fail(what, "invalid YAML: " + printable(e.what()));
+  }
+
+  ParsedFile out;
+  auto warn = [&](const YAML::Mark& mark, const std::string& where, const std::string& reason) {
+    if (warnings) warnings->push_back(at_line(what, mark) + ": " + where + ": " + reason);
+  };
+  // An empty document (e.g. a file created with `touch`) holds no entries; that is not corrupt.
+  if (root.IsNull()) return out;
+  auto file_fail = [&](const YAML::Node& node, const std::string& reason) {
+    throw TuningDbError(at_line(what, node.Mark()) + ": " + reason);
+  };
+  if (!root.IsMap()) file_fail(root, "the document must be a map with `schema:` and `devices:`");
+
+  const YAML::Node schema = root["schema"];
+  if (!schema.IsDefined()) file_fail(root, "no `schema:` (expected schema: " + std::to_string(kTuningDbSchema) + ")");
+  int version = 0;
+  try {
+    version = schema.as<int>();
+  } catch (const YAML::Exception&) {
+    file_fail(schema, "`schema:` must be an integer, not '" + (schema.IsScalar() ? printable(schema.Scalar()) : std::string("?")) + "'");
+  }
+  if (version != kTuningDbSchema)
+    file_fail(schema, "schema " + std::to_string(version) + " is not supported (this kiln reads schema " +
+                          std::to_string(kTuningDbSchema) + ")");
+
+  // `entries:` is written by kiln: the count of entries that follow, to tell a truncated file.
+  const YAML::Node declared_node = root["entries"];
+  long long declared = -1;
+  if (declared_node.IsDefined()) {
+    try {
+      declared = declared_node.as<long long>();
+    } catch (const YAML::Exception&) {
+      declared = -1;
+    }
+    if (declared < 0) warn(declared_node.Mark(), "entries", "must be a count; not checked");
+  }
+  const bool kiln_written = declared >= 0;
+
+  for (const auto& kv : root) {
+    if (!kv.first.IsScalar()) file_fail(kv.first, "top-level keys must be strings");
+    const std::string key = kv.first.Scalar();
+    if (key == "schema" || key == "entries" || key == "devices") continue;
+    if (!is_name(key, true)) {
+      warn(kv.first.Mark(), "top level", "key '" + printable(key) + "' is not a field name (dropped)");
+      continue;
+    }
+    out.extra_top.emplace_back(key, YAML::Dump(kv.second));  // a newer kiln's: kept across rewrites
+  }
+
+  std::size_t seen = 0;  // entries present, valid or not
+  auto count = [&](std::size_t n, const YAML::Node& at) {
+    seen += n;
+    if (seen > kTuningDbMaxEntries)
+      file_fail(at, "holds more than " + std::to_string(kTuningDbMaxEntries) + " entries, the limit for a tuning database");
+  };
+  auto entries_below = [](const YAML::Node& n, int depth) {
+    std::size_t total = 0;
+    if (!n.IsMap()) return total;
+    if (depth == 0) return static_cast<std::size_t>(n.size());
+    for (const auto& kv : n)
+      if (kv.second.IsMap()) total += kv.second.size();
+    return total;
+  };
+
+  const YAML::Node devices = root["devices"];
+  if (devices.IsDefined() && !devices.IsNull()) {
+    if (!devices.IsMap()) file_fail(devices, "`devices:` must be a map of device fingerprint -> ops");
+    for (const auto& dkv : devices) {
+      const YAML::Node& ops = dkv.second;
+      if (!dkv.first.IsScalar() || !is_printable_ascii(dkv.first.Scalar()) || dkv.first.Scalar().empty() ||
+          out.table.count(dkv.first.Scalar())) {
+        count(entries_below(ops, 1), dkv.first);
+        warn(dkv.first.Mark(), "devices",
+             dkv.first.IsScalar() ? "device key '" + printable(dkv.first.Scalar()) + "' is empty, repeated or not printable; its entries are skipped"
+                                  : "a device key must be a string; its entries are skipped");
+        continue;
+      }
+      const std::string dev = dkv.first.Scalar();
+      const std::string at_dev = "devices/\"" + dev + "\"";
+      auto& dev_table = out.table[dev];
+      if (ops.IsNull()) continue;
+      if (!ops.IsMap()) {
+        warn(ops.Mark(), at_dev, "must be a map of op -> problem keys; skipped");
+        continue;
+      }
+      for (const auto& okv : ops) {
+        const YAML::Node& keys = okv.second;
+        if (!okv.first.IsScalar() || !is_name(okv.first.Scalar(), false) || dev_table.count(okv.first.Scalar())) {
+          count(entries_below(keys, 0), okv.first);
+          warn(okv.first.Mark(), at_dev,
+               "op '" + (okv.first.IsScalar() ? printable(okv.first.Scalar()) : std::string("?")) +
+                   "' is not an op name or is repeated; its entries are skipped");
+          continue;
+        }
+        const std::string op = okv.first.Scalar();
+        const std::string at_op = at_dev + "/" + op;
+        auto& op_table = dev_table[op];
+        if (keys.IsNull()) continue;
+        if (!keys.IsMap()) {
+          warn(keys.Mark(), at_op, "must be a map of problem key -> entry; skipped");
+          continue;
+        }
+        for (const auto& kkv : keys) {
+          count(1, kkv.first);
+          if (!kkv.first.IsScalar() || !is_printable_ascii(kkv.first.Scalar()) || kkv.first.Scalar().empty()) {
+            warn(kkv.first.Mark(), at_op, "a problem key must be printable text; entry skipped");
+            continue;
+          }
+          const std::string key = kkv.first.Scalar();
+          const std::string at_key = at_op + "/\"" + key + "\"";
+          if (op_table.count(key)) {
+            warn(kkv.first.Mark(), at_key, "repeated key; the later entry is skipped");
+            continue;
+          }
+          try {
+            op_table.emplace(key, parse_entry(kkv.second, kiln_written));
+          } catch (const EntryProblem& p) {
+            warn(p.mark.line >= 0 ? p.mark : kkv.first.Mark(), at_key, p.reason + " (entry skipped)");
+          }
+        }
+      }
+    }
+  }
+  if (kiln_written && seen != static_cast<std::size_t>(declared))
+    warn(declared_node.Mark(), "entries",
+         "the file says " + std::to_string(declared) + " entries but holds " + std::to_string(seen) +
+             ": it was truncated or edited by hand; the valid entries are used");
+  return out;
+}
+
+// ---- table -> YAML ---------------------------------------------------------------------------
 
 // Shortest text that reads back as the same double, independent of locale and of yaml-cpp's
 // emitter precision (0.7 writes 17 digits: 2701.3 would become 2701.3000000000002).
@@ -144,52 +402,84 @@ std::string format_double(double v) {
   return std::string(buf, res.ptr);
 }
 
-// ---- files ---------------------------------------------------------------------------------
-
-bool file_exists(const std::string& path) {
-  std::error_code ec;
-  return fs::exists(path, ec);
+void emit_extra(YAML::Emitter& out, const std::string& name, const std::string& yaml) {
+  YAML::Node value;
+  try {
+    value = YAML::Load(yaml);
+  } catch (const YAML::Exception&) {
+    return;  // came from YAML::Dump, so this does not happen; dropping beats writing garbage
+  }
+  out << YAML::Key << name << YAML::Value << value;
 }
 
-void create_parent_dirs(const std::string& path) {
-  fs::path parent = fs::path(path).parent_path();
-  if (parent.empty()) return;
-  std::error_code ec;
-  fs::create_directories(parent, ec);
-  if (ec) fail(path, "cannot create directory '" + parent.string() + "': " + ec.message());
+std::size_t count_entries(const TuningTable& table) {
+  std::size_t n = 0;
+  for (const auto& [dev, ops] : table)
+    for (const auto& [op, keys] : ops) n += keys.size();
+  return n;
 }
 
-// Advisory lock on "<path>.lock" for the lifetime of the object.  flock locks belong to the open
-// file description, so two TuningDb objects in one process exclude each other as well.
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) : lock_path_(path + ".lock") {
-    create_parent_dirs(path);
-    fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail(path, "cannot open lock file '" + lock_path_ + "': " + errno_text(errno));
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd_);
-      fail(path, "cannot lock '" + lock_path_ + "': " + errno_text(err));
+std::string emit_yaml(const TuningTable& table, const std::vector<std::pair<std::string, std::string>>& extra_top) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  // `entries` comes first: a file cut after any line but the first is then caught (the count or
+  // the schema is missing, an entry is short, or fewer entries follow).
+  out << YAML::Key << "entries" << YAML::Value << count_entries(table);
+  out << YAML::Key << "schema" << YAML::Value << kTuningDbSchema;
+  for (const auto& [name, yaml] : extra_top) emit_extra(out, name, yaml);
+  out << YAML::Key << "devices" << YAML::Value;
+  if (table.empty()) out << YAML::Flow;
+  out << YAML::BeginMap;
+  for (const auto& [dev, ops] : table) {
+    out << YAML::Key << YAML::DoubleQuoted << dev << YAML::Value << YAML::BeginMap;
+    for (const auto& [op, entries] : ops) {
+      out << YAML::Key << op << YAML::Value << YAML::BeginMap;
+      for (const auto& [key, e] : entries) {
+        out << YAML::Key << YAML::DoubleQuoted << key << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << "variant" << YAML::Value << e.variant;
+        out << YAML::Key << "config" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        for (const auto& [name, value] : e.config.values()) out << YAML::Key << name << YAML::Value << value;
+        out << YAML::EndMap;
+        out << YAML::Key << "median_us" << YAML::Value << format_double(e.median_us);
+        out << YAML::Key << "mad_us" << YAML::Value << format_double(e.mad_us);
+        out << YAML::Key << "samples" << YAML::Value << e.samples;
+        out << YAML::Key << "throughput" << YAML::Value << format_double(e.throughput);
+        out << YAML::Key << "throughput_unit" << YAML::Value << e.throughput_unit;
+        out << YAML::Key << "plugin" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        out << YAML::Key << "name" << YAML::Value << e.plugin_name;
+        out << YAML::Key << "version" << YAML::Value << e.plugin_version;
+        out << YAML::Key << "build" << YAML::Value << e.plugin_build;
+        for (const auto& [name, yaml] : e.extra_plugin_fields) emit_extra(out, name, yaml);
+        out << YAML::EndMap;
+        out << YAML::Key << "tuned_at" << YAML::Value << e.tuned_at;
+        for (const auto& [name, yaml] : e.extra_fields) emit_extra(out, name, yaml);
+        out << YAML::EndMap;
+      }
+      out << YAML::EndMap;
     }
+    out << YAML::EndMap;
   }
-  ~FileLock() {
-    ::flock(fd_, LOCK_UN);
-    ::close(fd_);
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  if (!out.good()) throw TuningDbError("tuning database: cannot emit YAML: " + out.GetLastError());
+  return std::string(out.c_str()) + "\n";
+}
 
- private:
-  std::string lock_path_;
-  int fd_ = -1;
-};
+// ---- files -----------------------------------------------------------------------------------
 
-// The user file as it is on disk now: empty when it does not exist, TuningDbError when corrupt.
-TuningTable read_user_file(const std::string& path) {
-  if (!file_exists(path)) return {};
-  return TuningDb::read_file(path);
+double lock_timeout_from_env() {
+  const char* env = std::getenv("KILN_DB_LOCK_TIMEOUT");
+  if (!env || !*env) return kTuningDbDefaultLockTimeoutSeconds;
+  char* end = nullptr;
+  const double v = std::strtod(env, &end);
+  if (end == env || *end != '\0' || !std::isfinite(v) || v < 0.0) return kTuningDbDefaultLockTimeoutSeconds;
+  return v;
+}
+
+// The user file as it is on disk now (read under the lock): empty when it does not exist.
+ParsedFile read_user_file(const detail::DbTarget& target, const std::string& what) {
+  if (!target.exists) return {};
+  return parse_yaml(detail::read_db_text(target.path, kTuningDbMaxFileBytes, true), what, nullptr);
 }
 
 void append_yaml_files(const fs::path& dir, std::vector<std::string>& out) {
@@ -225,31 +515,114 @@ constexpr FallbackLevel kLevels[] = {FallbackLevel::exact, FallbackLevel::arch_a
 
 }  // namespace
 
-// ---- TuningDb ------------------------------------------------------------------------------
+// ---- TuningDb --------------------------------------------------------------------------------
+
+TuningDb::TuningDb() : TuningDb({}, "") {}
 
 TuningDb::TuningDb(std::vector<std::string> shipped_paths, std::string user_path)
-    : shipped_paths_(std::move(shipped_paths)), user_path_(std::move(user_path)) {
-  reload();
+    : shipped_paths_(std::move(shipped_paths)),
+      user_path_(std::move(user_path)),
+      lock_timeout_s_(lock_timeout_from_env()),
+      load_mutex_(std::make_unique<std::mutex>()) {}
+
+TuningDb::TuningDb(TuningDb&& other) noexcept
+    : shipped_paths_(std::move(other.shipped_paths_)),
+      user_path_(std::move(other.user_path_)),
+      lock_timeout_s_(other.lock_timeout_s_),
+      reporter_(std::move(other.reporter_)),
+      layers_(std::move(other.layers_)),
+      errors_(std::move(other.errors_)),
+      warnings_(std::move(other.warnings_)),
+      user_error_(std::move(other.user_error_)),
+      loaded_(other.loaded_.load()),
+      load_mutex_(std::make_unique<std::mutex>()) {}
+
+TuningDb& TuningDb::operator=(TuningDb&& other) noexcept {
+  shipped_paths_ = std::move(other.shipped_paths_);
+  user_path_ = std::move(other.user_path_);
+  lock_timeout_s_ = other.lock_timeout_s_;
+  reporter_ = std::move(other.reporter_);
+  layers_ = std::move(other.layers_);
+  errors_ = std::move(other.errors_);
+  warnings_ = std::move(other.warnings_);
+  user_error_ = std::move(other.user_error_);
+  loaded_.store(other.loaded_.load());
+  return *this;
 }
 
-void TuningDb::reload() {
+void TuningDb::set_reporter(std::function<void(const std::string&, bool)> reporter) { reporter_ = std::move(reporter); }
+
+void TuningDb::ensure_loaded() const {
+  if (loaded_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(*load_mutex_);
+  if (!loaded_.load(std::memory_order_relaxed)) load_now();
+}
+
+void TuningDb::load_now() const {
   layers_.clear();
   errors_.clear();
+  warnings_.clear();
+  user_error_.clear();
   if (!user_path_.empty()) {
-    // A missing user file is the normal first run: an empty, writable layer.
     try {
-      layers_.push_back({user_path_, true, read_user_file(user_path_)});
+      const detail::DbTarget target = detail::resolve_db_path(user_path_);
+      TuningTable table;
+      if (target.exists)
+        table = parse_yaml(detail::read_db_text(target.path, kTuningDbMaxFileBytes, true), user_path_, &warnings_).table;
+      layers_.push_back({user_path_, true, std::move(table)});
+    } catch (const TuningDbError& e) {
+      user_error_ = e.what();
+      errors_.push_back(e.what());
+    }
+  }
+  for (auto it = shipped_paths_.rbegin(); it != shipped_paths_.rend(); ++it) {
+    try {
+      layers_.push_back({*it, false, read_file(*it, &warnings_)});
     } catch (const TuningDbError& e) {
       errors_.push_back(e.what());
     }
   }
-  // Later shipped files win over earlier ones, so they are searched first.
-  for (auto it = shipped_paths_.rbegin(); it != shipped_paths_.rend(); ++it) {
-    try {
-      layers_.push_back({*it, false, read_file(*it)});
-    } catch (const TuningDbError& e) {
-      errors_.push_back(e.what());
-    }
+  loaded_.store(true, std::memory_order_release);
+  if (reporter_) {
+    for (const std::string& e : errors_) reporter_(e, true);
+    for (const std::string& w : warnings_) reporter_(w, false);
+  }
+}
+
+void TuningDb::reload() {
+  std::lock_guard<std::mutex> lock(*load_mutex_);
+  load_now();
+}
+
+const std::vector<TuningLayer>& TuningDb::layers() const {
+  ensure_loaded();
+  return layers_;
+}
+
+const std::vector<std::string>& TuningDb::errors() const {
+  ensure_loaded();
+  return errors_;
+}
+
+const std::vector<std::string>& TuningDb::warnings() const {
+  ensure_loaded();
+  return warnings_;
+}
+
+void TuningDb::check_writable() const {
+  if (user_path_.empty())
+    throw TuningDbError("tuning database: no user file is configured (set KILN_CACHE_DIR or HOME), cannot store entries");
+  ensure_loaded();
+  if (!user_error_.empty()) throw TuningDbError(user_error_ + " (nothing can be stored in it)");
+  const detail::DbTarget target = detail::resolve_db_path(user_path_);
+  for (const std::string& path : {user_path_, target.path}) {
+    const std::string dir = fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string();
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) fail(user_path_, "cannot create directory '" + dir + "': " + ec.message());
+    detail::check_dir_not_shared(dir, user_path_);
+    if (::access(dir.c_str(), W_OK) != 0)
+      fail(user_path_, "cannot write in directory '" + dir + "': " + std::error_code(errno, std::generic_category()).message());
   }
 }
 
@@ -290,6 +663,7 @@ std::optional<TuningHit> TuningDb::lookup(const DeviceInfo& device, const std::s
                                           const std::string& bucket,
                                           const std::function<bool(const TuningEntry&)>& accept,
                                           const std::function<std::string(const Problem&)>& bucket_of_key) const {
+  ensure_loaded();
   const std::string key = problem.key();
   ParsedKey want;
   const bool nearest_possible = bucket_of_key && parse_problem_key(key, want);
@@ -359,46 +733,54 @@ std::optional<TuningHit> TuningDb::lookup(const DeviceInfo& device, const std::s
   return std::nullopt;
 }
 
-void TuningDb::put(const std::string& device_key, const std::string& op, const std::string& problem_key,
-                   const TuningEntry& entry) {
-  if (user_path_.empty()) throw TuningDbError("tuning database: no user file is configured, cannot store entries");
-  TuningTable table;
-  {
-    FileLock lock(user_path_);
-    // Re-read under the lock so entries another process stored meanwhile survive.  A corrupt file
-    // throws here, before anything is written.
-    table = read_user_file(user_path_);
-    table[device_key][op][problem_key] = entry;
-    write_file(user_path_, table);
-  }
+void TuningDb::set_user_layer(TuningTable table) {
   auto user = std::find_if(layers_.begin(), layers_.end(), [](const TuningLayer& l) { return l.writable; });
   if (user != layers_.end()) user->table = std::move(table);
   else layers_.insert(layers_.begin(), TuningLayer{user_path_, true, std::move(table)});
 }
 
+void TuningDb::put(const std::string& device_key, const std::string& op, const std::string& problem_key,
+                   const TuningEntry& entry) {
+  if (device_key.empty() || !is_printable_ascii(device_key))
+    throw TuningDbError("tuning database: device key '" + printable(device_key) + "' is empty or not printable");
+  if (!is_name(op, false)) throw TuningDbError("tuning database: '" + printable(op) + "' is not an op name");
+  if (problem_key.empty() || !is_printable_ascii(problem_key))
+    throw TuningDbError("tuning database: problem key '" + printable(problem_key) + "' is empty or not printable");
+  if (std::string why = entry_problem(entry); !why.empty())
+    throw TuningDbError("tuning database: not storing the entry for " + op + " " + problem_key + ": " + why);
+  update([&](TuningTable& table) { table[device_key][op][problem_key] = entry; });
+}
+
 void TuningDb::update(const std::function<void(TuningTable&)>& edit) {
   if (user_path_.empty()) throw TuningDbError("tuning database: no user file is configured, cannot update it");
+  ensure_loaded();
   TuningTable table;
   {
-    FileLock lock(user_path_);
-    table = read_user_file(user_path_);  // a corrupt file throws here, before anything is written
-    if (edit) edit(table);
-    write_file(user_path_, table);
+    detail::DbLock lock(user_path_, lock_timeout_s_);
+    const detail::DbTarget target = detail::resolve_db_path(user_path_);
+    detail::remove_stale_temp_files(target.path);
+    // Re-read under the lock so entries another process stored meanwhile survive.  A corrupt file
+    // throws here, before anything is written; entries that are invalid are dropped.
+    ParsedFile file = read_user_file(target, user_path_);
+    if (edit) edit(file.table);
+    detail::write_db_text(target, emit_yaml(file.table, file.extra_top));
+    table = std::move(file.table);
   }
-  auto user = std::find_if(layers_.begin(), layers_.end(), [](const TuningLayer& l) { return l.writable; });
-  if (user != layers_.end()) user->table = std::move(table);
-  else layers_.insert(layers_.begin(), TuningLayer{user_path_, true, std::move(table)});
+  set_user_layer(std::move(table));
 }
 
 std::size_t TuningDb::prune(const std::function<bool(const std::string& device, const std::string& op,
                                                      const std::string& key, const TuningEntry&)>& drop) {
   if (user_path_.empty() || !drop) return 0;
+  ensure_loaded();
   std::size_t removed = 0;
   TuningTable table;
   {
-    FileLock lock(user_path_);
-    table = read_user_file(user_path_);
-    for (auto dev = table.begin(); dev != table.end();) {
+    detail::DbLock lock(user_path_, lock_timeout_s_);
+    const detail::DbTarget target = detail::resolve_db_path(user_path_);
+    detail::remove_stale_temp_files(target.path);
+    ParsedFile file = read_user_file(target, user_path_);
+    for (auto dev = file.table.begin(); dev != file.table.end();) {
       for (auto o = dev->second.begin(); o != dev->second.end();) {
         for (auto k = o->second.begin(); k != o->second.end();) {
           if (drop(dev->first, o->first, k->first, k->second)) {
@@ -410,158 +792,28 @@ std::size_t TuningDb::prune(const std::function<bool(const std::string& device, 
         }
         o = o->second.empty() ? dev->second.erase(o) : std::next(o);
       }
-      dev = dev->second.empty() ? table.erase(dev) : std::next(dev);
+      dev = dev->second.empty() ? file.table.erase(dev) : std::next(dev);
     }
-    if (removed > 0) write_file(user_path_, table);
+    if (removed > 0) detail::write_db_text(target, emit_yaml(file.table, file.extra_top));
+    table = std::move(file.table);
   }
-  auto user = std::find_if(layers_.begin(), layers_.end(), [](const TuningLayer& l) { return l.writable; });
-  if (user != layers_.end()) user->table = std::move(table);
-  else layers_.insert(layers_.begin(), TuningLayer{user_path_, true, std::move(table)});
+  set_user_layer(std::move(table));
   return removed;
 }
 
-TuningTable TuningDb::read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open: " + errno_text(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail(path, "cannot read: " + errno_text(errno));
-  return from_yaml(text.str(), path);
+TuningTable TuningDb::read_file(const std::string& path, std::vector<std::string>* warnings) {
+  return parse_yaml(detail::read_db_text(path, kTuningDbMaxFileBytes, false), path, warnings).table;
 }
 
 void TuningDb::write_file(const std::string& path, const TuningTable& table) {
-  const std::string text = to_yaml(table);
-  create_parent_dirs(path);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(path, "cannot create '" + tmp + "': " + errno_text(errno));
-  auto give_up = [&](const std::string& what) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    fail(path, what + ": " + errno_text(err));
-  };
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      give_up("cannot write '" + tmp + "'");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  // fsync before rename: after a crash the file is either the old one or the complete new one.
-  if (::fsync(fd) != 0) give_up("cannot sync '" + tmp + "'");
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    fail(path, "cannot close '" + tmp + "': " + errno_text(err));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    fail(path, "cannot rename '" + tmp + "' over it: " + errno_text(err));
-  }
-  // Make the rename itself durable; failure here loses nothing already visible, so it is ignored.
-  fs::path dir = fs::path(path).parent_path();
-  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  const std::string text = emit_yaml(table, {});
+  detail::write_db_text(detail::resolve_db_path(path), text);
 }
 
-std::string TuningDb::to_yaml(const TuningTable& table) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "schema" << YAML::Value << kTuningDbSchema;
-  out << YAML::Key << "devices" << YAML::Value;
-  if (table.empty()) out << YAML::Flow;
-  out << YAML::BeginMap;
-  for (const auto& [dev, ops] : table) {
-    out << YAML::Key << YAML::DoubleQuoted << dev << YAML::Value << YAML::BeginMap;
-    for (const auto& [op, entries] : ops) {
-      out << YAML::Key << op << YAML::Value << YAML::BeginMap;
-      for (const auto& [key, e] : entries) {
-        out << YAML::Key << YAML::DoubleQuoted << key << YAML::Value << YAML::BeginMap;
-        out << YAML::Key << "variant" << YAML::Value << e.variant;
-        out << YAML::Key << "config" << YAML::Value << YAML::Flow << YAML::BeginMap;
-        for (const auto& [name, value] : e.config.values()) out << YAML::Key << name << YAML::Value << value;
-        out << YAML::EndMap;
-        out << YAML::Key << "median_us" << YAML::Value << format_double(e.median_us);
-        out << YAML::Key << "mad_us" << YAML::Value << format_double(e.mad_us);
-        out << YAML::Key << "samples" << YAML::Value << e.samples;
-        out << YAML::Key << "throughput" << YAML::Value << format_double(e.throughput);
-        out << YAML::Key << "throughput_unit" << YAML::Value << e.throughput_unit;
-        out << YAML::Key << "plugin" << YAML::Value << YAML::Flow << YAML::BeginMap;
-        out << YAML::Key << "name" << YAML::Value << e.plugin_name;
-        out << YAML::Key << "version" << YAML::Value << e.plugin_version;
-        out << YAML::Key << "build" << YAML::Value << e.plugin_build;
-        out << YAML::EndMap;
-        out << YAML::Key << "tuned_at" << YAML::Value << e.tuned_at;
-        out << YAML::EndMap;
-      }
-      out << YAML::EndMap;
-    }
-    out << YAML::EndMap;
-  }
-  out << YAML::EndMap;
-  out << YAML::EndMap;
-  if (!out.good()) throw TuningDbError("tuning database: cannot emit YAML: " + out.GetLastError());
-  return std::string(out.c_str()) + "\n";
-}
+std::string TuningDb::to_yaml(const TuningTable& table) { return emit_yaml(table, {}); }
 
-TuningTable TuningDb::from_yaml(const std::string& text, const std::string& what) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    std::string loc = "tuning database '" + what + "'";
-    if (e.mark.line >= 0)
-      loc += " line " + std::to_string(e.mark.line + 1) + " column " + std::to_string(e.mark.column + 1);
-    throw TuningDbError(loc + ": invalid YAML: " + e.msg);
-  } catch (const YAML::Exception& e) {
-    fail(what, std::string("invalid YAML: ") + e.what());
-  }
-
-  TuningTable table;
-  // An empty document (e.g. a file created with `touch`) holds no entries; that is not corrupt.
-  if (root.IsNull()) return table;
-  Where top{what, ""};
-  if (!root.IsMap()) top.fail_at(root, "the document must be a map with `schema:` and `devices:`");
-
-  const YAML::Node schema = root["schema"];
-  if (!schema.IsDefined()) top.fail_at(root, "no `schema:` (expected schema: " + std::to_string(kTuningDbSchema) + ")");
-  int version = 0;
-  try {
-    version = schema.as<int>();
-  } catch (const YAML::Exception&) {
-    top.fail_at(schema, "`schema:` must be an integer, not '" + (schema.IsScalar() ? schema.Scalar() : std::string("?")) + "'");
-  }
-  if (version != kTuningDbSchema)
-    top.fail_at(schema, "schema " + std::to_string(version) + " is not supported (this kiln reads schema " +
-                            std::to_string(kTuningDbSchema) + ")");
-
-  const YAML::Node devices = root["devices"];
-  if (!devices.IsDefined() || devices.IsNull()) return table;
-  if (!devices.IsMap()) top.fail_at(devices, "`devices:` must be a map of device fingerprint -> ops");
-  Where at_devices{what, "devices"};
-  for_each_unique(devices, at_devices, [&](const std::string& dev, const YAML::Node&, const YAML::Node& ops) {
-    Where at_dev{what, "devices/\"" + dev + "\""};
-    auto& dev_table = table[dev];
-    if (ops.IsNull()) return;
-    if (!ops.IsMap()) at_dev.fail_at(ops, "must be a map of op -> problem keys");
-    for_each_unique(ops, at_dev, [&](const std::string& op, const YAML::Node&, const YAML::Node& keys) {
-      Where at_op{what, at_dev.path + "/" + op};
-      auto& op_table = dev_table[op];
-      if (keys.IsNull()) return;
-      if (!keys.IsMap()) at_op.fail_at(keys, "must be a map of problem key -> entry");
-      for_each_unique(keys, at_op, [&](const std::string& key, const YAML::Node&, const YAML::Node& entry) {
-        op_table.emplace(key, parse_entry(entry, Where{what, at_op.path + "/\"" + key + "\""}));
-      });
-    });
-  });
-  return table;
+TuningTable TuningDb::from_yaml(const std::string& text, const std::string& what, std::vector<std::string>* warnings) {
+  return parse_yaml(text, what, warnings).table;
 }
 
 std::size_t merge_tables(TuningTable& into, const TuningTable& from, bool prefer_newer) {

@@ -1,5 +1,5 @@
 # Runs `kiln` once and checks its exit code and output; used by the CLI smoke tests.
-#   cmake -DKILN=<path> [-DEXPECT=0|nonzero|<n>] [-DOUT=<regex>] [-DERR=<regex>] [-DNOT_OUT=<regex>]
+#   cmake -DKILN=<path> [-DEXPECT=0|nonzero|<n>] [-DOUT=<regex>] [-DERR=<regex>] [-DNOT_OUT=<regex>] [-DNOT_ERR=<regex>]
 #         [-DSETENV=NAME=VALUE] -P run_cli.cmake -- <kiln arguments>
 # The environment (KILN_PLUGIN_PATH, KILN_CACHE_DIR, ...) comes from the test's ENVIRONMENT.
 set(args "")
@@ -41,6 +41,10 @@ endif()
 if(DEFINED NOT_OUT AND out MATCHES "${NOT_OUT}")
   set(ok FALSE)
   message("stdout must not match: ${NOT_OUT}")
+endif()
+if(DEFINED NOT_ERR AND err MATCHES "${NOT_ERR}")
+  set(ok FALSE)
+  message("stderr must not match: ${NOT_ERR}")
 endif()
 if(DEFINED ERR AND NOT err MATCHES "${ERR}")
   set(ok FALSE)

@@ -94,10 +94,13 @@ int run_show(const DbCli& o) {
   if (o.json) {
     Json errors = Json::array();
     for (const auto& e : rt->db().errors()) errors.push(e);
+    Json warnings = Json::array();
+    for (const auto& w : rt->db().warnings()) warnings.push(w);
     std::cout << Json::object()
                      .set("user_path", rt->db().user_path())
                      .set("layers", std::move(layers))
                      .set("errors", std::move(errors))
+                     .set("warnings", std::move(warnings))
                      .dump()
               << "\n";
   } else {
@@ -111,13 +114,17 @@ int run_show(const DbCli& o) {
 }
 
 int run_merge(const DbCli& o) {
-  // Read every input first: a bad file stops the merge before anything is written.
+  // Read every input first: a bad file stops the merge before anything is written; a bad entry
+  // is skipped with a warning naming it.  Reads are capped (`kiln db merge /dev/zero` ends).
   std::vector<TuningTable> inputs;
-  for (const std::string& f : o.files) inputs.push_back(TuningDb::read_file(f));
+  std::vector<std::string> skipped;
+  for (const std::string& f : o.files) inputs.push_back(TuningDb::read_file(f, &skipped));
+  for (const std::string& w : skipped) std::cerr << "kiln: warning: " << w << "\n";
   const std::string target = o.into.empty() ? TuningDb::default_user_path() : o.into;
   if (target.empty()) throw UsageError("no user database file (set KILN_CACHE_DIR or HOME, or give --into PATH)");
   TuningDb db({}, target);
   if (!db.errors().empty()) throw TuningDbError(db.errors().front() + " (not merging into it)");
+  for (const std::string& w : db.warnings()) std::cerr << "kiln: warning: " << w << " (dropped when it is rewritten)\n";
   std::size_t changed = 0, added = 0, replaced = 0, kept = 0, total = 0;
   Json conflicts = Json::array();
   db.update([&](TuningTable& table) {
@@ -167,6 +174,7 @@ int run_merge(const DbCli& o) {
                      .set("entries", total)
                      .set("rule", o.prefer_newer ? "newer tuned_at wins" : "lower median_us wins")
                      .set("conflicts", std::move(conflicts))
+                     .set("skipped", skipped.size())
                      .dump()
               << "\n";
   } else {

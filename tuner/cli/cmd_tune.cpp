@@ -145,6 +145,8 @@ Command make_tune_command(CLI::App& parent) {
       plan->problems.push_back(item);
     }
     const bool single = !o->op.empty();
+    // An unwritable database is found now, not after the tuning (throws TuningDbError, exit 1).
+    if (!o->no_store) rt->db().check_writable();
 
     std::vector<ProblemOutcome> outcomes;
     ProgressBar bar("tune");

@@ -27,7 +27,8 @@ std::unique_ptr<Runtime> open_runtime(const std::string& tune_mode, bool quiet) 
   if (!quiet) {
     for (const PluginLoadError& e : rt->plugin_errors())
       std::cerr << "kiln: warning: plugin " << e.file << " not loaded: " << e.reason << "\n";
-    for (const std::string& e : rt->db().errors()) std::cerr << "kiln: warning: " << e << "\n";
+    // Printed when a command first reads the database (`kiln list` never does).
+    rt->db().set_reporter([](const std::string& message, bool) { std::cerr << "kiln: warning: " << message << "\n"; });
   }
   return rt;
 }

@@ -7,24 +7,74 @@
 namespace kiln::cli {
 namespace {
 
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms, surrogates or
+// code points above U+10FFFF), or 0; `bad_len` is then how many bytes to replace by one U+FFFD
+// (the lead byte and the continuation bytes that still fitted it, as Unicode recommends).
+std::size_t utf8_length(const std::string& s, std::size_t i, std::size_t& bad_len, unsigned& code) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  std::size_t need = 0;
+  unsigned lo = 0x80, hi = 0xbf;
+  if (c < 0x80) {
+    code = c;
+    return 1;
+  } else if (c >= 0xc2 && c <= 0xdf) {
+    need = 1;
+    code = c & 0x1f;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    need = 2;
+    code = c & 0x0f;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    need = 3;
+    code = c & 0x07;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+  } else {
+    bad_len = 1;
+    return 0;
+  }
+  for (std::size_t k = 1; k <= need; ++k) {
+    if (i + k >= s.size() || byte(i + k) < (k == 1 ? lo : 0x80) || byte(i + k) > (k == 1 ? hi : 0xbf)) {
+      bad_len = k;
+      return 0;
+    }
+    code = (code << 6) | (byte(i + k) & 0x3f);
+  }
+  return need + 1;
+}
+
+// Always valid JSON and valid UTF-8, whatever the bytes (database files and device names are not
+// ours): control characters (C0, DEL, C1) and the JavaScript line separators are escaped, and
+// bytes that are not UTF-8 become U+FFFD.
 void write_string(std::string& out, const std::string& s) {
   out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t bad = 0;
+    unsigned code = 0;
+    const std::size_t len = utf8_length(s, i, bad, code);
+    if (len == 0) {
+      out += "\xef\xbf\xbd";  // U+FFFD
+      i += bad;
+      continue;
+    }
+    switch (code) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (c < 0x20) {
+        if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code == 0x2028 || code == 0x2029) {
           char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          std::snprintf(buf, sizeof buf, "\\u%04x", code);
           out += buf;
         } else {
-          out += static_cast<char>(c);
+          out.append(s, i, len);
         }
     }
+    i += len;
   }
   out += '"';
 }

@@ -1,4 +1,5 @@
-// A small JSON value for `--json` output (objects keep insertion order).
+// A small JSON value for `--json` output (objects keep insertion order).  dump() is always valid
+// JSON in valid UTF-8: strings are escaped, and bytes that are not UTF-8 become U+FFFD.
 //
 //   kiln::cli::Json j = kiln::cli::Json::object();
 //   j.set("op", "gemm").set("median_us", 2701.3);

@@ -79,6 +79,7 @@ TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
     return report;
   }
   make_strategy(options.search.strategy);  // an unknown strategy fails before inputs are built
+  if (options.store) rt_->db().check_writable();  // before the minutes of tuning, not after
   ProblemEvaluator evaluator(problem, options.evaluator);
   report.prepare_seconds = evaluator.prepare_seconds();
   logger()->info("tune {} {}: {} candidates, inputs prepared in {:.2f} s", problem.schema->name, problem.key(),

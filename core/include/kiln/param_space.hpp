@@ -37,9 +37,11 @@ class Config {
   std::string to_string() const;                      // "BM=128 BN=128"; "(none)" when empty
   // Parses to_string()'s form ("BM=128 BN=128" or "BM=128,BN=128"); throws ArgumentError.
   static Config parse(std::string_view text);
-  bool operator==(const Config& o) const { return values_ == o.values_; }
+  // Configs are sets of named values: the order they are listed in (a hand-edited database
+  // may list {unroll, block} for {block, unroll}) changes how they print, not what they are.
+  bool operator==(const Config& o) const;
   bool operator!=(const Config& o) const { return !(*this == o); }
-  bool operator<(const Config& o) const { return values_ < o.values_; }
+  bool operator<(const Config& o) const;   // by name, then value
 
  private:
   std::vector<std::pair<std::string, int>> values_;
@@ -79,7 +81,7 @@ class ParamSpace {
   Config sample(std::mt19937_64& rng) const;
   // A config differing from `c` in one parameter, moved to an adjacent value in its list.
   Config neighbour(const Config& c, std::mt19937_64& rng) const;
-  // Whether `c` names exactly these parameters with values from their lists.
+  // Whether `c` names exactly these parameters (in any order) with values from their lists.
   bool contains(const Config& c) const;
   // The first failure as a reason ("BM: 96 not in {64, 128}", "constraint smem <= limit"), or
   // nothing when `c` belongs to the space and satisfies every constraint.

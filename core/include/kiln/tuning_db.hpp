@@ -1,5 +1,6 @@
 // TuningDb: the tuned choices, in YAML, keyed by device fingerprint, op and problem key.
 //
+//   entries: 1                     # written by kiln, first: how many follow (truncation check)
 //   schema: 1
 //   devices:
 //     "NVIDIA H200|sm_90|132sm":
@@ -17,13 +18,21 @@
 //
 // Layers: shipped read-only files (configs/) under one user file ($KILN_CACHE_DIR/tuning.yaml,
 // else $XDG_CACHE_HOME/kiln/tuning.yaml, else ~/.cache/kiln/tuning.yaml); the user layer wins.
-// put(), update() and prune() rewrite the user file
-// atomically (temp file + rename) under an advisory lock (flock on "<file>.lock"), re-reading
-// it first so entries another process wrote meanwhile are kept.  A corrupt or wrong-schema file
-// is reported in errors(), never overwritten, and its layer is skipped.
+// The files are read lazily, on the first lookup() or inspection, not when the object is built.
+// put(), update() and prune() rewrite the user file atomically (a fresh unpredictable temp file
+// + rename, keeping the file's mode) under an advisory lock (flock on "<file>.lock", which names
+// its holder's pid; waiting for it times out), re-reading it first so entries another process
+// wrote meanwhile are kept.  A corrupt or wrong-schema file is reported in errors(), never
+// overwritten, and its layer is skipped; one bad entry is reported in warnings() and skipped
+// alone.  Limits, symlink and shared-directory rules: docs/architecture.md, "Threat model".
 #pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +44,14 @@
 namespace kiln {
 
 inline constexpr int kTuningDbSchema = 1;
+// What one database file may hold; a file over a limit is refused with an error naming it.
+inline constexpr std::size_t kTuningDbMaxFileBytes = std::size_t{16} << 20;
+inline constexpr std::size_t kTuningDbMaxEntries = 50000;
+// YAML nodes after alias expansion (an alias bomb is refused before it is expanded).
+inline constexpr std::uint64_t kTuningDbMaxNodes = 4000000;
+// How long put()/update()/prune() wait for another process's lock; KILN_DB_LOCK_TIMEOUT
+// (seconds) overrides it.
+inline constexpr double kTuningDbDefaultLockTimeoutSeconds = 30.0;
 
 struct TuningEntry {
   std::string variant;
@@ -48,6 +65,9 @@ struct TuningEntry {
   std::string plugin_version;
   std::string plugin_build;
   std::string tuned_at;            // ISO 8601 UTC
+  // Fields this kiln does not know (written by a newer one), as YAML text, kept across rewrites.
+  std::vector<std::pair<std::string, std::string>> extra_fields;
+  std::vector<std::pair<std::string, std::string>> extra_plugin_fields;
   bool operator==(const TuningEntry& o) const;
 };
 
@@ -71,10 +91,15 @@ struct TuningHit {
 
 class TuningDb {
  public:
-  TuningDb() = default;
-  // Reads the shipped files (read-only, later files win over earlier ones) and the user file
-  // (which need not exist).  Problems are reported in errors(), never thrown.
+  TuningDb();
+  // The shipped files (read-only, later files win over earlier ones) and the user file (which
+  // need not exist).  Nothing is read here: the files are read on first use, and problems are
+  // reported in errors() and warnings(), never thrown.
   TuningDb(std::vector<std::string> shipped_paths, std::string user_path);
+  TuningDb(TuningDb&& other) noexcept;
+  TuningDb& operator=(TuningDb&& other) noexcept;
+  TuningDb(const TuningDb&) = delete;
+  TuningDb& operator=(const TuningDb&) = delete;
 
   // The user file from the environment: $KILN_CACHE_DIR/tuning.yaml, else
   // $XDG_CACHE_HOME/kiln/tuning.yaml, else ~/.cache/kiln/tuning.yaml ("" when none is set).
@@ -104,24 +129,50 @@ class TuningDb {
   std::size_t prune(const std::function<bool(const std::string& device, const std::string& op,
                                              const std::string& key, const TuningEntry&)>& drop);
 
-  const std::vector<TuningLayer>& layers() const { return layers_; }
+  // These read the files on first use.
+  const std::vector<TuningLayer>& layers() const;
+  const std::vector<std::string>& errors() const;    // files skipped: path and reason
+  const std::vector<std::string>& warnings() const;  // entries skipped, truncated files
+  bool loaded() const { return loaded_.load(std::memory_order_acquire); }
   const std::string& user_path() const { return user_path_; }
-  const std::vector<std::string>& errors() const { return errors_; }
   void reload();
 
-  // File helpers.  read_file throws TuningDbError with the path and the reason; write_file is
-  // atomic (temp + rename) but takes no lock: to change the user file use put(), update() or
-  // prune(), which hold it.
-  static TuningTable read_file(const std::string& path);
+  // Called once per message when the files are read (is_error: the file was skipped); the
+  // Runtime logs them, the CLI prints them.  Set it before the first use.
+  void set_reporter(std::function<void(const std::string& message, bool is_error)> reporter);
+  void set_lock_timeout(double seconds) { lock_timeout_s_ = seconds; }
+
+  // Cheap check that put() can store an entry, for callers about to spend minutes tuning:
+  // throws TuningDbError when no user file is configured, the user file is corrupt, a symlink
+  // kiln does not follow, a directory, or not writable, or its directory cannot be created.
+  void check_writable() const;
+
+  // File helpers.  read_file throws TuningDbError with the path and the reason (entries that are
+  // skipped go to `warnings`); it reads at most kTuningDbMaxFileBytes, so a device or pipe ends
+  // with an error.  write_file is atomic (fresh temp file + rename, keeping the mode) but takes
+  // no lock: to change the user file use put(), update() or prune(), which hold it.
+  static TuningTable read_file(const std::string& path, std::vector<std::string>* warnings = nullptr);
   static void write_file(const std::string& path, const TuningTable& table);
   static std::string to_yaml(const TuningTable& table);
-  static TuningTable from_yaml(const std::string& text, const std::string& what);
+  static TuningTable from_yaml(const std::string& text, const std::string& what,
+                               std::vector<std::string>* warnings = nullptr);
 
  private:
+  void ensure_loaded() const;
+  void load_now() const;
+  void set_user_layer(TuningTable table);
+
   std::vector<std::string> shipped_paths_;
   std::string user_path_;
-  std::vector<TuningLayer> layers_;  // user layer first (when readable), then shipped, last first
-  std::vector<std::string> errors_;
+  double lock_timeout_s_;
+  std::function<void(const std::string&, bool)> reporter_;
+  // Filled by load_now(), once, under load_mutex_ (lookup() may run on several threads).
+  mutable std::vector<TuningLayer> layers_;  // user layer first (when readable), then shipped, last first
+  mutable std::vector<std::string> errors_;
+  mutable std::vector<std::string> warnings_;
+  mutable std::string user_error_;           // why the user layer was skipped ("" when it was not)
+  mutable std::atomic<bool> loaded_{false};
+  mutable std::unique_ptr<std::mutex> load_mutex_;
 };
 
 // Merges `from` into `into`; on a key present in both, the entry with the lower median time

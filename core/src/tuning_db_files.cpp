@@ -1,0 +1,319 @@
+// Tuning database files in a directory other users may reach: see tuning_db_files.hpp and the
+// threat model in docs/architecture.md.
+#include "tuning_db_files.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <random>
+#include <system_error>
+#include <thread>
+
+#include "kiln/errors.hpp"
+
+namespace kiln::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
+
+[[noreturn]] void fail(const std::string& what, const std::string& reason) {
+  throw TuningDbError("tuning database '" + what + "': " + reason);
+}
+
+std::string parent_of(const std::string& path) {
+  const std::string dir = fs::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+bool trusted_owner(uid_t uid) { return uid == ::geteuid() || uid == 0; }
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+
+ private:
+  int fd_;
+};
+
+void write_all(int fd, const std::string& text, const std::string& what, const std::string& file) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(what, "cannot write '" + file + "': " + errno_text(errno));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+std::string random_suffix() {
+  std::random_device rd;
+  const std::uint64_t r = (std::uint64_t(rd()) << 32) ^ rd() ^
+                          std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(r));
+  return buf;
+}
+
+bool pid_running(long pid) {
+  if (pid <= 0 || pid > 0x7fffffffL) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+// The pid in "<base>.tmp.<pid>" or "<base>.tmp.<pid>.<anything>"; -1 when the name is not ours.
+long temp_file_pid(const std::string& name, const std::string& base) {
+  const std::string prefix = base + ".tmp.";
+  if (name.compare(0, prefix.size(), prefix) != 0) return -1;
+  std::size_t i = prefix.size();
+  long pid = 0;
+  std::size_t digits = 0;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9' && digits < 10) {
+    pid = pid * 10 + (name[i] - '0');
+    ++i;
+    ++digits;
+  }
+  if (digits == 0 || (i < name.size() && name[i] != '.')) return -1;
+  return pid;
+}
+
+}  // namespace
+
+std::string printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+void check_dir_not_shared(const std::string& dir, const std::string& db_path) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return;  // created later, by us
+  if (!S_ISDIR(st.st_mode)) fail(db_path, "'" + dir + "' is not a directory");
+  if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+    fail(db_path, "directory '" + dir +
+                      "' is writable by every user and has no sticky bit: another user could replace the "
+                      "database or plant links in it, so kiln neither reads nor writes it there (chmod o-w or +t "
+                      "it, or set KILN_CACHE_DIR to a directory of your own)");
+}
+
+DbTarget resolve_db_path(const std::string& path) {
+  std::string current = path;
+  for (int hop = 0; hop <= 8; ++hop) {
+    check_dir_not_shared(parent_of(current), path);
+    struct stat st {};
+    if (::lstat(current.c_str(), &st) != 0) {
+      if (errno == ENOENT) return {current, false};
+      fail(path, "cannot inspect '" + current + "': " + errno_text(errno));
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (!trusted_owner(st.st_uid))
+        fail(path, "'" + current + "' is a symbolic link owned by another user (uid " + std::to_string(st.st_uid) +
+                       "); kiln does not follow it (remove it)");
+      std::string target(4096, '\0');
+      ssize_t n = ::readlink(current.c_str(), target.data(), target.size());
+      if (n < 0 || static_cast<std::size_t>(n) >= target.size())
+        fail(path, "cannot read the symbolic link '" + current + "'");
+      target.resize(static_cast<std::size_t>(n));
+      current = fs::path(target).is_absolute() ? target : (fs::path(parent_of(current)) / target).string();
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) fail(path, "'" + current + "' is a directory, not a database file");
+    if (!S_ISREG(st.st_mode)) fail(path, "'" + current + "' is not a regular file");
+    return {current, true};
+  }
+  fail(path, "too many symbolic links");
+}
+
+std::string read_db_text(const std::string& path, std::size_t cap, bool own_file) {
+  // O_NONBLOCK: opening a FIFO must not hang; it is cleared again for an explicit pipe.
+  int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (own_file ? O_NOFOLLOW : 0);
+  Fd fd(::open(path.c_str(), flags));
+  if (fd.get() < 0) {
+    if (errno == ELOOP && own_file) fail(path, "is a symbolic link; kiln does not follow it here");
+    fail(path, "cannot open: " + errno_text(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) fail(path, "cannot inspect: " + errno_text(errno));
+  if (S_ISDIR(st.st_mode)) fail(path, "is a directory, not a database file");
+  if (!S_ISREG(st.st_mode)) {
+    if (own_file) fail(path, "is not a regular file");
+    ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  }
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > cap)
+    fail(path, "is " + std::to_string(st.st_size) + " bytes, more than the limit of " + std::to_string(cap) +
+                   " bytes for a tuning database");
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(path, "cannot read: " + errno_text(errno));
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<std::size_t>(n) > cap)
+      fail(path, "holds more than the limit of " + std::to_string(cap) + " bytes for a tuning database");
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+void write_db_text(const DbTarget& target, const std::string& text) {
+  const std::string& path = target.path;
+  const std::string dir = parent_of(path);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) fail(path, "cannot create directory '" + dir + "': " + ec.message());
+  check_dir_not_shared(dir, path);
+
+  // The old file's mode and owner, kept across the rewrite.
+  struct stat old {};
+  bool have_old = false;
+  if (target.exists && ::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) have_old = true;
+
+  const std::string base = fs::path(path).filename().string();
+  std::string tmp;
+  int raw = -1;
+  for (int attempt = 0; attempt < 16 && raw < 0; ++attempt) {
+    tmp = (fs::path(dir) / (base + ".tmp." + std::to_string(::getpid()) + "." + random_suffix())).string();
+    raw = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, have_old ? 0600 : 0644);
+    if (raw < 0 && errno != EEXIST) fail(path, "cannot create '" + tmp + "': " + errno_text(errno));
+  }
+  if (raw < 0) fail(path, "cannot create a temp file next to it: every name tried exists");
+  Fd fd(raw);
+  auto give_up = [&](const std::string& why) {
+    ::unlink(tmp.c_str());
+    fail(path, why);
+  };
+  try {
+    if (have_old) {
+      if (::geteuid() == 0 && (old.st_uid != 0 || old.st_gid != 0)) (void)::fchown(fd.get(), old.st_uid, old.st_gid);
+      if (::fchmod(fd.get(), old.st_mode & 0777) != 0) give_up("cannot set the mode of '" + tmp + "': " + errno_text(errno));
+    }
+    write_all(fd.get(), text, path, tmp);
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  // fsync before rename: after a crash the file is either the old one or the complete new one.
+  if (::fsync(fd.get()) != 0) give_up("cannot sync '" + tmp + "': " + errno_text(errno));
+  if (::close(fd.release()) != 0) give_up("cannot close '" + tmp + "': " + errno_text(errno));
+  // rename() replaces whatever the name points at now, a symlink included, never its target.
+  if (::rename(tmp.c_str(), path.c_str()) != 0) give_up("cannot rename '" + tmp + "' over it: " + errno_text(errno));
+  // Make the rename itself durable; failure here loses nothing already visible, so it is ignored.
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+std::size_t remove_stale_temp_files(const std::string& target) {
+  const std::string dir = parent_of(target);
+  const std::string base = fs::path(target).filename().string();
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return 0;
+  const std::time_t now = std::time(nullptr);
+  constexpr std::time_t kRecycledPidAge = 3600;
+  std::size_t removed = 0;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    const long pid = temp_file_pid(name, base);
+    if (pid < 0) continue;
+    const std::string file = (fs::path(dir) / name).string();
+    struct stat st {};
+    if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    const bool old = now - st.st_mtime > kRecycledPidAge;
+    const bool ours = pid == ::getpid();  // another thread of this process may be writing it
+    if (old || (!ours && !pid_running(pid))) {
+      if (::unlink(file.c_str()) == 0) ++removed;
+    }
+  }
+  ::closedir(d);
+  return removed;
+}
+
+DbLock::DbLock(const std::string& db_path, double timeout_seconds) {
+  const std::string lock_path = db_path + ".lock";
+  const std::string dir = parent_of(db_path);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) fail(db_path, "cannot create directory '" + dir + "': " + ec.message());
+  check_dir_not_shared(dir, db_path);
+  Fd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644));
+  if (fd.get() < 0) {
+    if (errno == ELOOP) fail(db_path, "lock file '" + lock_path + "' is a symbolic link; kiln does not follow it (remove it)");
+    fail(db_path, "cannot open lock file '" + lock_path + "': " + errno_text(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    fail(db_path, "lock file '" + lock_path + "' is not a regular file (remove it)");
+  const auto start = std::chrono::steady_clock::now();
+  auto pause = std::chrono::milliseconds(1);
+  while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) fail(db_path, "cannot lock '" + lock_path + "': " + errno_text(errno));
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (waited >= timeout_seconds) {
+      char buf[64] = {};
+      ssize_t n = ::pread(fd.get(), buf, sizeof buf - 1, 0);
+      long holder = n > 0 ? std::strtol(buf, nullptr, 10) : 0;
+      std::string who = holder > 0 ? "process " + std::to_string(holder) : "another process";
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%.3g", timeout_seconds);
+      fail(db_path, "locked by " + who + " (lock file '" + lock_path + "'); gave up after " + secs +
+                        " s (KILN_DB_LOCK_TIMEOUT sets how long to wait)");
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+  // Name the holder for whoever waits next.  Failing to is harmless: the lock is what counts.
+  const std::string me = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd.get(), 0) == 0) (void)::pwrite(fd.get(), me.data(), me.size(), 0);
+  fd_ = fd.release();
+}
+
+DbLock::~DbLock() {
+  (void)::ftruncate(fd_, 0);
+  ::flock(fd_, LOCK_UN);
+  ::close(fd_);
+}
+
+}  // namespace kiln::detail

@@ -1,0 +1,548 @@
+// TuningDb against a hostile or careless world (issue 8): planted symlinks, shared directories,
+// stale temp files, locks held by others, oversized files and alias bombs, bad numbers, truncated
+// files, unknown fields, control characters, and lazy loading.  Runs as root and as a normal user.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catch.hpp"
+#include "kiln/errors.hpp"
+#include "kiln/param_space.hpp"
+#include "kiln/runtime.hpp"
+#include "kiln/tuning_db.hpp"
+#include "test_util.hpp"
+
+namespace fs = std::filesystem;
+using kiln_test::contains;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path = fs::temp_directory_path() / ("kiln-db-hardening-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+    fs::permissions(path, fs::perms(0755));
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::permissions(path, fs::perms(0755), ec);
+    fs::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void spit(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const kiln::TuningDbError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string kDev = "NVIDIA H200|sm_90|132sm";
+
+kiln::TuningEntry entry(const std::string& variant, double median_us = 100.0) {
+  kiln::TuningEntry e;
+  e.variant = variant;
+  e.config = kiln::Config{{"BM", 64}, {"BN", 128}};
+  e.median_us = median_us;
+  e.mad_us = 0.5;
+  e.samples = 50;
+  e.throughput = 12.25;
+  e.throughput_unit = "TFLOP/s";
+  e.plugin_name = "gemm";
+  e.plugin_version = "0.1.0";
+  e.plugin_build = "b1";
+  e.tuned_at = "2026-11-21T10:00:00Z";
+  return e;
+}
+
+std::string key(int n) { return "f32|m=" + std::to_string(n) + "|n=8|k=8"; }
+
+bool is_symlink(const std::string& p) {
+  std::error_code ec;
+  return fs::is_symlink(fs::symlink_status(p, ec));
+}
+
+// As root, hands a planted link to another uid, as an attacker's would be; a normal user cannot,
+// and the links are then the user's own (tests that need a foreign owner say so).
+bool give_away(const std::string& link) {
+  if (::geteuid() != 0) return false;
+  return ::lchown(link.c_str(), 65534, 65534) == 0;
+}
+
+bool no_control_bytes(const std::string& s) {
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("tuning db hardening: planted symlinks never redirect a write") {
+  TempDir dir;
+  const std::string victim = dir.file("victim.txt");
+  spit(victim, "precious\n");
+  ::chmod(victim.c_str(), 0600);
+  const fs::path cache = dir.path / "cache";
+  fs::create_directories(cache);
+  const std::string user = (cache / "tuning.yaml").string();
+
+  SECTION("a link at the temp file name the old code used") {
+    // The old writer opened "<file>.tmp.<pid>" with O_CREAT|O_TRUNC and followed such a link.
+    const std::string planted = user + ".tmp." + std::to_string(::getpid());
+    fs::create_symlink(victim, planted);
+    give_away(planted);
+    kiln::TuningDb db({}, user);
+    db.put(kDev, "gemm", key(8), entry("v8"));
+    CHECK(slurp(victim) == "precious\n");
+    CHECK(!is_symlink(user));
+    CHECK(kiln::TuningDb::read_file(user).at(kDev).at("gemm").count(key(8)) == 1);
+    CHECK(is_symlink(planted));  // not ours to remove, and harmless now
+  }
+  SECTION("a link at the lock file") {
+    const std::string lock = user + ".lock";
+    fs::create_symlink(victim, lock);
+    give_away(lock);
+    kiln::TuningDb db({}, user);
+    const std::string msg = error_of([&] { db.put(kDev, "gemm", key(8), entry("v8")); });
+    INFO(msg);
+    CHECK(contains(msg, "symbolic link"));
+    CHECK(contains(msg, lock));
+    CHECK(slurp(victim) == "precious\n");
+    CHECK(!fs::exists(user));
+  }
+  SECTION("a link to a missing file at the lock file") {
+    const std::string lock = user + ".lock";
+    const std::string made = dir.file("created-by-kiln");
+    fs::create_symlink(made, lock);
+    kiln::TuningDb db({}, user);
+    CHECK(!error_of([&] { db.put(kDev, "gemm", key(8), entry("v8")); }).empty());
+    CHECK(!fs::exists(made));  // O_CREAT through the link would have made it
+  }
+  SECTION("another user's link at the database itself") {
+    fs::create_symlink(victim, user);
+    if (!give_away(user)) {
+      WARN("not root: cannot plant a link owned by another user; the user's own link is followed");
+      return;
+    }
+    kiln::TuningDb db({}, user);
+    REQUIRE(db.errors().size() == 1);
+    CHECK(contains(db.errors()[0], "symbolic link owned by another user"));
+    CHECK(!error_of([&] { db.put(kDev, "gemm", key(8), entry("v8")); }).empty());
+    CHECK(slurp(victim) == "precious\n");
+    CHECK(is_symlink(user));
+  }
+  SECTION("the user's own link is followed, and stays a link") {
+    const std::string real = dir.file("dotfiles/tuning.yaml");
+    fs::create_directories(dir.path / "dotfiles");
+    kiln::TuningDb::write_file(real, {});
+    fs::create_symlink(real, user);
+    kiln::TuningDb db({}, user);
+    REQUIRE(db.errors().empty());
+    db.put(kDev, "gemm", key(8), entry("v8"));
+    CHECK(is_symlink(user));
+    CHECK(kiln::TuningDb::read_file(real).at(kDev).at("gemm").count(key(8)) == 1);
+  }
+}
+
+TEST_CASE("tuning db hardening: a directory every user can write, without sticky bit, is refused") {
+  TempDir dir;
+  const fs::path cache = dir.path / "shared";
+  fs::create_directories(cache);
+  const std::string user = (cache / "tuning.yaml").string();
+  kiln::TuningDb::write_file(user, {});
+  ::chmod(cache.c_str(), 0777);
+  kiln::TuningDb db({}, user);
+  REQUIRE(db.errors().size() == 1);
+  CHECK(contains(db.errors()[0], "writable by every user"));
+  CHECK(contains(error_of([&] { db.put(kDev, "gemm", key(8), entry("v8")); }), "sticky"));
+  CHECK(contains(error_of([&] { db.check_writable(); }), "sticky"));
+  // With the sticky bit (like /tmp) others cannot replace our files: allowed.
+  ::chmod(cache.c_str(), 01777);
+  kiln::TuningDb sticky({}, user);
+  CHECK(sticky.errors().empty());
+  sticky.put(kDev, "gemm", key(8), entry("v8"));
+  CHECK(kiln::TuningDb::read_file(user).at(kDev).at("gemm").size() == 1);
+}
+
+TEST_CASE("tuning db hardening: temp files a killed writer left are removed under the lock") {
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  kiln::TuningDb db({}, user);
+  db.put(kDev, "gemm", key(1), entry("v1"));
+  const std::string dead_old_style = user + ".tmp.999999999";        // above any pid_max
+  const std::string dead_new_style = user + ".tmp.999999998.0123abcd";
+  const std::string live = user + ".tmp." + std::to_string(::getppid()) + ".feedbeef";
+  const std::string live_but_ancient = user + ".tmp." + std::to_string(::getppid()) + ".0ld";
+  const std::string mine = user + ".tmp." + std::to_string(::getpid()) + ".other-thread";
+  const std::string not_ours = dir.file("other.yaml.tmp.999999999");
+  for (const std::string& f : {dead_old_style, dead_new_style, live, live_but_ancient, mine, not_ours})
+    spit(f, "schema: 1\n");
+  const struct timespec two_hours_ago[2] = {{std::time(nullptr) - 7200, 0}, {std::time(nullptr) - 7200, 0}};
+  REQUIRE(::utimensat(AT_FDCWD, live_but_ancient.c_str(), two_hours_ago, 0) == 0);
+
+  db.put(kDev, "gemm", key(2), entry("v2"));
+  CHECK(!fs::exists(dead_old_style));
+  CHECK(!fs::exists(dead_new_style));
+  CHECK(!fs::exists(live_but_ancient));  // a pid this old is a recycled one
+  CHECK(fs::exists(live));               // its writer may still be running
+  CHECK(fs::exists(mine));
+  CHECK(fs::exists(not_ours));
+  CHECK(kiln::TuningDb::read_file(user).at(kDev).at("gemm").size() == 2);
+}
+
+TEST_CASE("tuning db hardening: the file's mode survives a rewrite") {
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  kiln::TuningDb db({}, user);
+  db.put(kDev, "gemm", key(1), entry("v1"));
+  REQUIRE(::chmod(user.c_str(), 0600) == 0);
+  db.put(kDev, "gemm", key(2), entry("v2"));
+  struct stat st {};
+  REQUIRE(::stat(user.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  REQUIRE(::chmod(user.c_str(), 0640) == 0);
+  db.prune([](auto&&...) { return true; });
+  REQUIRE(::stat(user.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0640);
+}
+
+TEST_CASE("tuning db hardening: a lock held by another process times out and names it") {
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // Holds the lock inside update() for a while, like a slow writer.
+    ::close(ready[0]);
+    int status = 0;
+    try {
+      kiln::TuningDb holder({}, user);
+      holder.update([&](kiln::TuningTable&) {
+        (void)::write(ready[1], "x", 1);
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+      });
+    } catch (...) {
+      status = 1;
+    }
+    ::_exit(status);
+  }
+  ::close(ready[1]);
+  char c = 0;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  ::close(ready[0]);
+  kiln::TuningDb db({}, user);
+  db.set_lock_timeout(0.3);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string msg = error_of([&] { db.put(kDev, "gemm", key(1), entry("v1")); });
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(msg);
+  CHECK(contains(msg, "locked by process " + std::to_string(child)));
+  CHECK(contains(msg, "KILN_DB_LOCK_TIMEOUT"));
+  CHECK(waited < 2.5);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  db.put(kDev, "gemm", key(1), entry("v1"));  // free again
+}
+
+TEST_CASE("tuning db hardening: check_writable finds an unusable database before tuning") {
+  TempDir dir;
+  kiln::TuningDb fine({}, dir.file("cache/tuning.yaml"));
+  CHECK_NOTHROW(fine.check_writable());
+
+  spit(dir.file("plainfile"), "x");
+  kiln::TuningDb under_a_file({}, dir.file("plainfile/tuning.yaml"));
+  CHECK(contains(error_of([&] { under_a_file.check_writable(); }), "plainfile"));
+
+  spit(dir.file("corrupt.yaml"), "schema: 1\ndevices: {oops\n");
+  kiln::TuningDb corrupt({}, dir.file("corrupt.yaml"));
+  CHECK(contains(error_of([&] { corrupt.check_writable(); }), "corrupt.yaml"));
+
+  kiln::TuningDb nowhere({}, "");
+  CHECK(contains(error_of([&] { nowhere.check_writable(); }), "no user file"));
+}
+
+TEST_CASE("tuning db hardening: a directory at the database path is an error, not an empty layer") {
+  TempDir dir;
+  fs::create_directories(dir.path / "tuning.yaml");
+  kiln::TuningDb db({dir.file("tuning.yaml")}, dir.file("tuning.yaml"));
+  REQUIRE(db.errors().size() == 2);  // as the user file and as a shipped file
+  CHECK(contains(db.errors()[0], "is a directory"));
+  CHECK(contains(db.errors()[1], "is a directory"));
+  CHECK(db.layers().empty());
+  CHECK(!error_of([&] { db.put(kDev, "gemm", key(1), entry("v1")); }).empty());
+  CHECK(contains(error_of([&] { kiln::TuningDb::read_file(dir.file("tuning.yaml")); }), "is a directory"));
+}
+
+TEST_CASE("tuning db hardening: the database is read on first use, not at start-up") {
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  spit(user, "schema: 1\ndevices: {oops\n");
+  kiln::TuningDb db({}, user);
+  CHECK(!db.loaded());
+  CHECK(db.user_path() == user);
+  CHECK(!db.loaded());
+  CHECK(db.errors().size() == 1);
+  CHECK(db.loaded());
+
+  // A Runtime (what `kiln list` builds) does not read it either.
+  std::vector<std::string> reported;
+  kiln::Runtime rt(kiln::Registry{}, kiln_test::offline_options(user));
+  CHECK(!rt.db().loaded());
+  rt.db().set_reporter([&](const std::string& m, bool is_error) {
+    CHECK(is_error);
+    reported.push_back(m);
+  });
+  CHECK(rt.db().layers().empty());
+  CHECK(rt.db().loaded());
+  REQUIRE(reported.size() == 1);
+  CHECK(contains(reported[0], user));
+}
+
+TEST_CASE("tuning db hardening: size, entry and alias limits") {
+  TempDir dir;
+  SECTION("a device that never ends") {
+    const std::string msg = error_of([] { kiln::TuningDb::read_file("/dev/zero"); });
+    CHECK(contains(msg, "/dev/zero"));
+    CHECK(contains(msg, "limit"));
+  }
+  SECTION("a file over the size limit") {
+    const std::string big = dir.file("big.yaml");
+    {
+      std::ofstream out(big, std::ios::binary);
+      out << "schema: 1\n#";
+      out << std::string(kiln::kTuningDbMaxFileBytes, 'x') << "\n";
+    }
+    const std::string msg = error_of([&] { kiln::TuningDb::read_file(big); });
+    CHECK(contains(msg, big));
+    CHECK(contains(msg, "limit"));
+    kiln::TuningDb db({}, big);
+    REQUIRE(db.errors().size() == 1);
+    CHECK(contains(db.errors()[0], "limit"));
+  }
+  SECTION("too many entries") {
+    std::string text = "schema: 1\ndevices:\n  d:\n    op:\n";
+    for (std::size_t i = 0; i <= kiln::kTuningDbMaxEntries; ++i)
+      text += "      k" + std::to_string(i) + ": {variant: v, config: {}}\n";
+    const std::string msg = error_of([&] { kiln::TuningDb::from_yaml(text, "many.yaml"); });
+    CHECK(contains(msg, "many.yaml"));
+    CHECK(contains(msg, "entries"));
+  }
+  SECTION("aliases that stand for millions of entries") {
+    // 200 devices x 200 ops x 200 keys = 8 million entries from a few KB.
+    std::string text = "schema: 1\nx: &e {variant: v, config: {B: 1}}\nk: &k {";
+    for (int i = 0; i < 200; ++i) text += (i ? ", " : "") + std::string("k") + std::to_string(i) + ": *e";
+    text += "}\no: &o {";
+    for (int i = 0; i < 200; ++i) text += (i ? ", " : "") + std::string("op") + std::to_string(i) + ": *k";
+    text += "}\ndevices: {";
+    for (int i = 0; i < 200; ++i) text += (i ? ", " : "") + std::string("d") + std::to_string(i) + ": *o";
+    text += "}\n";
+    const auto start = std::chrono::steady_clock::now();
+    const std::string msg = error_of([&] { kiln::TuningDb::from_yaml(text, "bomb.yaml"); });
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+    INFO(msg);
+    CHECK(contains(msg, "bomb.yaml"));
+    CHECK((contains(msg, "aliases") || contains(msg, "entries")));
+  }
+  SECTION("an alias bomb in a field kiln does not know") {
+    std::string text = "schema: 1\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+    for (int i = 1; i < 9; ++i) {
+      text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+      for (int j = 0; j < 10; ++j) text += (j ? ", " : "") + std::string("*a") + std::to_string(i - 1);
+      text += "]\n";
+    }
+    text += "devices: {d: {op: {k: {variant: v, config: {}, blob: *a8}}}}\n";
+    const std::string msg = error_of([&] { kiln::TuningDb::from_yaml(text, "laughs.yaml"); });
+    CHECK(contains(msg, "laughs.yaml"));
+    CHECK(contains(msg, "aliases"));
+  }
+}
+
+TEST_CASE("tuning db hardening: one bad entry is skipped, named, and blocks nothing") {
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  const std::string head = "schema: 1\ndevices:\n  \"" + kDev + "\":\n    gemm:\n";
+  const std::string good = "      \"good\": {variant: v, config: {BM: 64}, median_us: 5, samples: 3}\n";
+  struct Bad {
+    const char* line;
+    const char* says;
+  };
+  const Bad bad[] = {
+      {"      \"neg\": {variant: v, config: {BM: 64}, median_us: -1}\n", "median_us"},
+      {"      \"nan\": {variant: v, config: {BM: 64}, median_us: .nan}\n", "median_us"},
+      {"      \"inf\": {variant: v, config: {BM: 64}, mad_us: .inf}\n", "mad_us"},
+      {"      \"negsamples\": {variant: v, config: {BM: 64}, samples: -3}\n", "samples"},
+      {"      \"word\": {variant: v, config: {BM: 64}, median_us: fast}\n", "median_us"},
+      {"      \"novariant\": {config: {BM: 64}}\n", "variant"},
+      {"      \"noconfig\": {variant: v}\n", "config"},
+      {"      \"dup\": {variant: v, config: {BM: 64, BM: 32}}\n", "duplicate"},
+      {"      \"escape\": {variant: \"v\\e[31m\", config: {BM: 64}}\n", "variant"},
+      {"      \"badparam\": {variant: v, config: {\"B M\": 64}}\n", "parameter"},
+      {"      \"string\": just text\n", "entry"},
+  };
+  for (const Bad& b : bad) {
+    spit(user, head + b.line + good);
+    kiln::TuningDb db({}, user);
+    INFO(b.line);
+    REQUIRE(db.errors().empty());
+    REQUIRE(db.warnings().size() == 1);
+    INFO(db.warnings()[0]);
+    CHECK(contains(db.warnings()[0], user));
+    CHECK(contains(db.warnings()[0], "entry skipped"));
+    CHECK(contains(db.warnings()[0], b.says));
+    REQUIRE(db.layers().size() == 1);
+    CHECK(db.layers()[0].table.at(kDev).at("gemm").size() == 1);
+    CHECK(db.layers()[0].table.at(kDev).at("gemm").count("good") == 1);
+    db.put(kDev, "gemm", key(1), entry("v1"));  // the bad entry does not block writes
+    const kiln::TuningTable after = kiln::TuningDb::read_file(user);
+    CHECK(after.at(kDev).at("gemm").size() == 2);
+  }
+  // Entries handed to put() are checked the same way.
+  kiln::TuningDb db({}, dir.file("other.yaml"));
+  kiln::TuningEntry nan = entry("v");
+  nan.median_us = std::numeric_limits<double>::quiet_NaN();
+  CHECK(contains(error_of([&] { db.put(kDev, "gemm", key(1), nan); }), "median_us"));
+  CHECK(contains(error_of([&] { db.put(kDev, "gemm\x1b[2J", key(1), entry("v")); }), "\\x1b"));
+}
+
+TEST_CASE("tuning db hardening: a file cut at any line is noticed, and its valid entries kept") {
+  TempDir dir;
+  kiln::TuningTable t;
+  for (int i = 1; i <= 3; ++i) t[kDev]["gemm"][key(i)] = entry("v" + std::to_string(i), i);
+  t["host-cpu|host|4t"]["reduce_sum"]["f32|n=7"] = entry("r");
+  const std::string text = kiln::TuningDb::to_yaml(t);
+  std::vector<std::size_t> cuts;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i)
+    if (text[i] == '\n') cuts.push_back(i + 1);
+  REQUIRE(cuts.size() > 20);
+  for (std::size_t cut : cuts) {
+    const std::string prefix = text.substr(0, cut);
+    INFO(prefix);
+    std::vector<std::string> warnings;
+    kiln::TuningTable back;
+    try {
+      back = kiln::TuningDb::from_yaml(prefix, "cut.yaml", &warnings);
+    } catch (const kiln::TuningDbError& e) {
+      CHECK(contains(e.what(), "cut.yaml"));  // noticed as an error (nothing valid in it yet)
+      continue;
+    }
+    CHECK(!warnings.empty());
+    for (const auto& [dev, ops] : back)
+      for (const auto& [op, keys] : ops)
+        for (const auto& [k, e] : keys) CHECK(e == t.at(dev).at(op).at(k));
+  }
+  std::vector<std::string> warnings;
+  CHECK(kiln::TuningDb::from_yaml(text, "whole.yaml", &warnings) == t);
+  CHECK(warnings.empty());
+  // Hand-written files (no `entries:`) are not held to it.
+  CHECK(kiln::TuningDb::from_yaml("schema: 1\ndevices: {d: {op: {k: {variant: v, config: {}}}}}\n", "hand", &warnings)
+            .size() == 1);
+  CHECK(warnings.empty());
+}
+
+TEST_CASE("tuning db hardening: fields this kiln does not know survive a rewrite") {
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  spit(user,
+       "schema: 1\n"
+       "comment: tuned on the lab machine\n"
+       "devices:\n"
+       "  \"" + kDev + "\":\n"
+       "    gemm:\n"
+       "      \"" + key(1) + "\":\n"
+       "        variant: v1\n"
+       "        config: {BM: 64}\n"
+       "        energy_uj: 12.5\n"
+       "        notes: [fast, stable]\n"
+       "        plugin: {name: gemm, version: 0.1.0, build: b1, arch: sm_90}\n");
+  kiln::TuningDb db({}, user);
+  REQUIRE(db.warnings().empty());
+  const kiln::TuningEntry& e = db.layers().at(0).table.at(kDev).at("gemm").at(key(1));
+  REQUIRE(e.extra_fields.size() == 2);
+  CHECK(e.extra_fields[0].first == "energy_uj");
+  db.put(kDev, "gemm", key(2), entry("v2"));
+  const std::string text = slurp(user);
+  INFO(text);
+  CHECK(contains(text, "comment: tuned on the lab machine"));
+  CHECK(contains(text, "energy_uj: 12.5"));
+  CHECK(contains(text, "fast"));
+  CHECK(contains(text, "arch: sm_90"));
+  const kiln::TuningTable back = kiln::TuningDb::read_file(user);
+  CHECK(back.at(kDev).at("gemm").at(key(1)) == e);
+}
+
+TEST_CASE("tuning db hardening: config key order does not matter") {
+  const kiln::Config a{{"block", 128}, {"unroll", 4}};
+  const kiln::Config b{{"unroll", 4}, {"block", 128}};
+  CHECK(a == b);
+  CHECK(!(a < b));
+  CHECK(!(b < a));
+  CHECK(a != kiln::Config{{"unroll", 4}, {"block", 64}});
+  CHECK(a != kiln::Config{{"block", 128}});
+  kiln::ParamSpace space;
+  space.param("block", {64, 128}).param("unroll", {1, 4});
+  CHECK(space.contains(b));
+  kiln::Problem p;
+  CHECK(!space.violated(b, kiln::DeviceInfo{}, p));
+  CHECK(space.violated(kiln::Config{{"unroll", 4}, {"block", 96}}, kiln::DeviceInfo{}, p));
+  const kiln::TuningTable t = kiln::TuningDb::from_yaml(
+      "schema: 1\ndevices: {d: {op: {k: {variant: v, config: {unroll: 4, block: 128}}}}}\n", "order");
+  CHECK(t.at("d").at("op").at("k").config == a);
+}
+
+TEST_CASE("tuning db hardening: text from a file reaches messages escaped") {
+  const std::string text =
+      "schema: 1\ndevices:\n  \"evil\\e]0;pwned\\a|sm_90|1sm\": {op: {k: {variant: v, config: {}}}}\n"
+      "  \"ok|sm_90|1sm\": {\"op\\e[2J\": {k: {variant: v, config: {}}}, op: {\"key\\x9b\": {variant: v, config: {}}}}\n";
+  std::vector<std::string> warnings;
+  const kiln::TuningTable t = kiln::TuningDb::from_yaml(text, "evil.yaml", &warnings);
+  CHECK(t.count("ok|sm_90|1sm") == 1);
+  CHECK(t.size() == 1);
+  REQUIRE(warnings.size() == 3);
+  for (const std::string& w : warnings) {
+    INFO(w);
+    CHECK(no_control_bytes(w));
+  }
+  CHECK(contains(warnings[0], "\\x1b]0;pwned\\x07"));
+  // Every string that loads is printable ASCII.
+  const std::string bad_yaml = "schema: 1\ndevices: {d: {op: {k: {variant: v, config: {}, tuned_at: \"\\xff\\x01\"}}}}\n";
+  warnings.clear();
+  CHECK(kiln::TuningDb::from_yaml(bad_yaml, "bytes.yaml", &warnings).at("d").at("op").empty());
+  REQUIRE(warnings.size() == 1);
+  CHECK(contains(warnings[0], "tuned_at"));
+}
