@@ -6,8 +6,62 @@
 #                     link it to call register_<name>() without loading a library;
 #   kiln_<name>       the MODULE library the loader finds (ENTRY holds KILN_PLUGIN(...)).
 # CUDA_SOURCES are compiled only when kiln has its CUDA backend, and then KILN_HAS_CUDA=1.
-# The build id is a hash of the files in the plugin's folder, so a changed kernel makes its tuned
-# entries stale.  Works in kiln's tree and, through find_package(kiln), out of it.
+#
+# The build id (PluginInfo::build_id, shown by `kiln list`, stored with every tuned entry) is
+# computed at build time by kiln_plugin_build_id.cmake from the plugin's compiled sources, the
+# headers they include from the plugin's folder, the compile flags and definitions, and the CUDA
+# architectures: an incremental build after editing a kernel or changing a flag gives a new id, so
+# the entries tuned for the old code become stale.  Other files in the folder (an example program)
+# do not count.  Works in kiln's tree and, through find_package(kiln), out of it.
+if(POLICY CMP0116)
+  cmake_policy(SET CMP0116 NEW)  # custom commands below; kept consistent for older callers
+endif()
+set(_kiln_build_id_script ${CMAKE_CURRENT_LIST_DIR}/kiln_plugin_build_id.cmake)
+
+# Writes the build-id inputs file: the sources to hash and the flags that shape the plugin's code.
+# Called deferred, at the end of the directory that added the plugin, so that compile options the
+# caller adds after kiln_add_plugin() count too.  Rewritten only when its content changes.
+function(_kiln_plugin_write_build_id_inputs name inputs base_dir sources)
+  set(flags "")
+  foreach(lang CXX CUDA)
+    if(lang STREQUAL "CUDA" AND NOT KILN_HAS_CUDA)
+      continue()
+    endif()
+    string(APPEND flags " ${lang}:[${CMAKE_${lang}_FLAGS}]")
+  endforeach()
+  foreach(target kiln_${name}_impl kiln_${name})
+    foreach(prop COMPILE_OPTIONS COMPILE_DEFINITIONS)
+      get_target_property(value ${target} ${prop})
+      if(value)
+        string(APPEND flags " ${prop}:[${value}]")
+      endif()
+    endforeach()
+  endforeach()
+  if(KILN_HAS_CUDA)
+    get_target_property(archs kiln_${name}_impl CUDA_ARCHITECTURES)
+    string(APPEND flags " CUDA_ARCHITECTURES:[${archs}]")
+  endif()
+  set(content "set(kiln_base_dir [==[${base_dir}]==])\nset(kiln_sources [==[${sources}]==])\n")
+  string(APPEND content "set(kiln_flags [==[${flags}]==])\n")
+  set(configs ${CMAKE_CONFIGURATION_TYPES} ${CMAKE_BUILD_TYPE})
+  list(REMOVE_DUPLICATES configs)
+  foreach(config IN LISTS configs)
+    string(TOUPPER "${config}" cfg)
+    set(config_flags " CXX:[${CMAKE_CXX_FLAGS_${cfg}}]")
+    if(KILN_HAS_CUDA)
+      string(APPEND config_flags " CUDA:[${CMAKE_CUDA_FLAGS_${cfg}}]")
+    endif()
+    string(APPEND content "set(kiln_flags_${cfg} [==[${config_flags}]==])\n")
+  endforeach()
+  set(old "")
+  if(EXISTS ${inputs})
+    file(READ ${inputs} old)
+  endif()
+  if(NOT old STREQUAL content)
+    file(WRITE ${inputs} "${content}")
+  endif()
+endfunction()
+
 function(kiln_add_plugin name)
   cmake_parse_arguments(P "" "VERSION" "SOURCES;CUDA_SOURCES;ENTRY;LINK_LIBRARIES" ${ARGN})
   if(NOT P_ENTRY)
@@ -24,18 +78,6 @@ function(kiln_add_plugin name)
   if(NOT DEFINED KILN_HAS_CUDA)
     set(KILN_HAS_CUDA OFF)
   endif()
-
-  file(GLOB plugin_files CONFIGURE_DEPENDS
-       ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/*.hpp
-       ${CMAKE_CURRENT_SOURCE_DIR}/*.cu ${CMAKE_CURRENT_SOURCE_DIR}/*.cuh)
-  list(SORT plugin_files)
-  set(digest "")
-  foreach(f IN LISTS plugin_files)
-    file(SHA256 ${f} h)
-    string(APPEND digest ${h})
-  endforeach()
-  string(SHA256 digest "${digest}")
-  string(SUBSTRING ${digest} 0 12 build_id)
 
   set(sources ${P_SOURCES})
   if(KILN_HAS_CUDA)
@@ -56,9 +98,34 @@ function(kiln_add_plugin name)
     target_compile_definitions(kiln_${name}_impl PUBLIC KILN_HAS_CUDA=0)
   endif()
 
-  add_library(kiln_${name} MODULE ${P_ENTRY})
+  # The build id: a header regenerated at build time whenever a hashed input changes.  It is
+  # rerun when a source, a header in the plugin's folder or the inputs file changes; the script
+  # itself decides which headers count (the includes it finds).
+  set(id_dir ${CMAKE_CURRENT_BINARY_DIR}/kiln_${name}_build_id)
+  set(id_inputs ${id_dir}/inputs.cmake)
+  set(id_header ${id_dir}/kiln_plugin_build_id.hpp)
+  set(id_stamp ${id_dir}/build_id.stamp)
+  set(hashed ${sources} ${P_ENTRY})
+  list(TRANSFORM hashed PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/ REGEX "^[^/]")
+  file(GLOB folder_headers CONFIGURE_DEPENDS
+       ${CMAKE_CURRENT_SOURCE_DIR}/*.hpp ${CMAKE_CURRENT_SOURCE_DIR}/*.h ${CMAKE_CURRENT_SOURCE_DIR}/*.cuh
+       ${CMAKE_CURRENT_SOURCE_DIR}/*.inl)
+  cmake_language(EVAL CODE
+    "cmake_language(DEFER CALL _kiln_plugin_write_build_id_inputs [==[${name}]==] [==[${id_inputs}]==]
+                    [==[${CMAKE_CURRENT_SOURCE_DIR}]==] [==[${hashed}]==])")
+  add_custom_command(
+    OUTPUT ${id_stamp}
+    BYPRODUCTS ${id_header}
+    COMMAND ${CMAKE_COMMAND} -DINPUTS=${id_inputs} -DCONFIG=$<CONFIG> -DHEADER=${id_header} -DSTAMP=${id_stamp}
+            -P ${_kiln_build_id_script}
+    DEPENDS ${hashed} ${folder_headers} ${id_inputs} ${_kiln_build_id_script}
+    COMMENT "kiln plugin ${name}: build id"
+    VERBATIM)
+
+  add_library(kiln_${name} MODULE ${P_ENTRY} ${id_stamp})
   target_link_libraries(kiln_${name} PRIVATE kiln_${name}_impl)
-  target_compile_definitions(kiln_${name} PRIVATE KILN_PLUGIN_BUILD_ID="${build_id}")
+  target_include_directories(kiln_${name} PRIVATE ${id_dir})
+  target_compile_definitions(kiln_${name} PRIVATE KILN_PLUGIN_BUILD_ID_HEADER="kiln_plugin_build_id.hpp")
   set_target_properties(kiln_${name} PROPERTIES
     CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON PREFIX "lib")
   if(DEFINED KILN_PLUGIN_OUTPUT_DIR)
@@ -67,6 +134,5 @@ function(kiln_add_plugin name)
   if(DEFINED KILN_PLUGIN_SUBDIR)
     install(TARGETS kiln_${name} LIBRARY DESTINATION ${KILN_PLUGIN_SUBDIR})
   endif()
-  set_property(TARGET kiln_${name} PROPERTY KILN_BUILD_ID ${build_id})
-  message(STATUS "kiln plugin ${name} ${P_VERSION} (build ${build_id})")
+  message(STATUS "kiln plugin ${name} ${P_VERSION}")
 endfunction()

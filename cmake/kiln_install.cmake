@@ -3,7 +3,8 @@
 #
 #   <prefix>/lib/libkiln.so                     the library (CMAKE_INSTALL_LIBDIR)
 #   <prefix>/lib/kiln/plugins/libkiln_*.so      shipped plugins (installed by kiln_add_plugin)
-#   <prefix>/lib/cmake/kiln/                    kilnConfig.cmake, kilnTargets.cmake, kiln_add_plugin.cmake
+#   <prefix>/lib/cmake/kiln/                    kilnConfig.cmake, kilnTargets.cmake, kiln_add_plugin.cmake,
+#                                               kiln_plugin_build_id.cmake
 #   <prefix>/include/kiln/                      public headers (core and tuner)
 #   <prefix>/share/kiln/configs/                shipped tuning databases and plans/
 #   <prefix>/bin/kiln                           the CLI, when built
@@ -26,6 +27,7 @@ install(TARGETS kiln EXPORT kilnTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/kiln ${PROJECT_SOURCE_DIR}/tuner/include/kiln
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_BINARY_DIR}/include/kiln/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln)
 
 # The CLI: the executable target in tuner/cli whose output name is `kiln` (its target name cannot
 # be `kiln`, that is the library).  Relocatable: it finds libkiln through $ORIGIN.
@@ -63,5 +65,5 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/kilnConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/cmake/kilnConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/cmake/kilnConfig.cmake ${PROJECT_BINARY_DIR}/cmake/kilnConfigVersion.cmake
-              ${PROJECT_SOURCE_DIR}/cmake/kiln_add_plugin.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/kiln_add_plugin.cmake ${PROJECT_SOURCE_DIR}/cmake/kiln_plugin_build_id.cmake
         DESTINATION ${KILN_CMAKE_SUBDIR})

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "checked_math.hpp"
 #include "cuda_backend.hpp"
 
 namespace kiln {
@@ -57,8 +58,11 @@ Buffer Buffer::alloc(Device device, DType dtype, const Shape& shape) {
   if (shape.rank < 1 || shape.rank > 2) throw ShapeError("Buffer::alloc: shape must have 1 or 2 extents");
   if (shape.dims[0] < 0 || (shape.rank == 2 && shape.dims[1] < 0))
     throw ShapeError("Buffer::alloc: extents must be >= 0, got " + shape.to_string());
+  if (!shape.fits(dtype))
+    throw ShapeError("Buffer::alloc: " + std::string(dtype_name(dtype)) + shape.to_string() +
+                     " needs more bytes than fit in int64");
   check_device(device, "Buffer::alloc");
-  const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * dtype_size(dtype);
+  const std::size_t bytes = static_cast<std::size_t>(shape.bytes(dtype));
   Buffer b;
   void* p = device.is_cuda() ? detail::cuda_alloc(device.ordinal, bytes)
                              : std::aligned_alloc(kHostAlign, round_up(bytes == 0 ? 1 : bytes, kHostAlign));
@@ -75,9 +79,15 @@ Buffer Buffer::alloc(Device device, DType dtype, const Shape& shape) {
 Buffer Buffer::alloc_pitched(Device device, DType dtype, std::int64_t rows, std::int64_t cols) {
   if (rows < 0 || cols < 0)
     throw ShapeError("Buffer::alloc_pitched: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
-  check_device(device, "Buffer::alloc_pitched");
   const std::size_t es = dtype_size(dtype);
-  const std::size_t width = static_cast<std::size_t>(cols) * es;
+  std::size_t width = 0, padded = 0;
+  // The padded size must fit too: pitch (up to one alignment step wider) times the rows.
+  if (!Shape::matrix(rows, cols).fits(dtype) || !detail::mul_fits(static_cast<std::size_t>(cols), es, width) ||
+      !detail::mul_fits(width + kHostAlign, static_cast<std::size_t>(rows == 0 ? 1 : rows), padded) ||
+      padded > static_cast<std::size_t>(INT64_MAX))
+    throw ShapeError("Buffer::alloc_pitched: " + std::string(dtype_name(dtype)) + "[" + std::to_string(rows) + "x" +
+                     std::to_string(cols) + "] needs more bytes than fit in int64");
+  check_device(device, "Buffer::alloc_pitched");
   std::size_t pitch = 0;
   void* p = nullptr;
   if (device.is_cuda()) {

@@ -1,5 +1,7 @@
 #include "kiln/op_schema.hpp"
 
+#include "device_compare.hpp"
+
 #include <charconv>
 #include <cstdio>
 #include <cmath>
@@ -88,6 +90,42 @@ double load(const TensorRef& t, std::int64_t r, std::int64_t c) {
   return 0.0;
 }
 
+// One element pair of relative_error: false when it makes the error infinite (NaN against a
+// number, an unwritten element, a mismatched infinity).
+inline bool add_error_term(double g, double e, double& diff2, double& ref2) {
+  if (std::isnan(e) && std::isnan(g)) return true;
+  if (std::isnan(g) || std::isnan(e) || std::isinf(g) != std::isinf(e)) return false;
+  if (std::isinf(e)) return g == e;
+  diff2 += (g - e) * (g - e);
+  ref2 += e * e;
+  return true;
+}
+
+template <class T>
+bool accumulate_error(const TensorRef& got, const TensorRef& expected, double& diff2, double& ref2) {
+  const std::int64_t rows = got.rows(), cols = got.cols();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* g = static_cast<const T*>(got.data) + (got.shape.rank == 2 ? r * got.row_stride : 0);
+    const T* e = static_cast<const T*>(expected.data) + (expected.shape.rank == 2 ? r * expected.row_stride : 0);
+    for (std::int64_t c = 0; c < cols; ++c)
+      if (!add_error_term(static_cast<double>(g[c]), static_cast<double>(e[c]), diff2, ref2)) return false;
+  }
+  return true;
+}
+
+bool accumulate_error_any(const TensorRef& got, const TensorRef& expected, double& diff2, double& ref2) {
+  for (std::int64_t r = 0; r < got.rows(); ++r)
+    for (std::int64_t c = 0; c < got.cols(); ++c)
+      if (!add_error_term(load(got, r, c), load(expected, r, c), diff2, ref2)) return false;
+  return true;
+}
+
+std::string extents_text(const std::vector<std::int64_t>& dims) {
+  std::string text;
+  for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? "x" : "") + std::to_string(dims[i]);
+  return "extents '" + text + "'";
+}
+
 }  // namespace
 
 int OpSchema::dim_index(std::string_view dim) const {
@@ -108,6 +146,8 @@ Problem OpSchema::problem_from_dims(DType dtype, const std::vector<std::int64_t>
   p.n_dims = static_cast<int>(dim_names.size());
   for (std::size_t i = 0; i < dim_names.size(); ++i) {
     if (i < dims.size()) {
+      if (dims[i] < 0)
+        throw ShapeError(name + ": extent '" + dim_names[i] + "' is " + std::to_string(dims[i]) + ", expected >= 0");
       p.dims[i] = dims[i];
     } else {
       auto it = dim_defaults.find(dim_names[i]);
@@ -116,6 +156,8 @@ Problem OpSchema::problem_from_dims(DType dtype, const std::vector<std::int64_t>
       p.dims[i] = it->second;
     }
   }
+  check_dtype(dtype);
+  check_round_trip(p, extents_text(dims));
   return p;
 }
 
@@ -165,10 +207,85 @@ Problem OpSchema::problem_from_shape(DType dtype, std::string_view shape, Device
       out.dims[k] = it->second;
     }
   }
+  check_dtype(dtype);
+  check_round_trip(out, "shape '" + std::string(shape) + "'");
+  return out;
+}
+
+void OpSchema::check_dtype(DType dtype) const {
   bool dtype_ok = dtypes.empty();
   for (DType t : dtypes) dtype_ok = dtype_ok || t == dtype;
-  if (!dtype_ok) throw DTypeError(name + ": dtype " + std::string(dtype_name(dtype)) + " is not supported");
-  return out;
+  if (dtype_ok) return;
+  std::string known;
+  for (DType t : dtypes) known += (known.empty() ? "" : ", ") + std::string(dtype_name(t));
+  throw DTypeError(name + ": dtype " + std::string(dtype_name(dtype)) + " is not supported (expected " + known + ")");
+}
+
+// A problem built from extents is valid when the tensors it describes, with the scalars the tuner
+// would pass, make the same problem through the op's own make_problem: the one validation every
+// op already has, so a schema needs no second copy of its rules (k <= n for topk, a mode dim
+// that must be 0 or 1, ...).  No memory is touched: make_problem reads shapes, dtypes, strides
+// and alignment, never data.
+void OpSchema::check_round_trip(const Problem& p, const std::string& what) const {
+  if (!tensor_specs || !make_problem) return;  // an unregistered, partial schema (tests)
+  const std::string head = name + ": " + what + " is not a valid problem: ";
+  try {
+    std::vector<TensorSpec> specs;
+    const Status st = tensor_specs(p, specs);
+    if (!st.ok()) throw ShapeError(head + st.message());
+    if (specs.size() != tensors.size())
+      throw ShapeError(head + "tensor_specs gave " + std::to_string(specs.size()) + " tensors for " +
+                       std::to_string(tensors.size()) + " roles");
+    // Each tensor gets an address range of its own (ops such as transpose refuse overlapping
+    // arguments); the addresses are never dereferenced.  Together they must stay below 2^62
+    // bytes, far beyond any machine, so the ranges cannot wrap.
+    constexpr std::uint64_t kMaxTotalBytes = std::uint64_t(1) << 62;
+    std::uint64_t next_address = 4096;
+    Args args;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const TensorSpec& t = specs[i];
+      if (t.shape.rank < 1 || t.shape.rank > 2 || !t.shape.fits(t.dtype)) {
+        const bool negative = t.shape.dims[0] < 0 || (t.shape.rank == 2 && t.shape.dims[1] < 0);
+        throw ShapeError(head + "tensor '" + tensors[i].name + "' would be " + std::string(dtype_name(t.dtype)) +
+                         t.shape.to_string() +
+                         (negative ? ", a negative extent" : ", more bytes than fit in int64 (sizes overflow)"));
+      }
+      const std::uint64_t bytes = static_cast<std::uint64_t>(t.shape.bytes(t.dtype));
+      if (bytes > kMaxTotalBytes || next_address + bytes > kMaxTotalBytes)
+        throw ShapeError(head + "its tensors need more than 2^62 bytes together (tensor '" + tensors[i].name +
+                         "' is " + std::string(dtype_name(t.dtype)) + t.shape.to_string() + ")");
+      TensorRef ref;
+      ref.data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(next_address));
+      next_address = (next_address + bytes + 255) / 256 * 256;
+      ref.dtype = t.dtype;
+      ref.shape = t.shape;
+      ref.row_stride = t.shape.cols();
+      ref.device = p.device;
+      args.push_tensor(ref);
+    }
+    // Nothing to compute, nothing to tune; and a loop over the other extents of an empty problem
+    // (transpose 0x4611686018427387903) runs for ever in a host reference.
+    bool all_empty = true;
+    for (const TensorSpec& t : specs) all_empty = all_empty && t.shape.numel() == 0;
+    if (all_empty) throw ShapeError(head + "every tensor is empty, there is nothing to compute (a size is 0)");
+    for (const ScalarRole& r : scalars) args.push_scalar(r.default_value);
+    if (scalars_for) scalars_for(p, args);
+    Problem derived;
+    derived.schema = this;
+    derived.device = p.device;
+    derived.align_bytes = 16;
+    const Status made = make_problem(args, derived);
+    if (!made.ok()) throw ShapeError(head + made.message());
+    bool same = derived.dtype == p.dtype && derived.n_dims == p.n_dims;
+    for (int i = 0; same && i < p.n_dims; ++i) same = derived.dims[i] == p.dims[i];
+    if (!same)
+      throw ShapeError(head + "its tensors describe " + derived.key() + ", not " + p.key() +
+                       " (a dim the op derives differently, or a mode outside its values)");
+  } catch (const ShapeError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ShapeError(head + e.what());
+  }
 }
 
 std::string OpSchema::bucket_of(const Problem& p) const {
@@ -279,20 +396,29 @@ void default_fill(const TensorRef& host, std::uint64_t seed) {
 }
 
 double relative_error(const TensorRef& got, const TensorRef& expected) {
+  if (got.device.is_cuda() || expected.device.is_cuda()) {
+    if (!(got.device == expected.device))
+      throw ArgumentError("relative_error: got is on " + got.device.to_string() + ", expected on " +
+                          expected.device.to_string() + "; both must be on one device");
+    return detail::cuda_relative_error(got, expected);
+  }
   if (got.numel() != expected.numel() || got.rows() != expected.rows()) return std::numeric_limits<double>::infinity();
   double diff2 = 0.0, ref2 = 0.0;
-  for (std::int64_t r = 0; r < got.rows(); ++r)
-    for (std::int64_t c = 0; c < got.cols(); ++c) {
-      const double g = load(got, r, c), e = load(expected, r, c);
-      if (std::isnan(e) && std::isnan(g)) continue;
-      if (std::isnan(g) || std::isnan(e) || std::isinf(g) != std::isinf(e)) return std::numeric_limits<double>::infinity();
-      if (std::isinf(e)) {
-        if (g != e) return std::numeric_limits<double>::infinity();
-        continue;
-      }
-      diff2 += (g - e) * (g - e);
-      ref2 += e * e;
+  bool finite = true;
+  if (got.dtype == expected.dtype) {
+    switch (got.dtype) {  // typed loops: this runs over every output element of every candidate
+      case DType::f32: finite = accumulate_error<float>(got, expected, diff2, ref2); break;
+      case DType::f64: finite = accumulate_error<double>(got, expected, diff2, ref2); break;
+      case DType::i32: finite = accumulate_error<std::int32_t>(got, expected, diff2, ref2); break;
+      case DType::u32: finite = accumulate_error<std::uint32_t>(got, expected, diff2, ref2); break;
+      case DType::u8: finite = accumulate_error<std::uint8_t>(got, expected, diff2, ref2); break;
+      case DType::i64: finite = accumulate_error<std::int64_t>(got, expected, diff2, ref2); break;
+      default: finite = accumulate_error_any(got, expected, diff2, ref2); break;
     }
+  } else {
+    finite = accumulate_error_any(got, expected, diff2, ref2);
+  }
+  if (!finite) return std::numeric_limits<double>::infinity();
   if (diff2 == 0.0) return 0.0;
   return ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
 }

@@ -108,6 +108,7 @@ ParamSpace& ParamSpace::constraint(std::string name, ConstraintFn holds) {
 
 ParamSpace& ParamSpace::only(std::vector<Config> instantiated) {
   auto list = std::make_shared<std::vector<Config>>(std::move(instantiated));
+  instantiated_ = list;
   return constraint("instantiated", [list](const Config& c, const DeviceInfo&, const Problem&) {
     return std::find(list->begin(), list->end(), c) != list->end();
   });

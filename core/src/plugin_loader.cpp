@@ -6,8 +6,16 @@
 #endif
 #include "kiln/plugin.hpp"
 
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -67,7 +75,131 @@ bool same_file(const std::string& a, const std::string& b) {
   return !ec && same;
 }
 
+// The ELF machine this build of kiln runs on: a plugin for another one cannot load.
+#if defined(__x86_64__)
+constexpr int kElfMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr int kElfMachine = EM_AARCH64;
+#elif defined(__powerpc64__)
+constexpr int kElfMachine = EM_PPC64;
+#else
+constexpr int kElfMachine = -1;  // not checked
+#endif
+
+// Reads exactly `n` bytes at `offset`; false on a short read.
+bool read_at(int fd, void* out, std::size_t n, off_t offset) {
+  auto* p = static_cast<char*>(out);
+  while (n > 0) {
+    const ssize_t got = ::pread(fd, p, n, offset);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<std::size_t>(got);
+    offset += got;
+  }
+  return true;
+}
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// The checks on a file opened for reading.
+std::string elf_problem(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::string("cannot stat: ") + std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "not a regular file";
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size < sizeof(Elf64_Ehdr))
+    return "truncated or not a library: " + std::to_string(size) + " bytes, smaller than an ELF header (" +
+           std::to_string(sizeof(Elf64_Ehdr)) + " bytes)";
+  Elf64_Ehdr h{};
+  if (!read_at(fd, &h, sizeof h, 0)) return "cannot read its ELF header";
+  if (std::memcmp(h.e_ident, ELFMAG, SELFMAG) != 0) return "not an ELF file (no ELF magic number)";
+  if (h.e_ident[EI_CLASS] != ELFCLASS64) return "not a 64-bit ELF file (ELF class " + std::to_string(h.e_ident[EI_CLASS]) + ")";
+  if (h.e_ident[EI_DATA] != ELFDATA2LSB) return "not a little-endian ELF file";
+  if (h.e_type != ET_DYN) return "not a shared library (ELF type " + std::to_string(h.e_type) + ")";
+  if (kElfMachine >= 0 && h.e_machine != kElfMachine)
+    return "built for another machine (ELF machine " + std::to_string(h.e_machine) + ", this kiln runs on " +
+           std::to_string(kElfMachine) + ")";
+  // Every loadable segment must lie inside the file: dlopen maps them, and touching a mapped page
+  // past the end of a truncated file raises SIGBUS in the loading process.
+  if (h.e_phentsize != sizeof(Elf64_Phdr) || h.e_phnum == 0) return "malformed ELF header (program headers)";
+  const std::uint64_t ph_end = h.e_phoff + std::uint64_t(h.e_phnum) * sizeof(Elf64_Phdr);
+  if (h.e_phoff > size || ph_end > size || ph_end < h.e_phoff)
+    return "truncated: its program headers end at byte " + std::to_string(ph_end) + " of " + std::to_string(size);
+  for (int i = 0; i < h.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    if (!read_at(fd, &ph, sizeof ph, static_cast<off_t>(h.e_phoff + std::uint64_t(i) * sizeof ph)))
+      return "cannot read its program headers";
+    if (ph.p_type != PT_LOAD && ph.p_type != PT_DYNAMIC) continue;
+    const std::uint64_t end = ph.p_offset + ph.p_filesz;
+    if (end < ph.p_offset || end > size)
+      return "truncated: a segment at offset " + hex(ph.p_offset) + " ends at byte " + std::to_string(end) +
+             ", past the end of the file (" + std::to_string(size) + " bytes)";
+  }
+  if (h.e_shnum > 0) {
+    const std::uint64_t sh_end = h.e_shoff + std::uint64_t(h.e_shnum) * h.e_shentsize;
+    if (h.e_shoff > size || sh_end > size || sh_end < h.e_shoff)
+      return "truncated: its section headers end at byte " + std::to_string(sh_end) + " of " + std::to_string(size);
+  }
+  return {};
+}
+
 }  // namespace
+
+std::string plugin_file_problem(const std::string& file) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
+  std::string problem;
+  try {
+    problem = elf_problem(fd);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return problem;
+}
+
+std::string PluginLoader::default_shipped_dir() {
+  try {
+    return detail::installed_plugin_dir();
+  } catch (...) {
+    return {};
+  }
+}
+
+void PluginLoader::warn(const std::string& file, const std::string& what) {
+  try {
+    logger()->warn("plugin {}: {}", file, what);
+  } catch (...) {
+  }
+  warnings_.push_back({file, what});
+}
+
+void PluginLoader::check_defaults(const Registry& staged, const std::string& file) {
+  for (const Variant* v : staged.all_variants()) {
+    try {
+      Device device = Device::host();
+      if (v->device_kind() == DeviceKind::cuda) {
+        if (cuda_device_count() == 0) continue;  // judged where a device exists
+        device = Device::cuda(0);
+      }
+      const Config c = v->default_config(device_info(device));
+      if (!v->space().contains(c))
+        warn(file, "variant " + v->name() + ": its default config [" + c.to_string() + "] on " + device.to_string() +
+                       " is outside its own space (" + v->space().to_string() + ")");
+    } catch (const std::exception& e) {
+      warn(file, "variant " + v->name() + ": default_config threw: " + e.what());
+    } catch (...) {
+      warn(file, "variant " + v->name() + ": default_config threw");
+    }
+  }
+}
 
 std::vector<std::string> PluginLoader::default_search_path() {
   const char* env = std::getenv("KILN_PLUGIN_PATH");
@@ -88,10 +220,29 @@ std::vector<std::string> PluginLoader::default_search_path() {
   return dirs;
 }
 
-void PluginLoader::load_dirs(const std::vector<std::string>& dirs, Registry& registry, const PluginHost& host) {
+void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& registry, const PluginHost& host) {
+  // The shipped directory goes first, so no other plugin can take the names of its schemas and
+  // variants (first registered keeps a name).
+  std::vector<std::string> dirs = listed;
+  if (!shipped_dir_.empty()) {
+    std::stable_partition(dirs.begin(), dirs.end(), [&](const std::string& d) {
+      return fs::path(d).is_absolute() && (d == shipped_dir_ || same_file(d, shipped_dir_));
+    });
+  }
   std::vector<fs::path> seen_dirs;
   for (const std::string& dir : dirs) {
     std::vector<std::string> files;
+    if (!fs::path(dir).is_absolute()) {
+      const std::string reason =
+          "relative plugin directory ignored: it would load libraries from the working directory "
+          "(list absolute directories in KILN_PLUGIN_PATH)";
+      try {
+        logger()->warn("plugin directory '{}': {}", dir, reason);
+      } catch (...) {
+      }
+      errors_.push_back({dir, reason});
+      continue;
+    }
     try {
       std::error_code ec;
       // A directory listed twice (or reached through a symlink) is scanned once.
@@ -109,10 +260,18 @@ void PluginLoader::load_dirs(const std::vector<std::string>& dirs, Registry& reg
       }
       for (; it != fs::directory_iterator(); it.increment(ec)) {
         if (ec) break;
+        if (!is_plugin_file_name(it->path().filename().string())) continue;
         std::error_code type_ec;
-        // is_regular_file follows symlinks: libkiln_x.so -> libkiln_x.so.1 counts.
-        if (is_plugin_file_name(it->path().filename().string()) && fs::is_regular_file(it->path(), type_ec)) {
+        // status() follows symlinks: libkiln_x.so -> libkiln_x.so.1 counts.
+        const fs::file_status status = fs::status(it->path(), type_ec);
+        if (fs::is_regular_file(status)) {
           files.push_back(it->path().string());
+        } else if (fs::is_symlink(fs::symlink_status(it->path(), type_ec)) && !fs::exists(status)) {
+          warn(it->path().string(), "skipped: a symbolic link to a file that does not exist");
+        } else if (fs::is_directory(status)) {
+          warn(it->path().string(), "skipped: a directory named like a plugin");
+        } else {
+          warn(it->path().string(), "skipped: not a regular file (a FIFO, socket or device)");
         }
       }
       if (ec) {
@@ -155,6 +314,9 @@ bool PluginLoader::load_file(const std::string& file, Registry& registry, const 
     std::error_code ec;
     const fs::path path = fs::absolute(file, ec);  // never let dlopen search system folders
 
+    const std::string problem = plugin_file_problem(path.string());
+    if (!problem.empty()) return skip(problem);
+
     auto library = std::make_shared<boost::dll::shared_library>();
     try {
       library->load(ec ? fs::path(file) : path,
@@ -182,10 +344,16 @@ bool PluginLoader::load_file(const std::string& file, Registry& registry, const 
     Registry staged;
     const Status status = info.register_fn(staged, host);
     if (!status.ok()) return skip("plugin " + source.plugin + " failed to register: " + status.message());
-    try {
-      registry.merge(std::move(staged), source, std::shared_ptr<void>(library));
-    } catch (const RegistryError& e) {
-      return skip(e.what());
+    check_defaults(staged, file);
+    // Names already taken stay with their owner (the shipped plugins load first); this plugin's
+    // other schemas and variants still load.
+    for (const std::string& refused :
+         registry.merge_keeping_existing(std::move(staged), source, std::shared_ptr<void>(library))) {
+      try {
+        logger()->error("plugin {}: {}", file, refused);
+      } catch (...) {
+      }
+      errors_.push_back({file, refused});
     }
     loaded_.push_back(file);
     try {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "spelling.hpp"
+
 namespace kiln {
 
 std::string Source::to_string() const {
@@ -84,6 +86,32 @@ void Registry::merge(Registry&& staged, const Source& source, std::shared_ptr<vo
   staged.variants_.clear();
 }
 
+std::vector<std::string> Registry::merge_keeping_existing(Registry&& staged, const Source& source,
+                                                          std::shared_ptr<void> keep_alive) {
+  std::vector<std::string> refused;
+  for (auto& [name, e] : staged.ops_) {
+    auto it = ops_.find(name);
+    if (it != ops_.end()) {
+      refused.push_back("op '" + name + "' is already registered by " + it->second.source.to_string() +
+                        "; the one from " + source.to_string() + " is ignored");
+      continue;
+    }
+    ops_.emplace(name, OpEntry{hold(std::move(e.schema), keep_alive), source});
+  }
+  for (auto& [name, e] : staged.variants_) {
+    auto it = variants_.find(name);
+    if (it != variants_.end()) {
+      refused.push_back("variant '" + name + "' is already registered by " + it->second.source.to_string() +
+                        "; the one from " + source.to_string() + " is ignored");
+      continue;
+    }
+    variants_.emplace(name, VariantEntry{hold(std::move(e.variant), keep_alive), source});
+  }
+  staged.ops_.clear();
+  staged.variants_.clear();
+  return refused;
+}
+
 void Registry::stamp_source(const Source& source) {
   for (auto& [name, e] : ops_)
     if (e.source.plugin == "direct" && e.source.file.empty()) e.source = source;
@@ -99,8 +127,14 @@ const OpSchema* Registry::find_op(const std::string& name) const {
 const OpSchema& Registry::op(const std::string& name) const {
   if (const OpSchema* s = find_op(name)) return *s;
   std::string known;
-  for (const auto& [n, e] : ops_) known += (known.empty() ? "" : ", ") + n;
-  throw UnknownOpError("unknown op '" + name + "'; known ops: " + (known.empty() ? "(none: no plugin loaded?)" : known));
+  std::vector<std::string> names;
+  for (const auto& [n, e] : ops_) {
+    known += (known.empty() ? "" : ", ") + n;
+    names.push_back(n);
+  }
+  const std::string guess = detail::did_you_mean(name, names);  // "; did you mean 'gemm'?"
+  throw UnknownOpError("unknown op '" + name + "'" + guess + (guess.empty() ? "; known ops: " : " Known ops: ") +
+                       (known.empty() ? "(none: no plugin loaded?)" : known));
 }
 
 const Variant* Registry::find_variant(const std::string& name) const {

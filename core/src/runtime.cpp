@@ -1,12 +1,14 @@
 #include "kiln/runtime.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 
 #include "cuda_backend.hpp"
 #include "kiln/buffer.hpp"
 #include "kiln/log.hpp"
+#include "spelling.hpp"
 #include "tune_modes.hpp"
 
 namespace kiln {
@@ -79,6 +81,14 @@ void Runtime::init(RuntimeOptions options) {
   if (mode.empty()) {
     const char* env = std::getenv("KILN_TUNE");
     mode = env && *env ? env : "off";
+    // From the environment, any case; a typo warns and tunes nothing rather than abort the program.
+    for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const auto& modes = detail::tune_mode_names();
+    if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
+      log->warn("KILN_TUNE='{}' is not a tuning mode{} (expected off, lazy or record); op() will not tune", env,
+                detail::did_you_mean(mode, modes));
+      mode = "off";
+    }
   }
   detail::install_tune_mode(*this, mode);
   tune_mode_ = mode;
@@ -129,6 +139,8 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
     if (t.shape.rank == 2 && t.row_stride < t.shape.dims[1])
       bad_argument(schema, i, ErrorKind::shape,
                    " has row stride " + std::to_string(t.row_stride) + " < cols " + std::to_string(t.shape.dims[1]));
+    std::int64_t span = 0;
+    if (!t.span_fits(span)) bad_argument(schema, i, ErrorKind::shape, " " + t.to_string() + " spans more bytes than fit in int64");
     if (!t.data && t.numel() > 0) bad_argument(schema, i, ErrorKind::argument, " is a null pointer");
     if (t.device != p.device)
       bad_argument(schema, i, ErrorKind::device,

@@ -4,10 +4,15 @@
 // Implemented by the tuner (tuner/src/tune_modes.cpp); an unknown mode is an ArgumentError.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace kiln {
 class Runtime;
 namespace detail {
+inline const std::vector<std::string>& tune_mode_names() {
+  static const std::vector<std::string> names = {"off", "lazy", "record"};
+  return names;
+}
 void install_tune_mode(Runtime& rt, const std::string& mode);
 }  // namespace detail
 }  // namespace kiln

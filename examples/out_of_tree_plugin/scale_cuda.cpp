@@ -1,6 +1,6 @@
 // scale_cuda_grid_stride: the CUDA variant.  Its one tuning parameter, the block size, is a
 // launch argument, so every value in the space runs without template instantiations.
-#include <string>
+#include <kiln/cuda_status.hpp>
 
 #include "scale_kernel.hpp"
 #include "scale_variants.hpp"
@@ -29,10 +29,7 @@ class ScaleCudaGridStride final : public kiln::Variant {
     const cudaError_t err = launch_scale_kernel(
         args.tensor(0).as<const float>(), args.tensor(1).as<float>(), p.dim(0), static_cast<float>(args.scalar(0)),
         config.get_or("block", 256), static_cast<cudaStream_t>(stream.handle()));
-    if (err != cudaSuccess) {
-      return kiln::Status::fail(kiln::ErrorKind::cuda, std::string("scale_cuda_grid_stride: ") + cudaGetErrorString(err));
-    }
-    return {};
+    return kiln::cuda_status(err, "scale_cuda_grid_stride");  // a CUDA error as a failed Status
   }
 };
 

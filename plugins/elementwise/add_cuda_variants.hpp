@@ -14,5 +14,6 @@ namespace kiln::elementwise {
 std::shared_ptr<const Variant> make_add_grid_stride();  // add_grid_stride.cu, priority 20
 std::shared_ptr<const Variant> make_add_2d();           // add_2d.cu, priority 10
 std::shared_ptr<const Variant> make_add_vectorized();   // add_vectorized.cu, priority 30
+std::shared_ptr<const Variant> make_add_streaming();    // add_streaming.cu, priority 40
 
 }  // namespace kiln::elementwise

@@ -56,4 +56,44 @@ Support add_vectorized_supports(const Problem& problem) {
   return Support::yes();
 }
 
+ParamSpace add_streaming_space() {
+  ParamSpace s;
+  s.param("block", {128, 256, 512})
+      .param("items", {2, 4, 8})
+      .param("streaming", {0, 1})
+      .param("blocks_per_sm", {2, 4, 8, 16});
+  return s;
+}
+
+Config add_streaming_default(const DeviceInfo& device) {
+  (void)device;
+  // A guess until tuned: 256 threads x 4 float4 per input = 32 KiB in flight per block, 8 blocks
+  // (a full SM of 2048 threads where the registers allow it).
+  return {{"block", 256}, {"items", 4}, {"streaming", 0}, {"blocks_per_sm", 8}};
+}
+
+Status add_streaming_config_from(const Config& config, StreamingConfig& out) {
+  out.block = config.get_or("block", 0);
+  out.items = config.get_or("items", 0);
+  out.streaming = config.get_or("streaming", -1);
+  out.blocks_per_sm = config.get_or("blocks_per_sm", 0);
+  if (out.block <= 0 || out.block > 1024 || out.block % 32 != 0 || out.blocks_per_sm <= 0)
+    return Status::fail(ErrorKind::argument, "add_streaming: bad config " + config.to_string() +
+                                                 " (block a multiple of 32 up to 1024, blocks_per_sm >= 1)");
+  for (const StreamingKernel& k : kStreamingKernels)
+    if (k.items == out.items && k.streaming == out.streaming) return Status::success();
+  return Status::fail(ErrorKind::argument, "add_streaming: items=" + std::to_string(out.items) + " streaming=" +
+                                               std::to_string(out.streaming) +
+                                               " is not instantiated (items 2, 4, 8; streaming 0, 1)");
+}
+
+Support add_streaming_supports(const Problem& problem) {
+  if (problem.dtype != DType::f32)
+    return Support::no("add_streaming: f32 only, got " + std::string(dtype_name(problem.dtype)));
+  if (problem.align_bytes < 4)
+    return Support::no("add_streaming: needs 4-byte aligned pointers and row pitches, these are " +
+                       std::to_string(problem.align_bytes) + "-byte aligned");
+  return Support::yes();
+}
+
 }  // namespace kiln::elementwise

@@ -1,5 +1,6 @@
 #include "add_schema.hpp"
 
+#include <cstdint>
 #include <string>
 
 #include "add_reference.hpp"
@@ -64,6 +65,19 @@ std::shared_ptr<const OpSchema> make_add_schema() {
   s->make_problem = make_add_problem;
   s->tensor_specs = add_tensor_specs;
   s->reference = add_reference;
+  // c[r][j] as the reference writes it (i32 wraps modulo 2^32).
+  s->reference_element = [](const Args& in, const Problem& p, int, std::int64_t r, std::int64_t j) -> double {
+    const TensorRef& a = in.tensor(0);
+    const TensorRef& b = in.tensor(1);
+    const std::int64_t ia = r * a.row_stride + j, ib = r * b.row_stride + j;
+    switch (p.dtype) {
+      case DType::f64: return a.as<const double>()[ia] + b.as<const double>()[ib];
+      case DType::i32:
+        return static_cast<std::int32_t>(static_cast<std::uint32_t>(a.as<const std::int32_t>()[ia]) +
+                                         static_cast<std::uint32_t>(b.as<const std::int32_t>()[ib]));
+      default: return static_cast<double>(a.as<const float>()[ia] + b.as<const float>()[ib]);
+    }
+  };
   // Two reads and one write per element.
   s->work = [](const Problem& p) {
     return 3.0 * static_cast<double>(p.dims[0]) * static_cast<double>(p.dims[1]) *

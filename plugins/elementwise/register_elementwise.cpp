@@ -15,6 +15,7 @@ kiln::Status register_elementwise(kiln::Registry& registry) {
     registry.add_op(ew::make_add_schema());
     registry.add_variant(ew::make_add_host());
 #if KILN_HAS_CUDA
+    registry.add_variant(ew::make_add_streaming());
     registry.add_variant(ew::make_add_vectorized());
     registry.add_variant(ew::make_add_grid_stride());
     registry.add_variant(ew::make_add_2d());

@@ -87,6 +87,21 @@ std::shared_ptr<OpSchema> make_gemm_schema() {
            static_cast<double>(p.dims[kDimK]);
   };
 
+  // One element of C as the reference writes it (same k order, rounded to f32): O(k), so the
+  // tuner can check a GPU oracle on a sample of C instead of computing all of it on the host.
+  s->reference_element = [](const Args& in, const Problem& p, int, std::int64_t r, std::int64_t c) {
+    const TensorRef& a = in.tensor(kA);
+    const TensorRef& b = in.tensor(kB);
+    const float* arow = a.as<const float>() + r * a.row_stride;
+    const float* bcol = b.as<const float>() + c;
+    double acc = 0.0;
+    for (std::int64_t kk = 0; kk < p.dims[kDimK]; ++kk)
+      acc += static_cast<double>(arow[kk]) * static_cast<double>(bcol[kk * b.row_stride]);
+    const double beta = gemm_scalar(in, kBeta);
+    double v = gemm_scalar(in, kAlpha) * acc;
+    if (beta != 0.0) v += beta * static_cast<double>(in.tensor(kC).as<const float>()[r * in.tensor(kC).row_stride + c]);
+    return static_cast<double>(static_cast<float>(v));
+  };
   // TF32 keeps 10 mantissa bits: products carry ~2^-11 relative error.
   s->tolerance = [](const Problem& p) { return p.dims[kDimTf32] == 1 ? 5e-3 : 1e-4; };
 

@@ -58,6 +58,15 @@ std::shared_ptr<const OpSchema> make_gemv_schema() {
   s->tensor_specs = gemv_tensor_specs;
   s->reference = gemv_reference;
   // A read once, x once, y written once.
+  // y[i] as the reference writes it (a row of a times x in double, rounded to f32): O(n).
+  s->reference_element = [](const Args& in, const Problem&, int, std::int64_t, std::int64_t i) {
+    const TensorRef& a = in.tensor(0);
+    const float* row = a.as<const float>() + i * a.row_stride;
+    const float* x = in.tensor(1).as<const float>();
+    double acc = 0.0;
+    for (std::int64_t j = 0; j < a.cols(); ++j) acc += static_cast<double>(row[j]) * static_cast<double>(x[j]);
+    return static_cast<double>(static_cast<float>(acc));
+  };
   s->work = [](const Problem& p) {
     const double m = static_cast<double>(p.dims[0]), n = static_cast<double>(p.dims[1]);
     return (m * n + n + m) * 4.0;

@@ -99,6 +99,10 @@ std::shared_ptr<OpSchema> make_histogram_range_schema() {
   s->work = [](const Problem& p) { return double(p.dims[0]) * sizeof(float); };
   s->tolerance = [](const Problem&) { return 0.0; };
   s->compare = compare_bins;
+  // The same distributions as fill_input, drawn in place on the GPU by the tuner.
+  s->input_distribution = [](const Problem&, int tensor_index) {
+    return tensor_index == 0 ? InputDistribution::real(-0.1, 1.1) : InputDistribution::default_for(DType::u32);
+  };
   // Uniform in [-0.1, 1.1) so that some values fall outside the default range [0, 1).
   s->fill_input = [](const Problem&, int tensor_index, const TensorRef& host, std::uint64_t seed) {
     if (tensor_index != 0) {  // the bins: overwritten by every variant

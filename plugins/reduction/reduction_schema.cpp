@@ -100,6 +100,8 @@ std::shared_ptr<const OpSchema> make_dot_schema() {
   s->reference = dot_reference;
   s->work = [](const Problem& p) { return 2.0 * static_cast<double>(p.dims[0]) * 4.0; };
   s->tolerance = [](const Problem&) { return 1e-4; };
+  // The same distributions as fill_input, drawn in place on the GPU by the tuner.
+  s->input_distribution = [](const Problem&, int) { return InputDistribution::real(0.0, 1.0); };
   // Uniform [0, 1): all terms positive, so the sum is well conditioned.
   s->fill_input = [](const Problem&, int tensor_index, const TensorRef& host, std::uint64_t seed) {
     fill_unit_interval(host, mix_seed(seed, tensor_index));
@@ -122,6 +124,9 @@ std::shared_ptr<const OpSchema> make_reduce_sum_schema() {
     return static_cast<double>(p.dims[0]) * static_cast<double>(dtype_size(p.dtype));
   };
   s->tolerance = [](const Problem& p) { return p.dtype == DType::i32 ? 0.0 : 1e-4; };
+  s->input_distribution = [](const Problem& p, int) {
+    return p.dtype == DType::i32 ? InputDistribution::default_for(DType::i32) : InputDistribution::real(0.0, 1.0);
+  };
   // f32: uniform [0, 1) (well conditioned); i32: kiln's default, uniform [-1000, 1000].
   s->fill_input = [](const Problem& p, int tensor_index, const TensorRef& host, std::uint64_t seed) {
     if (p.dtype == DType::i32)

@@ -16,6 +16,7 @@ kiln::Status register_topk(kiln::Registry& registry) {
 #if KILN_HAS_CUDA
     registry.add_variant(kiln::topk::make_topk_block_merge());
     registry.add_variant(kiln::topk::make_topk_radix_select());
+    registry.add_variant(kiln::topk::make_topk_row_select());
 #endif
     return kiln::Status::success();
   } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 
 #include <kiln/device.hpp>
 #include <kiln/param_space.hpp>
+#include <kiln/variant.hpp>
 
 namespace kiln::topk {
 
@@ -45,14 +46,36 @@ Chunking chunking(std::int64_t rows, std::int64_t n, std::int64_t tile, int bloc
 int candidates_for(std::int64_t k);
 // Sort capacity of radix_select: max(cap, the power of two >= k).
 int radix_cap(int cap, std::int64_t k);
+// Candidate buffer of radix_select per row, in keys: 0 when filter is 0 (off), else
+// max(cap, ceil(n / filter)).
+int radix_candidates(int filter, std::int64_t n, int cap);
 
 // topk_block_merge: block, items_per_thread (instantiated pairs), blocks (target blocks in the grid).
 ParamSpace block_merge_space();
 Config block_merge_default(const DeviceInfo& device);
 
 // topk_radix_select: block, items_per_thread (instantiated pairs), cap (minimum selection capacity: a row
-// stops refining its threshold once the selection fits), blocks (target blocks in the grid).
+// stops refining its threshold once the selection fits), blocks (target blocks in the grid),
+// filter (0: off; f: a candidate buffer of n / f keys per row, filled by the first pass after the
+// candidates fit it, read by the later passes and the gather instead of the row).
 ParamSpace radix_select_space();
 Config radix_select_default(const DeviceInfo& device);
+
+// topk_row_select: one block per row, the row in registers (n <= block * items_per_thread), an
+// on-chip radix select with 8-bit digits, the selection (<= cap keys) sorted in shared memory.
+//   block, items_per_thread  an instantiated pair of kRowSelectTiles (template); a config supports
+//                            rows of up to block * items_per_thread elements
+//   cap                      selection capacity (raised to the power of two >= k): the passes stop
+//                            once the keys above the k-th's digit plus its bucket fit
+// default_config_for picks the smallest tile that holds the row, among equal sizes the one with
+// more threads.
+// (1024, 32) was tried: ptxas spilled its 32 keys per thread (408-byte stack frame), so rows stop
+// at 16384.
+inline constexpr TileShape kRowSelectTiles[] = {{128, 2}, {128, 8}, {256, 4}, {256, 16}, {512, 8}, {512, 16}, {1024, 16}};
+inline constexpr int kRowSelectMaxN = 16384;
+ParamSpace row_select_space();
+Config row_select_default(const DeviceInfo& device);
+Config row_select_default_for(const DeviceInfo& device, std::int64_t n, std::int64_t k);
+Support row_select_supports(std::int64_t n, std::int64_t k, const Config& config);
 
 }  // namespace kiln::topk

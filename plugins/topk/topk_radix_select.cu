@@ -20,12 +20,14 @@ static_assert(kRadixBins == kRadixBinsDevice, "one digit width for host and devi
 constexpr int kShift[kRadixPasses] = {53, 42, 32, 21, 10, 0};
 constexpr int kWidth[kRadixPasses] = {11, 11, 10, 11, 11, 10};
 
-// Workspace: row states, then one histogram per row, then one selection buffer per row.
+// Workspace: row states, then one histogram per row, one selection buffer per row, one candidate
+// buffer per row (empty when filtering is off).
 struct RadixPlan {
   int cap = 0;
+  int cand_cap = 0;
   Chunking chunking;
-  std::size_t states_bytes = 0, hists_bytes = 0, selected_bytes = 0;
-  std::size_t total() const { return states_bytes + hists_bytes + selected_bytes; }
+  std::size_t states_bytes = 0, hists_bytes = 0, selected_bytes = 0, cands_bytes = 0;
+  std::size_t total() const { return states_bytes + hists_bytes + selected_bytes + cands_bytes; }
 };
 
 RadixPlan plan_of(const Problem& p, const Config& c) {
@@ -37,6 +39,8 @@ RadixPlan plan_of(const Problem& p, const Config& c) {
   r.states_bytes = rows * sizeof(RadixRowState);
   r.hists_bytes = rows * kRadixBins * sizeof(std::uint32_t);
   r.selected_bytes = rows * std::size_t(r.cap) * sizeof(std::uint64_t);
+  r.cand_cap = radix_candidates(c.get_or("filter", 0), p.dims[1], r.cap);
+  r.cands_bytes = rows * std::size_t(r.cand_cap) * sizeof(std::uint64_t);
   return r;
 }
 
@@ -46,17 +50,19 @@ cudaError_t launch_tile(const TopkLaunch& l, const RadixPlan& r, void* workspace
   auto* states = reinterpret_cast<RadixRowState*>(bytes);
   auto* hists = reinterpret_cast<std::uint32_t*>(bytes + r.states_bytes);
   auto* selected = reinterpret_cast<std::uint64_t*>(bytes + r.states_bytes + r.hists_bytes);
+  auto* cands = reinterpret_cast<std::uint64_t*>(bytes + r.states_bytes + r.hists_bytes + r.selected_bytes);
   cudaError_t e = cudaMemsetAsync(workspace, 0, r.states_bytes + r.hists_bytes, stream);
   if (e != cudaSuccess) return e;
   const dim3 grid(unsigned(l.rows), unsigned(r.chunking.chunks));
   // Every pass is queued; rows that are done make its blocks return at once.
   for (int pass = 0; pass < kRadixPasses; ++pass) {
-    radix_hist_kernel<BLOCK, ITEMS><<<grid, BLOCK, 0, stream>>>(l.x, l.x_stride, l.n, l.k, l.largest, kShift[pass],
-                                                                kWidth[pass], r.chunking.chunk_len,
-                                                                int(r.chunking.chunks), r.cap, states, hists);
+    radix_hist_kernel<BLOCK, ITEMS><<<grid, BLOCK, 0, stream>>>(
+        l.x, l.x_stride, l.n, l.k, l.largest, kShift[pass], kWidth[pass], r.chunking.chunk_len, int(r.chunking.chunks),
+        r.cap, pass, r.cand_cap, states, hists, cands);
   }
   radix_gather_kernel<BLOCK, ITEMS><<<grid, BLOCK, 0, stream>>>(l.x, l.x_stride, l.n, l.largest, r.chunking.chunk_len,
-                                                                r.cap, states, selected);
+                                                                int(r.chunking.chunks), r.cap, r.cand_cap, states,
+                                                                cands, selected);
   radix_sort_kernel<kSortBlock><<<unsigned(l.rows), kSortBlock, std::size_t(r.cap) * sizeof(std::uint64_t), stream>>>(
       l.x, l.x_stride, l.k, r.cap, states, selected, l.values, l.v_stride, l.indices, l.i_stride);
   return cudaGetLastError();

@@ -1,6 +1,7 @@
 // The CUDA variants of topk (only built with the CUDA backend):
 //   topk_block_merge   per-chunk running top-k with threshold filtering, then a per-row merge
 //   topk_radix_select  radix select of the k-th key, gather, sort of the selection
+//   topk_row_select    one block per row held in registers, the radix select on chip
 #pragma once
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@ namespace kiln::topk {
 
 std::shared_ptr<Variant> make_topk_block_merge();
 std::shared_ptr<Variant> make_topk_radix_select();
+std::shared_ptr<Variant> make_topk_row_select();
 
 // What both CUDA variants read from the arguments.
 struct TopkLaunch {

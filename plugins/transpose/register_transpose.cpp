@@ -15,6 +15,7 @@ kiln::Status register_transpose(kiln::Registry& registry) {
     registry.add_op(tr::make_transpose_schema());
     registry.add_variant(tr::make_transpose_host());
 #if KILN_HAS_CUDA
+    registry.add_variant(tr::make_transpose_skinny());
     registry.add_variant(tr::make_transpose_tiled_multirow());
     registry.add_variant(tr::make_transpose_tiled_padded());
     registry.add_variant(tr::make_transpose_write_coalesced());

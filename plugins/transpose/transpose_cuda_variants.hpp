@@ -11,6 +11,7 @@
 
 namespace kiln::transpose {
 
+std::shared_ptr<const Variant> make_transpose_skinny();             // transpose_skinny.cu, priority 55
 std::shared_ptr<const Variant> make_transpose_tiled_multirow();     // transpose_tiled_multirow.cu, priority 50
 std::shared_ptr<const Variant> make_transpose_tiled_padded();       // transpose_tiled_padded.cu, priority 40
 std::shared_ptr<const Variant> make_transpose_write_coalesced();    // transpose_1d.cu, priority 30

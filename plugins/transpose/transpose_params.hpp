@@ -3,10 +3,13 @@
 // builds and tests can inspect them.
 //
 //   kiln::ParamSpace s = kiln::transpose::tiled_multirow_space();
-//   s.count_valid(device, problem);                      // 40 of 48
+//   s.count_valid(device, problem);                      // 44 of 48
 //   kiln::Config c = kiln::transpose::tiled_multirow_default(device);
-//   // tile=32 block_rows=8 vector_width=4 tiles_per_block=1
+//   // tile=64 block_rows=8 vector_width=1 tiles_per_block=1
 #pragma once
+#include <cstddef>
+#include <cstdint>
+
 #include <kiln/device.hpp>
 #include <kiln/param_space.hpp>
 #include <kiln/problem.hpp>
@@ -49,10 +52,30 @@ struct MultirowKernel {
   int vector_width;
 };
 inline constexpr MultirowKernel kMultirowKernels[] = {
-    {32, 4, 1}, {32, 8, 1}, {32, 16, 1}, {64, 8, 1}, {64, 16, 1},
+    {32, 4, 1}, {32, 8, 1}, {32, 16, 1}, {64, 4, 1}, {64, 8, 1}, {64, 16, 1},
     {32, 8, 4}, {32, 16, 4}, {64, 4, 4}, {64, 8, 4}, {64, 16, 4}};
 ParamSpace tiled_multirow_space();
 Config tiled_multirow_default(const DeviceInfo& device);
 Support tiled_multirow_supports(const Problem& problem, const Config& config);
+
+// transpose_skinny: for matrices with a short side (min(m, n) <= kSkinnyMaxShort).  A tile spans
+// the whole short side and as much of the long side as fits in `tile_elems` floats of shared
+// memory (rounded down to a multiple of 32 when that is at least 32), read and written linearly
+// (consecutive addresses in both phases, any 4-byte alignment).  The grid is one wave of resident
+// blocks looping over the tiles.
+//   block       threads per block (template: kSkinnyBlocks)
+//   tile_elems  elements staged per tile (launch argument; shared memory = cols * pitch * 4 bytes)
+inline constexpr int kSkinnyBlocks[] = {256, 512, 1024};
+inline constexpr int kSkinnyMaxShort = 256;
+struct SkinnyTile {
+  int rows = 0;   // of `in`
+  int cols = 0;
+  int pitch = 0;  // staging stride between columns: rows rounded up to odd
+  std::size_t smem_bytes() const { return std::size_t(cols) * std::size_t(pitch) * sizeof(float); }
+};
+SkinnyTile skinny_tile(std::int64_t m, std::int64_t n, int tile_elems);
+ParamSpace skinny_space();
+Config skinny_default(const DeviceInfo& device);
+Support skinny_supports(const Problem& problem);
 
 }  // namespace kiln::transpose

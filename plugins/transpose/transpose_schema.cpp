@@ -56,6 +56,11 @@ std::shared_ptr<const OpSchema> make_transpose_schema() {
   s->make_problem = [self](const Args& args, Problem& p) { return make_transpose_problem(*self, args, p); };
   s->tensor_specs = transpose_tensor_specs;
   s->reference = transpose_reference;
+  // out[r][c] = in[c][r].
+  s->reference_element = [](const Args& in, const Problem&, int, std::int64_t r, std::int64_t c) {
+    const TensorRef& x = in.tensor(0);
+    return static_cast<double>(x.as<const float>()[c * x.row_stride + r]);
+  };
   // Every element read once and written once.
   s->work = [](const Problem& p) { return 2.0 * static_cast<double>(p.dims[0]) * static_cast<double>(p.dims[1]) * 4.0; };
   // A copy: exact.

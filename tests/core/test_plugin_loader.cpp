@@ -1,7 +1,9 @@
 // The plugin loader against the fixture plugins in tests/core/plugins_fixture: a good plugin, one
 // without the entry, one with the next ABI version, one clashing with the good one, and a
-// garbage file written here.  The good one must load and run whatever the others do.
+// garbage file written here.  The good one must load and run whatever the others do; the rival
+// loads without the name it clashes on.
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -21,6 +23,9 @@ using kiln_test::contains;
 
 #ifndef KILN_FIXTURE_PLUGIN_DIR
 #error "KILN_FIXTURE_PLUGIN_DIR must name the directory holding the fixture plugins"
+#endif
+#ifndef KILN_FIXTURE_EXTRA_DIR
+#error "KILN_FIXTURE_EXTRA_DIR must name the directory holding fixture_offspace"
 #endif
 
 namespace fs = std::filesystem;
@@ -103,7 +108,8 @@ TEST_CASE("the good plugin loads and runs while every bad one is reported", "[pl
   const std::string missing = dir.str() + "/no_such_dir";
   kiln::Runtime rt(options_with_plugins({dir.str(), missing}));
 
-  REQUIRE(rt.loaded_plugins() == std::vector<std::string>{dir.file("libkiln_fixture_good.so")});
+  REQUIRE(rt.loaded_plugins() ==
+          std::vector<std::string>{dir.file("libkiln_fixture_good.so"), dir.file("libkiln_fixture_rival.so")});
   const kiln::Variant* v = rt.registry().find_variant("fixture_scale_host");
   REQUIRE(v != nullptr);
   const kiln::Source& source = rt.registry().source_of(*v);
@@ -112,8 +118,9 @@ TEST_CASE("the good plugin loads and runs while every bad one is reported", "[pl
   CHECK(source.build_id.size() == 12);  // kiln_add_plugin's hash
   CHECK(source.file == dir.file("libkiln_fixture_good.so"));
   CHECK(rt.registry().source_of(rt.registry().op("fixture_scale")).plugin == "fixture_good");
-  // The clash is all or nothing: none of the rival's entries got in.
-  CHECK(rt.registry().find_variant("fixture_scale_rival") == nullptr);
+  // The rival's clashing op is refused; its variant (of the good plugin's op) got in.
+  REQUIRE(rt.registry().find_variant("fixture_scale_rival") != nullptr);
+  CHECK(rt.registry().source_of(*rt.registry().find_variant("fixture_scale_rival")).plugin == "fixture_rival");
 
   check_scale_runs(rt);
 
@@ -126,8 +133,11 @@ TEST_CASE("the good plugin loads and runs while every bad one is reported", "[pl
   const std::string abi = reason_for(errors, dir.file("libkiln_fixture_abi.so"));
   CHECK(contains(abi, "ABI version " + std::to_string(kiln::kPluginAbiVersion + 1)));
   CHECK(contains(abi, "expects ABI version " + std::to_string(kiln::kPluginAbiVersion)));
-  CHECK(contains(reason_for(errors, dir.file("libkiln_garbage.so")), "cannot load"));
-  CHECK(contains(reason_for(errors, dir.file("libkiln_fixture_rival.so")), "fixture_scale"));
+  CHECK(contains(reason_for(errors, dir.file("libkiln_garbage.so")), "not an ELF file"));
+  const std::string rival = reason_for(errors, dir.file("libkiln_fixture_rival.so"));
+  CHECK(contains(rival, "op 'fixture_scale' is already registered by plugin fixture_good"));
+  CHECK(contains(rival, dir.file("libkiln_fixture_good.so")));
+  CHECK(contains(rival, dir.file("libkiln_fixture_rival.so")));
   CHECK(contains(reason_for(errors, missing), "cannot read plugin directory"));
   CHECK(reason_for(errors, dir.file("libkiln_ignored.so.txt")).empty());
 }
@@ -143,12 +153,13 @@ TEST_CASE("PluginLoader reports each file with its reason and never throws", "[p
   CHECK_FALSE(loader.load_file(dir.file("libkiln_fixture_abi.so"), registry, host));
   CHECK_FALSE(loader.load_file(dir.file("no_such_file.so"), registry, host));
   CHECK(loader.load_file(dir.file("libkiln_fixture_good.so"), registry, host));
-  CHECK_FALSE(loader.load_file(dir.file("libkiln_fixture_rival.so"), registry, host));
+  CHECK(loader.load_file(dir.file("libkiln_fixture_rival.so"), registry, host));  // less its clashing op
   REQUIRE(loader.errors().size() == 5);
   CHECK(loader.errors()[0].file == dir.file("libkiln_garbage.so"));
   CHECK(loader.errors()[1].reason == "no kiln_plugin_entry (not a kiln plugin)");
   CHECK(loader.errors()[4].file == dir.file("libkiln_fixture_rival.so"));
-  CHECK(loader.loaded() == std::vector<std::string>{dir.file("libkiln_fixture_good.so")});
+  CHECK(loader.loaded() ==
+        std::vector<std::string>{dir.file("libkiln_fixture_good.so"), dir.file("libkiln_fixture_rival.so")});
   CHECK(registry.find_variant("fixture_scale_host") != nullptr);
 }
 
@@ -162,7 +173,8 @@ TEST_CASE("a second library with an already loaded plugin name is skipped", "[pl
   kiln::PluginLoader loader;
   // The first directory listed twice: its files load once, without errors for the repeat.
   loader.load_dirs({dir.str(), dir.str(), second.string()}, registry, kiln::PluginHost{kiln::logger()});
-  CHECK(loader.loaded() == std::vector<std::string>{dir.file("libkiln_fixture_good.so")});
+  CHECK(loader.loaded() ==
+        std::vector<std::string>{dir.file("libkiln_fixture_good.so"), dir.file("libkiln_fixture_rival.so")});
   const std::string reason = reason_for(loader.errors(), (second / "libkiln_fixture_good_copy.so").string());
   CAPTURE(reason);
   CHECK(contains(reason, "'fixture_good' is already loaded"));
@@ -222,4 +234,167 @@ TEST_CASE("the default search path follows KILN_PLUGIN_PATH, else the install", 
   } else {
     ::unsetenv("KILN_PLUGIN_PATH");
   }
+}
+
+namespace {
+
+// An empty scratch directory, removed at the end.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& tag) {
+    path_ = fs::temp_directory_path() / ("kiln_plugin_loader_" + tag + "_" + std::to_string(::getpid()));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  fs::path path() const { return path_; }
+  std::string str() const { return path_.string(); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  // Copies a fixture plugin in (under `as`, default its own name).
+  std::string add(const std::string& fixture, const std::string& as = "") const {
+    const fs::path to = path_ / (as.empty() ? fixture : as);
+    fs::copy_file(fs::path(KILN_FIXTURE_PLUGIN_DIR) / fixture, to);
+    return to.string();
+  }
+
+ private:
+  fs::path path_;
+};
+
+}  // namespace
+
+TEST_CASE("shipped plugins keep their names whoever is found first", "[plugin_loader]") {
+  ScratchDir shipped("shipped"), third("third_party");
+  const std::string good = shipped.add("libkiln_fixture_good.so");
+  // Named to be found first: a third party that reuses the shipped plugin's op name.
+  const std::string rival = third.add("libkiln_fixture_rival.so", "libkiln_aaa_rival.so");
+
+  kiln::Registry registry;
+  kiln::PluginLoader loader;
+  loader.set_shipped_dir(shipped.str());
+  // The third-party directory is listed first; the shipped directory still loads first.
+  loader.load_dirs({third.str(), shipped.str()}, registry, kiln::PluginHost{kiln::logger()});
+
+  REQUIRE(loader.loaded() == std::vector<std::string>{good, rival});
+  CHECK(registry.source_of(registry.op("fixture_scale")).file == good);
+  REQUIRE(registry.find_variant("fixture_scale_host") != nullptr);
+  CHECK(registry.source_of(*registry.find_variant("fixture_scale_host")).plugin == "fixture_good");
+  // The rest of the third-party plugin still loads.
+  REQUIRE(registry.find_variant("fixture_scale_rival") != nullptr);
+  CHECK(registry.source_of(*registry.find_variant("fixture_scale_rival")).file == rival);
+  REQUIRE(loader.errors().size() == 1);
+  CHECK(loader.errors()[0].file == rival);
+  CHECK(contains(loader.errors()[0].reason, "op 'fixture_scale' is already registered by plugin fixture_good"));
+  CHECK(contains(loader.errors()[0].reason, good));
+  CHECK(contains(loader.errors()[0].reason, rival));
+
+  kiln::Runtime rt(std::move(registry), options_without_plugins());
+  check_scale_runs(rt);
+}
+
+TEST_CASE("between other plugins the first found keeps a name; the rest of the second loads", "[plugin_loader]") {
+  ScratchDir dir("first_wins");
+  const std::string rival = dir.add("libkiln_fixture_rival.so", "libkiln_aaa_rival.so");
+  const std::string good = dir.add("libkiln_fixture_good.so");
+  kiln::Registry registry;
+  kiln::PluginLoader loader;
+  loader.set_shipped_dir("");
+  loader.load_dirs({dir.str()}, registry, kiln::PluginHost{kiln::logger()});
+  CHECK(loader.loaded() == std::vector<std::string>{rival, good});
+  CHECK(registry.source_of(registry.op("fixture_scale")).file == rival);
+  CHECK(registry.find_variant("fixture_scale_host") != nullptr);  // the good one's variant, kept
+  CHECK(registry.find_variant("fixture_scale_rival") != nullptr);
+  REQUIRE(loader.errors().size() == 1);
+  CHECK(loader.errors()[0].file == good);
+}
+
+TEST_CASE("relative plugin directories are ignored with a reason", "[plugin_loader]") {
+  ScratchDir dir("relative");
+  dir.add("libkiln_fixture_good.so");
+  const fs::path saved = fs::current_path();
+  fs::current_path(dir.path());  // "." would find the plugin
+  kiln::Registry registry;
+  kiln::PluginLoader loader;
+  loader.load_dirs({".", "plugins", ""}, registry, kiln::PluginHost{kiln::logger()});
+  fs::current_path(saved);
+  CHECK(loader.loaded().empty());
+  CHECK(registry.find_op("fixture_scale") == nullptr);
+  REQUIRE(loader.errors().size() == 3);
+  for (const kiln::PluginLoadError& e : loader.errors()) CHECK(contains(e.reason, "relative plugin directory ignored"));
+  CHECK(loader.errors()[0].file == ".");
+
+  // Through KILN_PLUGIN_PATH and a Runtime: the absolute entry still loads.
+  const char* saved_env = std::getenv("KILN_PLUGIN_PATH");
+  const std::string saved_value = saved_env != nullptr ? saved_env : "";
+  ::setenv("KILN_PLUGIN_PATH", (".:plugins:" + dir.str()).c_str(), 1);
+  kiln::RuntimeOptions o = options_with_plugins({});
+  kiln::Runtime rt(o);
+  if (saved_env != nullptr) {
+    ::setenv("KILN_PLUGIN_PATH", saved_value.c_str(), 1);
+  } else {
+    ::unsetenv("KILN_PLUGIN_PATH");
+  }
+  CHECK(rt.loaded_plugins() == std::vector<std::string>{dir.file("libkiln_fixture_good.so")});
+  CHECK(contains(reason_for(rt.plugin_errors(), "."), "relative plugin directory ignored"));
+  CHECK(contains(reason_for(rt.plugin_errors(), "plugins"), "relative plugin directory ignored"));
+}
+
+TEST_CASE("files that cannot be whole libraries are refused before dlopen, named", "[plugin_loader]") {
+  ScratchDir dir("precheck");
+  const std::string good = dir.add("libkiln_fixture_good.so");
+  const auto size = fs::file_size(good);
+  // A library cut short: dlopen of such a file died with SIGBUS (the whole process).
+  const std::string truncated = dir.add("libkiln_fixture_good.so", "libkiln_truncated.so");
+  fs::resize_file(truncated, size / 2);
+  const std::string tiny = dir.file("libkiln_tiny.so");
+  std::ofstream(tiny, std::ios::binary) << "\x7f" "ELF";
+  const std::string text = dir.file("libkiln_text.so");
+  std::ofstream(text) << "INPUT(libfoo.so) /* a linker script is not a plugin */\n" << std::string(200, ' ');
+  const std::string empty = dir.file("libkiln_empty.so");
+  std::ofstream{empty};
+
+  CHECK(kiln::plugin_file_problem(good).empty());
+  CHECK(contains(kiln::plugin_file_problem(truncated), "truncated"));
+  CHECK(contains(kiln::plugin_file_problem(tiny), "smaller than an ELF header"));
+  CHECK(contains(kiln::plugin_file_problem(text), "not an ELF file"));
+  CHECK(contains(kiln::plugin_file_problem(empty), "0 bytes"));
+  CHECK(contains(kiln::plugin_file_problem(dir.file("missing.so")), "cannot open"));
+  CHECK(contains(kiln::plugin_file_problem(dir.str()), "not a regular file"));
+
+  kiln::Registry registry;
+  kiln::PluginLoader loader;
+  loader.load_dirs({dir.str()}, registry, kiln::PluginHost{kiln::logger()});
+  CHECK(loader.loaded() == std::vector<std::string>{good});
+  CHECK(contains(reason_for(loader.errors(), truncated), "truncated"));
+  CHECK(contains(reason_for(loader.errors(), tiny), "ELF header"));
+  CHECK(contains(reason_for(loader.errors(), text), "not an ELF file"));
+  CHECK(loader.errors().size() == 4);
+}
+
+TEST_CASE("non-files named like plugins and off-space defaults are reported, not skipped silently", "[plugin_loader]") {
+  ScratchDir dir("odd_files");
+  fs::create_directory(dir.path() / "libkiln_a_directory.so");
+  fs::create_symlink(dir.path() / "no_such_target.so", dir.path() / "libkiln_dangling.so");
+  REQUIRE(::mkfifo(dir.file("libkiln_fifo.so").c_str(), 0600) == 0);
+  fs::copy_file(fs::path(KILN_FIXTURE_EXTRA_DIR) / "libkiln_fixture_offspace.so", dir.path() / "libkiln_fixture_offspace.so");
+
+  kiln::Registry registry;
+  kiln::PluginLoader loader;
+  loader.load_dirs({dir.str()}, registry, kiln::PluginHost{kiln::logger()});  // must not block on the FIFO
+  CHECK(loader.errors().empty());
+  CHECK(loader.loaded() == std::vector<std::string>{dir.file("libkiln_fixture_offspace.so")});
+  std::string all;
+  for (const kiln::PluginLoadError& w : loader.warnings()) all += w.file + ": " + w.reason + "\n";
+  INFO(all);
+  CHECK(loader.warnings().size() == 4);
+  CHECK(contains(reason_for(loader.warnings(), dir.file("libkiln_a_directory.so")), "a directory"));
+  CHECK(contains(reason_for(loader.warnings(), dir.file("libkiln_dangling.so")), "does not exist"));
+  CHECK(contains(reason_for(loader.warnings(), dir.file("libkiln_fifo.so")), "not a regular file"));
+  const std::string offspace = reason_for(loader.warnings(), dir.file("libkiln_fixture_offspace.so"));
+  CHECK(contains(offspace, "fixture_offspace_host"));
+  CHECK(contains(offspace, "unroll=3"));
+  CHECK(contains(offspace, "outside its own space"));
 }

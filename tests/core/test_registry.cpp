@@ -75,3 +75,20 @@ TEST_CASE("unknown ops list the known ones") {
     CHECK(std::string(e.what()).find("known ops: scale") != std::string::npos);
   }
 }
+
+TEST_CASE("a mistyped op name gets a suggestion") {
+  kiln::Registry r = kiln_test::scale_registry();
+  try {
+    r.op("sacle");
+    FAIL("expected UnknownOpError");
+  } catch (const kiln::UnknownOpError& e) {
+    CHECK(std::string(e.what()).find("unknown op 'sacle'; did you mean 'scale'?") != std::string::npos);
+  }
+  try {
+    r.op("histogram");  // nothing like any known op: no suggestion, the list only
+    FAIL("expected UnknownOpError");
+  } catch (const kiln::UnknownOpError& e) {
+    CHECK(std::string(e.what()).find("did you mean") == std::string::npos);
+    CHECK(std::string(e.what()).find("known ops: scale") != std::string::npos);
+  }
+}

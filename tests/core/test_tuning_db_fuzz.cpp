@@ -4,8 +4,11 @@
 // else (another exception, a crash, a hang) fails.  KILN_FUZZ_SECONDS sets the time (default 3);
 // KILN_FUZZ_SEED the seed (default: from the clock, printed).  A failing input is written to
 // kiln-fuzz-failure.yaml in the working directory.
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -115,6 +118,27 @@ std::string broken_promise(const kiln::TuningTable& t) {
   return {};
 }
 
+// The user-file path: load through a TuningDb, store one entry, read it back.  A file that loaded
+// must take the write, and keep every entry it had.
+std::string file_round_trip(const std::string& input, const std::string& dir) {
+  const std::string path = dir + "/tuning.yaml";
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << input;
+  kiln::TuningDb db({}, path);
+  if (!db.errors().empty()) return db.errors()[0].find(path) == std::string::npos ? "an error does not name the file" : "";
+  const kiln::TuningTable before = db.layers().at(0).table;
+  kiln::TuningEntry e;
+  e.variant = "fuzz_variant";
+  e.median_us = 1.0;
+  db.put("Fuzz GPU|sm_90|1sm", "fuzz_op", "f32|n=1", e);
+  kiln::TuningDb again({}, path);
+  if (!again.errors().empty()) return "a file kiln wrote does not load: " + again.errors()[0];
+  if (!again.warnings().empty()) return "a file kiln wrote has warnings: " + again.warnings()[0];
+  kiln::TuningTable expected = before;
+  expected["Fuzz GPU|sm_90|1sm"]["fuzz_op"]["f32|n=1"] = e;
+  if (again.layers().at(0).table != expected) return "a rewrite lost or changed entries";
+  return {};
+}
+
 double fuzz_seconds() {
   const char* env = std::getenv("KILN_FUZZ_SECONDS");
   if (!env || !*env) return 3.0;
@@ -133,6 +157,9 @@ TEST_CASE("tuning db fuzz: every input loads cleanly or is reported") {
   std::size_t runs = 0, clean = 0, reported = 0;
   std::string failure;
   std::string failing_input;
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("kiln-db-fuzz-" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
   while (std::chrono::steady_clock::now() < deadline && failure.empty()) {
     std::string input;
     if (runs % 16 == 15) {
@@ -152,6 +179,7 @@ TEST_CASE("tuning db fuzz: every input loads cleanly or is reported") {
       // What loads, writes and reads back the same.
       if (failure.empty() && kiln::TuningDb::from_yaml(kiln::TuningDb::to_yaml(t), "again.yaml") != t)
         failure = "a loaded table does not survive a write and a re-read";
+      if (failure.empty() && runs % 8 == 0) failure = file_round_trip(input, dir);
       ++clean;
     } catch (const kiln::TuningDbError& e) {
       if (std::string(e.what()).find("fuzz.yaml") == std::string::npos)
@@ -164,6 +192,8 @@ TEST_CASE("tuning db fuzz: every input loads cleanly or is reported") {
     }
     if (!failure.empty()) failing_input = input;
   }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
   if (!failure.empty()) {
     std::ofstream("kiln-fuzz-failure.yaml", std::ios::binary) << failing_input;
   }

@@ -492,7 +492,7 @@ TEST_CASE("tuning db hardening: fields this kiln does not know survive a rewrite
        "        plugin: {name: gemm, version: 0.1.0, build: b1, arch: sm_90}\n");
   kiln::TuningDb db({}, user);
   REQUIRE(db.warnings().empty());
-  const kiln::TuningEntry& e = db.layers().at(0).table.at(kDev).at("gemm").at(key(1));
+  const kiln::TuningEntry e = db.layers().at(0).table.at(kDev).at("gemm").at(key(1));  // a copy: put() replaces the layer
   REQUIRE(e.extra_fields.size() == 2);
   CHECK(e.extra_fields[0].first == "energy_uj");
   db.put(kDev, "gemm", key(2), entry("v2"));

@@ -1,12 +1,13 @@
 # cmake -P script behind the install_out_of_tree test (see install.cmake for the arguments):
-#   1. cmake --install <build> --prefix <work>/prefix
+#   1. cmake --install <build> --prefix <work>/prefix; a probe project's find_package(kiln) must
+#      report KILN_PLUGIN_DIR and KILN_CONFIG_DIR inside that prefix (with the plugins and plans)
 #   2. configure and build examples/out_of_tree_plugin with CMAKE_PREFIX_PATH=<work>/prefix and
 #      KILN_HAS_CUDA=OFF (the example's plugin host-only, whatever kiln was built with)
-#   3. run its executable with KILN_PLUGIN_PATH=<its build dir>: (the empty entry: the installed
+#   3. run its ctest (the plugin's test), then its executable with KILN_PLUGIN_PATH=<its build dir>: (the empty entry: the installed
 #      plugins too): it loads the plugin through the installed libkiln, runs the op and prints
 #      "scale_example: ok"; the installed plugins must load from <prefix>/<libdir>/kiln/plugins,
 #      found relative to the installed libkiln.so (the prefix is not CMAKE_INSTALL_PREFIX)
-#   4. when the CLI was installed: `kiln list` on the same path shows the plugin's op.
+#   4. when the CLI was installed: `kiln list scale` on the same path shows the plugin's variant.
 foreach(var KILN_BUILD_DIR KILN_EXAMPLE_DIR WORK_DIR GENERATOR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "install_out_of_tree.cmake: -D${var}=... is required")
@@ -32,6 +33,47 @@ file(MAKE_DIRECTORY ${WORK_DIR})
 run_step("cmake --install" ${CMAKE_COMMAND} --install ${KILN_BUILD_DIR} --prefix ${prefix} --config ${BUILD_TYPE})
 message(STATUS "installed kiln into ${prefix}")
 
+# The package's directories point into this prefix, not into spdlog's or CMAKE_INSTALL_PREFIX.
+set(probe ${WORK_DIR}/package-probe)
+file(WRITE ${probe}/CMakeLists.txt [=[
+cmake_minimum_required(VERSION 3.24)
+project(kiln_package_probe LANGUAGES CXX)
+find_package(kiln 0.1 REQUIRED)
+message(STATUS "KILN_PLUGIN_DIR=[${KILN_PLUGIN_DIR}]")
+message(STATUS "KILN_CONFIG_DIR=[${KILN_CONFIG_DIR}]")
+]=])
+set(probe_args -S ${probe} -B ${probe}/build -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix} -DKILN_HAS_CUDA=OFF)
+if(MAKE_PROGRAM)
+  list(APPEND probe_args -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM})
+endif()
+if(CXX_COMPILER)
+  list(APPEND probe_args -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
+endif()
+if(CUDA_ROOT)
+  list(APPEND probe_args -DCUDAToolkit_ROOT=${CUDA_ROOT})
+endif()
+run_step("configuring the package probe" ${CMAKE_COMMAND} ${probe_args})
+get_filename_component(real_prefix ${prefix} REALPATH)
+foreach(what PLUGIN CONFIG)
+  if(NOT step_output MATCHES "KILN_${what}_DIR=\\[([^\n]*)\\]")
+    message(FATAL_ERROR "the probe did not print KILN_${what}_DIR:\n${step_output}")
+  endif()
+  get_filename_component(dir "${CMAKE_MATCH_1}" REALPATH)
+  string(FIND "${dir}/" "${real_prefix}/" at)
+  if(NOT at EQUAL 0 OR NOT IS_DIRECTORY "${dir}")
+    message(FATAL_ERROR "KILN_${what}_DIR is '${CMAKE_MATCH_1}': not a directory under the prefix ${prefix}")
+  endif()
+  set(package_${what}_dir ${dir})
+endforeach()
+file(GLOB probe_plugins ${package_PLUGIN_dir}/libkiln_*.so)
+if(NOT probe_plugins)
+  message(FATAL_ERROR "KILN_PLUGIN_DIR ${package_PLUGIN_dir} holds no plugin")
+endif()
+if(NOT EXISTS ${package_CONFIG_dir}/plans/default.yaml)
+  message(FATAL_ERROR "KILN_CONFIG_DIR ${package_CONFIG_dir} holds no plans/default.yaml")
+endif()
+message(STATUS "package directories: ${package_PLUGIN_dir}, ${package_CONFIG_dir}")
+
 set(configure_args -S ${KILN_EXAMPLE_DIR} -B ${example_build} -G ${GENERATOR}
     -DCMAKE_BUILD_TYPE=${BUILD_TYPE} -DCMAKE_PREFIX_PATH=${prefix} -DKILN_HAS_CUDA=OFF)
 if(MAKE_PROGRAM)
@@ -40,6 +82,13 @@ endif()
 if(CXX_COMPILER)
   list(APPEND configure_args -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
 endif()
+# kiln's own compiler and linker flags (the sanitizer build's -fsanitize=...): an example built
+# without them cannot load into a sanitized libkiln's process, or is not checked by it.
+foreach(flags CXX_FLAGS EXE_LINKER_FLAGS SHARED_LINKER_FLAGS MODULE_LINKER_FLAGS)
+  if(${flags})
+    list(APPEND configure_args "-DCMAKE_${flags}=${${flags}}")
+  endif()
+endforeach()
 if(CUDA_ROOT)  # kiln built with CUDA: its package looks for the same toolkit
   list(APPEND configure_args -DCUDAToolkit_ROOT=${CUDA_ROOT})
 endif()
@@ -51,6 +100,11 @@ endif()
 
 # A scratch cache dir keeps the user's tuning file out of it.
 set(env ${CMAKE_COMMAND} -E env KILN_PLUGIN_PATH=${example_build}: KILN_CACHE_DIR=${WORK_DIR}/cache)
+# The plugin's own test, as the guide runs it (docs/writing-a-plugin.md, step 12).
+run_step("ctest in the example build" ${CMAKE_CTEST_COMMAND} --test-dir ${example_build} --output-on-failure)
+if(NOT step_output MATCHES "100% tests passed")
+  message(FATAL_ERROR "the example's ctest did not pass:\n${step_output}")
+endif()
 run_step("running the example" ${env} ${example_build}/run_scale_example)
 message(STATUS "example output:\n${step_output}")
 if(NOT step_output MATCHES "scale_example: ok")
@@ -71,8 +125,8 @@ if(installed_plugins)
 endif()
 
 if(EXISTS ${prefix}/bin/kiln)
-  run_step("kiln list" ${env} ${prefix}/bin/kiln list)
-  message(STATUS "kiln list:\n${step_output}")
+  run_step("kiln list scale" ${env} ${prefix}/bin/kiln list scale)
+  message(STATUS "kiln list scale:\n${step_output}")
   if(NOT step_output MATCHES "scale_host")
     message(FATAL_ERROR "`kiln list` does not show the example's op:\n${step_output}")
   endif()

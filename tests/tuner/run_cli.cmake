@@ -1,6 +1,10 @@
 # Runs `kiln` once and checks its exit code and output; used by the CLI smoke tests.
 #   cmake -DKILN=<path> [-DEXPECT=0|nonzero|<n>] [-DOUT=<regex>] [-DERR=<regex>] [-DNOT_OUT=<regex>] [-DNOT_ERR=<regex>]
-#         [-DSETENV=NAME=VALUE] -P run_cli.cmake -- <kiln arguments>
+#         [-DERR_ONCE=<regex>] [-DMAX_COLUMNS=<n>] [-DWIDER_THAN=<n>] [-DSETENV=NAME=VALUE]
+#         -P run_cli.cmake -- <kiln arguments>
+# ERR_ONCE: stderr matches the regex exactly once (one message per event).
+# MAX_COLUMNS: no stdout line is wider than n columns (a line of one word, a long path, cannot be
+# broken and is not counted); WIDER_THAN: some stdout line is.
 # The environment (KILN_PLUGIN_PATH, KILN_CACHE_DIR, ...) comes from the test's ENVIRONMENT.
 set(args "")
 set(found_separator FALSE)
@@ -49,6 +53,41 @@ endif()
 if(DEFINED ERR AND NOT err MATCHES "${ERR}")
   set(ok FALSE)
   message("stderr does not match: ${ERR}")
+endif()
+if(DEFINED MAX_COLUMNS OR DEFINED WIDER_THAN)
+  string(REPLACE ";" "\\;" lines_text "${out}")
+  string(REPLACE "\n" ";" lines "${lines_text}")
+  set(widest 0)
+  string(ASCII 128 first_continuation)  # UTF-8 continuation bytes take no column
+  string(ASCII 191 last_continuation)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^ *[^ ]+$")
+      continue()
+    endif()
+    string(LENGTH "${line}" bytes)
+    string(REGEX MATCHALL "[${first_continuation}-${last_continuation}]" continuation "${line}")
+    list(LENGTH continuation extra)
+    math(EXPR columns "${bytes} - ${extra}")
+    if(columns GREATER widest)
+      set(widest ${columns})
+    endif()
+  endforeach()
+  if(DEFINED MAX_COLUMNS AND widest GREATER MAX_COLUMNS)
+    set(ok FALSE)
+    message("a stdout line is ${widest} columns wide, more than ${MAX_COLUMNS}")
+  endif()
+  if(DEFINED WIDER_THAN AND NOT widest GREATER WIDER_THAN)
+    set(ok FALSE)
+    message("no stdout line is wider than ${WIDER_THAN} columns (widest ${widest})")
+  endif()
+endif()
+if(DEFINED ERR_ONCE)
+  string(REGEX MATCHALL "${ERR_ONCE}" hits "${err}")
+  list(LENGTH hits count)
+  if(NOT count EQUAL 1)
+    set(ok FALSE)
+    message("stderr matches ${ERR_ONCE} ${count} times, expected once")
+  endif()
 endif()
 if(NOT ok)
   message(FATAL_ERROR "kiln CLI check failed")

@@ -20,8 +20,11 @@
 
 #include "bench_modes.hpp"
 #include "common.hpp"
+#include "csv.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "progress.hpp"
+#include "range_check.hpp"
 #include "table.hpp"
 
 namespace kiln::cli {
@@ -31,7 +34,7 @@ struct BenchCli {
   std::string op, shape, dtype, device, vs;
   std::vector<std::string> variants;
   int runs = 20, warmup = 3;
-  bool warm = false, json = false;
+  bool warm = false, json = false, csv = false, force = false;
   std::uint64_t input_seed = 42;
   bool overhead = false, regret = false;
   std::string problems;
@@ -48,7 +51,7 @@ struct Row {
 
 const char* kUsage =
     "usage: kiln bench <op> --shape SHAPE [--dtype T] [--device D] [--variants all|NAME...] [--vs vendor|NAME]\n"
-    "                  [--runs N] [--warm] [--json]\n"
+    "                  [--runs N] [--warm] [--force] [--json | --csv]\n"
     "       kiln bench --overhead [<op> --shape SHAPE] [--device D] [--iters N] [--batch N] [--json]\n"
     "       kiln bench --regret --problems FILE [--device D] [--runs N] [--warm] [--json]";
 
@@ -65,11 +68,13 @@ Command make_bench_command(CLI::App& parent) {
   app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
   app->add_option("--variants", o->variants, "all (default) or variant names")->delimiter(',');
   app->add_option("--vs", o->vs, "Baseline: vendor (fastest vendor variant) or a variant name; default op()'s choice");
-  app->add_option("--runs", o->runs, "Timed runs per variant (default 20)")->check(CLI::PositiveNumber);
-  app->add_option("--warmup", o->warmup, "Warm-up runs (default 3)")->check(CLI::NonNegativeNumber);
+  app->add_option("--runs", o->runs, "Timed runs per variant (default 20)")->check(in_range(1, 1e6));
+  app->add_option("--warmup", o->warmup, "Warm-up runs (default 3)")->check(in_range(0, 1e6));
+  app->add_flag("--force", o->force, "Try a problem larger than the device or host memory");
   app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs");
   app->add_flag("--warm", o->warm, "Do not flush the L2 cache between timed runs");
   app->add_flag("--json", o->json, "Print JSON");
+  app->add_flag("--csv", o->csv, "Print CSV: one row per variant (times in microseconds)");
   app->add_flag("--overhead", o->overhead,
                 "Host time of a memo-hit op() call over the bound launch of the same kernel (default: add 1x1024)");
   app->add_option("--iters", o->iters, "--overhead: calls of each kind (default 20000)")->check(CLI::PositiveNumber);
@@ -90,6 +95,7 @@ Command make_bench_command(CLI::App& parent) {
     auto rt = open_runtime("off", false);
     const Device dev = parse_device(o->device);
     Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);
+    check_problem_fits(p, o->force);
     p.align_bytes = layout_alignment(*p.schema, p, /*pitched=*/false);  // the dense buffers benched
     const DeviceInfo& info = device_info(dev);
     const OpSchema& schema = *p.schema;
@@ -107,11 +113,7 @@ Command make_bench_command(CLI::App& parent) {
     if (!all)
       for (const std::string& n : o->variants) {
         const Variant* v = rt->registry().find_variant(n);
-        if (!v || v->op() != o->op) {
-          std::string known;
-          for (const Variant* x : rt->registry().variants(o->op)) known += (known.empty() ? "" : ", ") + x->name();
-          throw UsageError("no variant '" + n + "' of op '" + o->op + "' (its variants: " + (known.empty() ? "none" : known) + ")");
-        }
+        if (!v || v->op() != o->op) throw UsageError(unknown_variant_message(*rt, o->op, n));
       }
     bool vs_vendor = o->vs == "vendor";
     const Variant* vs_variant = nullptr;
@@ -212,12 +214,27 @@ Command make_bench_command(CLI::App& parent) {
                   (vs_vendor ? " (fastest vendor variant)" : vs_variant ? "" : " (op()'s choice)");
 
     const std::string unit = throughput_unit(schema);
-    if (o->json) {
+    if (o->csv && o->json) throw UsageError("give --json or --csv, not both");
+    if (o->csv) {
+      std::cout << csv_row({"op", "problem", "device", "variant", "config", "dispatched", "vendor", "outcome", "median_us",
+                            "mad_us", "samples", "throughput", "throughput_unit", "ratio"});
+      for (const Row& r : rows) {
+        const bool timed = r.result.ok() && r.usable;
+        const double median = r.result.timing.median_us;
+        std::cout << csv_row(
+            {o->op, p.key(), dev.to_string(), r.candidate.variant->name(), r.candidate.config.to_string(),
+             r.dispatched ? "1" : "0", r.candidate.variant->desc().vendor ? "1" : "0",
+             r.usable ? outcome_name(r.result.outcome) : "unsupported", timed ? csv_number(median) : "",
+             timed ? csv_number(r.result.timing.mad_us) : "", timed ? std::to_string(r.result.timing.samples) : "",
+             timed ? csv_number(throughput(schema, p, median)) : "", timed ? unit : "",
+             timed && base ? csv_number(base->result.timing.median_us / median) : ""});
+      }
+    } else if (o->json) {
       Json arr = Json::array();
       for (const Row& r : rows) {
         Json j = Json::object();
         j.set("variant", r.candidate.variant->name())
-            .set("config", r.candidate.config.to_string())
+            .set("config", config_json(r.candidate.config))
             .set("label", r.label)
             .set("dispatched", r.dispatched)
             .set("vendor", r.candidate.variant->desc().vendor)
@@ -235,7 +252,7 @@ Command make_bench_command(CLI::App& parent) {
         }
         arr.push(std::move(j));
       }
-      Json out = Json::object();
+      Json out = json_document();
       out.set("op", o->op).set("problem", p.key()).set("device", dev.to_string()).set("device_key", info.fingerprint());
       out.set("rows", std::move(arr)).set("baseline_note", base_note);
       if (base) out.set("baseline", base->candidate.to_string());

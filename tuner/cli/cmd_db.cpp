@@ -9,6 +9,7 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "table.hpp"
 
 namespace kiln::cli {
@@ -49,6 +50,13 @@ struct DbCli {
 
 int run_show(const DbCli& o) {
   auto rt = open_runtime("off", o.json);
+  if (!o.op.empty() && !rt->registry().find_op(o.op)) {
+    // An op no plugin registers is still shown when the database has entries for it.
+    bool stored = false;
+    for (const TuningLayer& layer : rt->db().layers())
+      for (const auto& [dev, ops] : layer.table) stored |= ops.count(o.op) > 0;
+    if (!stored) rt->registry().op(o.op);  // UnknownOpError: "did you mean ...", exit 2
+  }
   Json layers = Json::array();
   for (const TuningLayer& layer : rt->db().layers()) {
     Table t({"device", "op", "problem", "variant", "config", "median", "throughput", "tuned at", "status"},
@@ -67,7 +75,7 @@ int run_show(const DbCli& o) {
                            .set("op", op)
                            .set("problem", key)
                            .set("variant", e.variant)
-                           .set("config", e.config.to_string())
+                           .set("config", config_json(e.config))
                            .set("median_us", e.median_us)
                            .set("mad_us", e.mad_us)
                            .set("samples", e.samples)
@@ -96,7 +104,7 @@ int run_show(const DbCli& o) {
     for (const auto& e : rt->db().errors()) errors.push(e);
     Json warnings = Json::array();
     for (const auto& w : rt->db().warnings()) warnings.push(w);
-    std::cout << Json::object()
+    std::cout << json_document()
                      .set("user_path", rt->db().user_path())
                      .set("layers", std::move(layers))
                      .set("errors", std::move(errors))
@@ -108,7 +116,7 @@ int run_show(const DbCli& o) {
     bool user_layer = false;
     for (const TuningLayer& l : rt->db().layers()) user_layer |= l.writable;
     if (!user_layer && !rt->db().user_path().empty())
-      std::cout << "user file " << rt->db().user_path() << " is not readable (see the warning above)\n";
+      std::cout << "user file " << rt->db().user_path() << " is not readable (see the error above)\n";
   }
   return rt->db().errors().empty() ? kExitOk : kExitFailed;
 }
@@ -164,7 +172,7 @@ int run_merge(const DbCli& o) {
     total = count_entries(table);
   });
   if (o.json) {
-    std::cout << Json::object()
+    std::cout << json_document()
                      .set("into", target)
                      .set("files", o.files.size())
                      .set("added", added)
@@ -210,7 +218,7 @@ int run_prune(const DbCli& o) {
   if (o.json) {
     Json arr = Json::array();
     for (const auto& [what, why] : dropped) arr.push(Json::object().set("entry", what).set("why", why));
-    std::cout << Json::object()
+    std::cout << json_document()
                      .set("user_path", rt->db().user_path())
                      .set("dry_run", o.dry_run)
                      .set("dropped", std::move(arr))

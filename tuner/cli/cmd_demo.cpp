@@ -15,6 +15,7 @@
 #include "common.hpp"
 #include "devices_report.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "op_shapes.hpp"
 #include "table.hpp"
 
@@ -76,7 +77,7 @@ DemoRow run_one(Runtime& rt, const OpSchema& schema, Device device, int runs, in
     row.throughput = fmt_throughput(tp, throughput_unit(schema));
     row.status = row.wrong ? "WRONG" : "ok";
     row.json.set("variant", row.variant)
-        .set("config", row.config)
+        .set("config", config_json(d.config))
         .set("source", row.source)
         .set("median_us", timing.median_us)
         .set("mad_us", timing.mad_us)
@@ -121,7 +122,7 @@ Command make_demo_command(CLI::App& parent) {
       for (const auto& p : rt->loaded_plugins()) plugins.push(p);
       for (const auto& e : rt->plugin_errors()) errors.push(Json::object().set("file", e.file).set("reason", e.reason));
       for (auto& r : rows) ops.push(std::move(r.json));
-      std::cout << Json::object()
+      std::cout << json_document()
                        .set("devices", devices_json(rt->devices()))
                        .set("plugins", std::move(plugins))
                        .set("plugin_errors", std::move(errors))

@@ -8,6 +8,7 @@
 #include "common.hpp"
 #include "devices_report.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 
 namespace kiln::cli {
 
@@ -20,7 +21,7 @@ Command make_devices_command(CLI::App& parent) {
   c.run = [json] {
     const auto& devices = enumerate_devices();
     if (*json) {
-      std::cout << devices_json(devices).dump() << "\n";
+      std::cout << json_document().set("devices", devices_json(devices)).dump() << "\n";
     } else {
       print_devices(std::cout, devices);
     }

@@ -10,6 +10,7 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 
 namespace kiln::cli {
 
@@ -40,10 +41,10 @@ Command make_explain_command(CLI::App& parent) {
     std::vector<std::string> layers;
     for (const TuningLayer& l : rt->db().layers()) layers.push_back(l.path + (l.writable ? " (user)" : " (shipped)"));
     if (o->json) {
-      Json j = Json::object();
+      Json j = json_document();
       j.set("op", o->op).set("problem", p.key()).set("modes", p.schema->mode_key(p)).set("device", dev.to_string());
       j.set("device_key", info.fingerprint()).set("align_bytes", p.align_bytes);
-      j.set("variant", d.variant ? d.variant->name() : "").set("config", d.config.to_string());
+      j.set("variant", d.variant ? d.variant->name() : "").set("config", config_json(d.config));
       j.set("source", decision_source_name(d.from)).set("evidence", evidence_name(d.evidence));
       if (d.evidence == Decision::Evidence::neighbour) j.set("distance", d.distance);
       if (d.evidence == Decision::Evidence::model) j.set("predicted_us", d.predicted_us);

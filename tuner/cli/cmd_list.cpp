@@ -1,4 +1,5 @@
-// kiln list [op]: the ops, their variants, and each variant's parameters with their values.
+// kiln list [op] [--all]: one line per op; with an op (or --all), its variants and each variant's
+// parameters with their values.
 #include <iostream>
 #include <memory>
 
@@ -7,7 +8,9 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "table.hpp"
+#include "terminal.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -20,6 +23,13 @@ DeviceInfo device_for(DeviceKind kind) {
   stand_in.device = Device::cuda(0);
   stand_in.name = "(no CUDA device)";
   return stand_in;
+}
+
+// The dtypes as a list; [] for "any".
+Json dtypes_json(const std::vector<DType>& dtypes) {
+  Json j = Json::array();
+  for (DType t : dtypes) j.push(std::string(dtype_name(t)));
+  return j;
 }
 
 std::string dtypes_text(const std::vector<DType>& dtypes) {
@@ -60,7 +70,7 @@ Json variant_json(const Runtime& rt, const Variant& v) {
   return Json::object()
       .set("name", v.name())
       .set("device_kind", device_kind_name(v.device_kind()))
-      .set("dtypes", dtypes_text(v.dtypes()))
+      .set("dtypes", dtypes_json(v.dtypes()))
       .set("priority", v.priority())
       .set("reference", v.desc().reference)
       .set("vendor", v.desc().vendor)
@@ -80,13 +90,15 @@ Command make_list_command(CLI::App& parent) {
   struct Opts {
     std::string op;
     bool json = false;
+    bool all = false;
   };
   auto o = std::make_shared<Opts>();
   Command c;
   c.app = parent.add_subcommand("list", "List ops, their variants and tuning parameters");
   c.app->add_option("op", o->op, "Only this op");
+  c.app->add_flag("--all", o->all, "Show every op's variants and parameters, not one line per op");
   c.app->add_flag("--json", o->json, "Print JSON");
-  c.usage = "usage: kiln list [op] [--json]";
+  c.usage = "usage: kiln list [op] [--all] [--wide] [--json]";
   c.run = [o] {
     auto rt = open_runtime("off", o->json);
     std::vector<std::string> ops = rt->registry().op_names();
@@ -105,44 +117,61 @@ Command make_list_command(CLI::App& parent) {
                      .set("signature", s.signature())
                      .set("summary", s.summary)
                      .set("dims", dims_text(s))
-                     .set("dtypes", dtypes_text(s.dtypes))
+                     .set("dtypes", dtypes_json(s.dtypes))
                      .set("work_unit", s.work_unit == WorkUnit::flop ? "flop" : "byte")
                      .set("plugin", rt->registry().source_of(s).plugin)
                      .set("variants", std::move(variants)));
       }
-      std::cout << out.dump() << "\n";
+      std::cout << json_document().set("ops", std::move(out)).dump() << "\n";
       return kExitOk;
     }
     if (ops.empty()) {
       std::cout << "no ops registered (no plugin was loaded; set KILN_PLUGIN_PATH)\n";
       return kExitOk;
     }
+    if (o->op.empty() && !o->all) {
+      Table t({"op", "variants", "dtypes", "plugin", "summary"},
+              {Align::left, Align::right, Align::left, Align::left, Align::left});
+      for (const std::string& name : ops) {
+        const OpSchema& s = rt->registry().op(name);
+        t.add({name, std::to_string(rt->registry().variants(name).size()), dtypes_text(s.dtypes),
+               rt->registry().source_of(s).plugin, s.summary});
+      }
+      t.print(std::cout);
+      std::cout << "\nkiln list <op> shows an op's variants and parameters; --all shows every op's.\n";
+      for (const std::string& orphan : rt->registry().orphan_variants())
+        std::cout << "variant " << orphan << " is registered for an op without a schema (unusable)\n";
+      return kExitOk;
+    }
     for (const std::string& name : ops) {
       const OpSchema& s = rt->registry().op(name);
+      const std::size_t columns = output_columns();
       std::cout << s.signature() << "\n";
-      if (!s.summary.empty()) std::cout << "  " << s.summary << "\n";
-      std::cout << "  dims: " << dims_text(s) << "; dtypes: " << dtypes_text(s.dtypes)
-                << "; work counted in " << (s.work_unit == WorkUnit::flop ? "FLOP" : "bytes") << "; from "
-                << rt->registry().source_of(s).to_string() << "\n";
+      if (!s.summary.empty()) std::cout << wrap_text(s.summary, "  ", columns);
+      std::cout << wrap_text("dims: " + dims_text(s) + "; dtypes: " + dtypes_text(s.dtypes) + "; work counted in " +
+                                 (s.work_unit == WorkUnit::flop ? "FLOP" : "bytes"),
+                             "  ", columns)
+                << wrap_text("from " + rt->registry().source_of(s).to_string(), "  ", columns);
       const auto variants = rt->registry().variants(name);
       if (variants.empty()) {
         std::cout << "  (no variants)\n\n";
         continue;
       }
-      Table t({"variant", "runs on", "dtypes", "priority", "role", "product", "default config", "summary"},
+      Table t({"variant", "runs on", "dtypes", "prio", "role", "configs", "default config", "summary"},
               {Align::left, Align::left, Align::left, Align::right, Align::left, Align::right, Align::left, Align::left});
       for (const Variant* v : variants) {
         std::string role = v->desc().reference ? "reference" : (v->desc().vendor ? "vendor" : "");
         t.add({v->name(), device_kind_name(v->device_kind()), dtypes_text(v->dtypes()), std::to_string(v->priority()),
                role, std::to_string(v->space().count()), default_config_text(*v), v->desc().summary});
       }
+      t.set_flexible({7, 6, 4});  // the summary first, then the default config, then the role
       t.print(std::cout, "  ");
       bool any_params = false;
       for (const Variant* v : variants) {
         if (v->space().empty()) continue;
         if (!any_params) std::cout << "  parameters:\n";
         any_params = true;
-        std::cout << "    " << v->name() << ": " << v->space().to_string() << "\n";
+        std::cout << wrap_text(v->name() + ": " + v->space().to_string(), "    ", output_columns());
       }
       std::cout << "\n";
     }

@@ -14,8 +14,10 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "json_document.hpp"
 #include "op_shapes.hpp"
 #include "progress.hpp"
+#include "range_check.hpp"
 #include "table.hpp"
 
 namespace kiln::cli {
@@ -26,7 +28,7 @@ struct VerifyCli {
   std::vector<std::string> shapes;
   std::size_t max_configs = 64;
   std::uint64_t seed = 7;
-  bool json = false, verbose = false;
+  bool json = false, verbose = false, force = false;
 };
 
 struct Job {  // one problem on one device, dense or pitched
@@ -45,7 +47,7 @@ struct Failure {
 };
 
 const char* kUsage =
-    "usage: kiln verify [op] [--device D] [--shape SHAPE]... [--max-configs N] [--seed N] [--json]";
+    "usage: kiln verify [op] [--device D] [--shape SHAPE]... [--max-configs N] [--seed N] [--force] [--json]";
 
 bool has_rank2(const OpSchema& s, const Problem& p) {
   std::vector<TensorSpec> specs;
@@ -66,7 +68,8 @@ Command make_verify_command(CLI::App& parent) {
   app->add_option("--device", o->device, "Only this device: host, cuda or cuda:N (default: all)");
   app->add_option("--shape", o->shapes, "Shapes to check (default: a per-op list of odd and edge sizes)");
   app->add_option("--max-configs", o->max_configs, "Configs per variant and shape, sampled (default 64)")
-      ->check(CLI::PositiveNumber);
+      ->check(in_range(1, 1e9));
+  app->add_flag("--force", o->force, "Try a shape larger than the device or host memory");
   app->add_option("--seed", o->seed, "Seed of the inputs and of the config sample");
   app->add_flag("-v,--verbose", o->verbose, "Print every check");
   app->add_flag("--json", o->json, "Print JSON");
@@ -92,6 +95,16 @@ Command make_verify_command(CLI::App& parent) {
     std::vector<std::string> notes;
     std::map<std::string, Tally> tallies;  // key: variant + device
     std::size_t total = 0;
+    // A variant for a kind of device that is not here (a CUDA variant on a CPU-only machine) is
+    // not checked: say so, rather than pass over it in silence.
+    for (const std::string& name : ops)
+      for (const Variant* v : rt->registry().variants(name)) {
+        bool here = false;
+        for (const Device& d : devices) here |= d.kind == v->device_kind();
+        if (!here)
+          notes.push_back(v->name() + ": skipped, not checked (no " + device_kind_name(v->device_kind()) + " device " +
+                          (o->device.empty() ? "on this machine" : "selected with --device") + ")");
+      }
     for (const std::string& name : ops) {
       const OpSchema& s = rt->registry().op(name);
       const auto shapes = o->shapes.empty() ? verify_shapes(s) : o->shapes;
@@ -106,6 +119,11 @@ Command make_verify_command(CLI::App& parent) {
             Problem p;
             try {
               p = s.problem_from_shape(t, shape, dev);
+              check_problem_fits(p, o->force);
+            } catch (const UsageError& e) {
+              if (!o->shapes.empty()) throw;
+              notes.push_back(name + " " + std::string(dtype_name(t)) + " '" + shape + "': skipped (" + e.what() + ")");
+              continue;
             } catch (const ArgumentError& e) {
               if (!o->shapes.empty()) throw;
               notes.push_back(name + " " + std::string(dtype_name(t)) + " '" + shape + "': skipped (" + e.what() + ")");
@@ -135,7 +153,7 @@ Command make_verify_command(CLI::App& parent) {
 
     ProgressBar bar("verify");
     std::vector<Failure> failures;
-    std::size_t done = 0, checks = 0;
+    std::size_t done = 0, checks = 0, unprepared = 0;  // unprepared: inputs or reference failed
     bool lost = false;
     Json checks_json = Json::array();
     for (Job& job : jobs) {
@@ -156,6 +174,7 @@ Command make_verify_command(CLI::App& parent) {
           ++tallies[cand.variant->name() + "|" + job.problem.device.to_string()].failed;
         }
         done += job.space.candidates.size();
+        unprepared += job.space.candidates.size();
         continue;
       }
       for (const Candidate& cand : job.space.candidates) {
@@ -180,7 +199,7 @@ Command make_verify_command(CLI::App& parent) {
         if (o->json)
           checks_json.push(Json::object()
                                .set("variant", cand.variant->name())
-                               .set("config", cand.config.to_string())
+                               .set("config", config_json(cand.config))
                                .set("op", job.problem.schema->name)
                                .set("problem", job.problem.key())
                                .set("device", job.problem.device.to_string())
@@ -196,7 +215,9 @@ Command make_verify_command(CLI::App& parent) {
       }
     }
     bar.finish();
-    const std::size_t not_run = total - checks;
+    // Checks that never ran because the run stopped early (a lost device, Ctrl-C); those whose
+    // inputs could not be prepared are failures already, with the reason.
+    const std::size_t not_run = total - checks - unprepared;
 
     if (o->json) {
       Json summary = Json::array();
@@ -210,7 +231,7 @@ Command make_verify_command(CLI::App& parent) {
                          .set("unsupported", t.unsupported));
       Json n = Json::array();
       for (const auto& s : notes) n.push(s);
-      std::cout << Json::object()
+      std::cout << json_document()
                        .set("checks", checks)
                        .set("failed", failures.size())
                        .set("not_run", not_run)

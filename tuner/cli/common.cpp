@@ -1,10 +1,16 @@
 #include "common.hpp"
 
+#include <kiln/op_schema.hpp>
 #include <kiln/runtime.hpp>
+
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <vector>
+
+#include "spelling.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -25,9 +31,9 @@ std::unique_ptr<Runtime> open_runtime(const std::string& tune_mode, bool quiet) 
   o.tune_mode = tune_mode;
   auto rt = std::make_unique<Runtime>(o);
   if (!quiet) {
-    for (const PluginLoadError& e : rt->plugin_errors())
-      std::cerr << "kiln: warning: plugin " << e.file << " not loaded: " << e.reason << "\n";
-    // Printed when a command first reads the database (`kiln list` never does).
+    // A plugin that could not be used was logged once by the loader; not repeated here.  Database
+    // messages are printed when a command first reads it (`kiln list` never does), in place of
+    // the runtime's log line.
     rt->db().set_reporter([](const std::string& message, bool) { std::cerr << "kiln: warning: " << message << "\n"; });
   }
   return rt;
@@ -59,6 +65,17 @@ Device parse_device(const std::string& text) {
   return Device::cuda(ordinal);
 }
 
+std::string unknown_variant_message(const Runtime& rt, const std::string& op, const std::string& name) {
+  std::string known;
+  std::vector<std::string> names;
+  for (const Variant* x : rt.registry().variants(op)) {
+    known += (known.empty() ? "" : ", ") + x->name();
+    names.push_back(x->name());
+  }
+  return "no variant '" + name + "' of op '" + op + "'" + detail::did_you_mean(name, names) + " (its variants: " +
+         (known.empty() ? "none" : known) + ")";
+}
+
 DType pick_dtype(const OpSchema& schema, const std::string& dtype) {
   if (!dtype.empty()) return parse_dtype(dtype);
   return schema.dtypes.empty() ? DType::f32 : schema.dtypes.front();
@@ -75,6 +92,38 @@ Problem make_problem(Runtime& rt, const std::string& op, const std::string& dtyp
   Problem p = schema.problem_from_shape(pick_dtype(schema, dtype), shape, device);
   p.align_bytes = 16;
   return p;
+}
+
+namespace {
+
+double host_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
+}  // namespace
+
+void check_problem_fits(const Problem& problem, bool force) {
+  if (force || !problem.schema || !problem.schema->tensor_specs) return;
+  std::vector<TensorSpec> specs;
+  if (!problem.schema->tensor_specs(problem, specs).ok()) return;  // the evaluator reports it
+  double bytes = 0.0;
+  for (const TensorSpec& t : specs) bytes += static_cast<double>(t.shape.bytes(t.dtype));
+  // ProblemData keeps the inputs, the reference and the result on the host, plus the tensors
+  // the variants run on (on the host too for a host problem).
+  const int host_copies = problem.device.is_host() ? 4 : 3;
+  const std::string what = problem.schema->name + " " + problem.key() + ": its tensors take " + fmt_bytes(bytes);
+  const double host = host_memory_bytes();
+  if (host > 0.0 && host_copies * bytes > host)
+    throw UsageError(what + "; with the " + std::to_string(host_copies) + " copies kiln keeps that is " +
+                     fmt_bytes(host_copies * bytes) + " of host memory, and this machine has " + fmt_bytes(host) +
+                     " (--force tries anyway)");
+  if (problem.device.is_cuda()) {
+    const double device = static_cast<double>(device_info(problem.device).global_mem_bytes);
+    if (device > 0.0 && bytes > device)
+      throw UsageError(what + ", more than the " + fmt_bytes(device) + " of " + problem.device.to_string() +
+                       " (--force tries anyway)");
+  }
 }
 
 std::string fmt(double v, int precision) {
@@ -103,9 +152,9 @@ std::string fmt_throughput(double value, const std::string& unit) {
 }
 
 std::string fmt_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;
-  while (bytes >= 1024.0 && u < 4) {
+  while (bytes >= 1024.0 && u < 6) {
     bytes /= 1024.0;
     ++u;
   }

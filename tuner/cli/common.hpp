@@ -47,10 +47,12 @@ Command make_verify_command(CLI::App& parent);
 Command make_explain_command(CLI::App& parent);
 Command make_db_command(CLI::App& parent);
 Command make_demo_command(CLI::App& parent);
+Command make_plugins_command(CLI::App& parent);
 
 // Loads the plugins and opens the tuning database.  `tune_mode` "" honours KILN_TUNE; the tools
 // that measure pass "off" so that op() never tunes behind their back.  Plugin load errors are
-// printed to stderr as warnings.
+// logged once, by the loader (KILN_LOG_LEVEL); database messages go to stderr as warnings when
+// the database is first read (to the log instead with `quiet`).
 std::unique_ptr<Runtime> open_runtime(const std::string& tune_mode = "off", bool quiet = false);
 
 // "host", "cuda", "gpu", "cuda:N"; "" is the runtime's default device (CUDA 0, else the host).
@@ -58,6 +60,12 @@ Device parse_device(const std::string& text);
 // Builds a problem from the command line; UnknownOpError / ShapeError / DTypeError name the fault.
 Problem make_problem(Runtime& rt, const std::string& op, const std::string& dtype, const std::string& shape,
                      Device device);
+// "no variant 'x' of op 'gemm'; did you mean 'y'? (its variants: ...)" for --variants / --vs.
+std::string unknown_variant_message(const Runtime& rt, const std::string& op, const std::string& name);
+// Refuses (UsageError) a problem whose tensors do not fit the memory of its device or of the host,
+// counting the copies the tuner keeps (inputs, reference, result), unless `force`.  Overflowing
+// sizes never get here: problem_from_shape refuses them.
+void check_problem_fits(const Problem& problem, bool force);
 // The op's first dtype when `dtype` is empty.
 DType pick_dtype(const OpSchema& schema, const std::string& dtype);
 

@@ -135,6 +135,13 @@ void Json::write(std::string& out, int indent, int depth) const {
       break;
     }
     case Kind::string: write_string(out, str_); break;
+    case Kind::raw:
+      // Re-indented to its depth (JSON strings hold no raw newlines, so every newline is layout).
+      for (char c : str_) {
+        out += c;
+        if (c == '\n' && indent > 0) out.append(static_cast<std::size_t>(indent * depth), ' ');
+      }
+      break;
     case Kind::array:
       if (items_.empty()) {
         out += "[]";

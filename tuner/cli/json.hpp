@@ -26,6 +26,9 @@ class Json {
 
   static Json array() { Json j; j.kind_ = Kind::array; return j; }
   static Json object() { Json j; j.kind_ = Kind::object; return j; }
+  // JSON text written elsewhere (a worker process's report, dumped at depth 0), inserted as it
+  // is, its lines indented to where it lands.
+  static Json raw(std::string json_text) { Json j; j.kind_ = Kind::raw; j.str_ = std::move(json_text); return j; }
 
   Json& push(Json v);                           // on an array
   Json& set(const std::string& key, Json v);    // on an object; replaces an existing key
@@ -33,7 +36,7 @@ class Json {
   std::string dump(int indent = 2) const;       // NaN and infinities print as null
 
  private:
-  enum class Kind { null, boolean, integer, number, string, array, object };
+  enum class Kind { null, boolean, integer, number, string, array, object, raw };
   void write(std::string& out, int indent, int depth) const;
   Kind kind_ = Kind::null;
   bool bool_ = false;

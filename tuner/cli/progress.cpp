@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <iostream>
 
+#include "table.hpp"
+#include "terminal.hpp"
+
 namespace kiln::cli {
-namespace {
 
 std::string clock_text(double seconds) {
   const long s = static_cast<long>(seconds + 0.5);
@@ -17,8 +19,6 @@ std::string clock_text(double seconds) {
     std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
   return buf;
 }
-
-}  // namespace
 
 ProgressBar::ProgressBar(std::string label)
     : label_(std::move(label)), enabled_(::isatty(STDERR_FILENO) == 1),
@@ -33,20 +33,41 @@ void ProgressBar::update(std::size_t done, std::size_t total, const std::string&
   draw(done >= total);
 }
 
+void ProgressBar::restart() {
+  start_ = std::chrono::steady_clock::now();
+  done_ = total_ = 0;
+  note_.clear();
+}
+
+void ProgressBar::set_overall(std::string line) {
+  overall_ = std::move(line);
+  if (enabled_ && drawn_) draw(true);
+}
+
 void ProgressBar::message(const std::string& line) {
   if (!enabled_) {
     std::cerr << line << "\n";
     return;
   }
-  if (drawn_) std::cerr << "\r\033[K";
+  clear();
   std::cerr << line << "\n";
-  drawn_ = false;
   draw(true);
 }
 
 void ProgressBar::finish() {
-  if (enabled_ && drawn_) std::cerr << "\r\033[K" << std::flush;
+  if (enabled_ && drawn_) {
+    clear();
+    std::cerr << std::flush;
+  }
+}
+
+// Erases what draw() printed: the bar's line and, when drawn, the overall line above it.
+void ProgressBar::clear() {
+  if (!drawn_) return;
+  std::cerr << "\r\033[K";
+  if (overall_drawn_) std::cerr << "\033[1A\r\033[K";
   drawn_ = false;
+  overall_drawn_ = false;
 }
 
 void ProgressBar::draw(bool force) {
@@ -55,7 +76,10 @@ void ProgressBar::draw(bool force) {
   if (!force && drawn_ && now - last_ < std::chrono::milliseconds(100)) return;
   last_ = now;
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  constexpr int kWidth = 24;
+  // One column short of the terminal: writing the last column makes some terminals wrap.
+  const std::size_t columns = terminal_columns(STDERR_FILENO);
+  const std::size_t fit = columns > 1 ? columns - 1 : 0;
+  const int kWidth = fit == 0 || fit >= 100 ? 24 : (fit >= 60 ? 16 : 8);
   const double f = total_ ? static_cast<double>(done_) / static_cast<double>(total_) : 0.0;
   const int filled = static_cast<int>(f * kWidth);
   std::string bar = "[" + std::string(static_cast<std::size_t>(filled), '=') +
@@ -64,8 +88,13 @@ void ProgressBar::draw(bool force) {
   std::string line = label_ + " " + bar + " " + std::to_string(done_) + "/" + std::to_string(total_) + " " +
                      clock_text(elapsed) + eta;
   if (!note_.empty()) line += "  " + note_;
-  if (line.size() > 150) line.resize(150);
-  std::cerr << "\r\033[K" << line << std::flush;
+  line = truncate_to_width(line, fit > 0 ? fit : 150);
+  clear();
+  if (!overall_.empty()) {
+    std::cerr << truncate_to_width(overall_, fit > 0 ? fit : 150) << "\n";
+    overall_drawn_ = true;
+  }
+  std::cerr << line << std::flush;
   drawn_ = true;
 }
 

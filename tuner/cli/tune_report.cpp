@@ -1,6 +1,8 @@
 #include "tune_report.hpp"
 
 #include "common.hpp"
+#include "csv.hpp"
+#include "json_document.hpp"
 #include "table.hpp"
 
 namespace kiln::cli {
@@ -13,7 +15,7 @@ std::string device_text(const TuneReport& r) { return r.problem.device.to_string
 Json candidate_json(const CandidateResult& r, const Problem& problem) {
   Json j = Json::object();
   j.set("variant", r.candidate.variant ? r.candidate.variant->name() : "")
-      .set("config", r.candidate.config.to_string())
+      .set("config", config_json(r.candidate.config))
       .set("default_config", r.candidate.is_default)
       .set("outcome", outcome_name(r.outcome));
   if (!r.reason.empty()) j.set("reason", r.reason);
@@ -42,12 +44,13 @@ Json tune_report_json(const TuneReport& r) {
       .set("stop_reason", r.search.stop_reason)
       .set("prepare_seconds", r.prepare_seconds)
       .set("reference_seconds", r.reference_seconds)
+      .set("expected_source", r.expected_source)
       .set("search_seconds", r.search.seconds);
   Json rejected = Json::array();
   for (const Rejection& x : r.space.rejected)
     rejected.push(Json::object()
                       .set("variant", x.example.variant->name())
-                      .set("example_config", x.example.config.to_string())
+                      .set("example_config", config_json(x.example.config))
                       .set("configs", x.configs)
                       .set("kind", x.kind == Rejection::Kind::variant ? "variant"
                                    : x.kind == Rejection::Kind::constraint ? "constraint" : "unsupported")
@@ -80,8 +83,9 @@ void print_tune_report(std::ostream& out, const TuneReport& r, bool verbose) {
   if (!r.search.results.empty() || r.prepare_seconds > 0) {
     out << "  search: " << r.search.strategy << ", " << r.search.evaluations() << " evaluated in "
         << fmt_fixed(r.search.seconds, 2) << " s, " << r.search.stop_reason << " (inputs " << fmt_fixed(r.prepare_seconds, 2)
-        << " s, host reference " << fmt_fixed(r.reference_seconds, 2) << " s"
+        << " s, expected outputs " << fmt_fixed(r.reference_seconds, 2) << " s"
         << (r.prepare_seconds < r.reference_seconds ? ", computed alongside the search" : "") << ")\n";
+    if (!r.expected_source.empty()) out << "  expected outputs: " << r.expected_source << "\n";
   }
   std::vector<const CandidateResult*> bad;
   for (const auto& c : r.search.results)
@@ -121,6 +125,28 @@ void print_tune_report(std::ostream& out, const TuneReport& r, bool verbose) {
       out << "  not stored (--no-store)\n";
   }
   if (!r.error.empty()) out << "  not tuned: " << r.error << "\n";
+}
+
+void print_tune_csv_header(std::ostream& out) {
+  out << csv_row({"op", "problem", "device", "variant", "config", "default_config", "outcome", "median_us", "mad_us",
+                  "samples", "throughput", "throughput_unit", "error", "winner"});
+}
+
+void print_tune_csv_rows(std::ostream& out, const TuneReport& r) {
+  const Problem& p = r.problem;
+  for (const CandidateResult& c : r.search.results) {
+    const bool timed = c.ok() && c.timing.samples > 0;
+    const bool winner = r.search.winner && r.search.winner->candidate.variant == c.candidate.variant &&
+                        r.search.winner->candidate.config == c.candidate.config;
+    out << csv_row({p.schema ? p.schema->name : "", p.key(), p.device.to_string(),
+                    c.candidate.variant ? c.candidate.variant->name() : "", c.candidate.config.to_string(),
+                    c.candidate.is_default ? "1" : "0", outcome_name(c.outcome),
+                    timed ? csv_number(c.timing.median_us) : "", timed ? csv_number(c.timing.mad_us) : "",
+                    timed ? std::to_string(c.timing.samples) : "",
+                    timed && p.schema ? csv_number(throughput(*p.schema, p, c.timing.median_us)) : "",
+                    timed && p.schema ? throughput_unit(*p.schema) : "",
+                    c.outcome != Outcome::rejected ? csv_number(c.error) : "", winner ? "1" : "0"});
+  }
 }
 
 }  // namespace kiln::cli

@@ -9,6 +9,7 @@
 
 #include "cuda_backend.hpp"
 #include "kiln/errors.hpp"
+#include "kiln/log.hpp"
 #include "kiln/op_schema.hpp"
 
 namespace kiln {
@@ -18,19 +19,15 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-ProblemData make_data(const Problem& problem, const EvaluatorOptions& options, bool reference) {
+ProblemData make_data(const Problem& problem, const EvaluatorOptions& options, double& seconds) {
   if (!problem.schema) throw ArgumentError("ProblemEvaluator: the problem has no op schema");
+  const auto t0 = std::chrono::steady_clock::now();
   ProblemDataOptions data_options;
   data_options.pitched = options.pitched;
-  data_options.reference = reference;
+  data_options.reference = false;  // prepare_expected decides: host reference or oracle
   // The problem keeps the alignment class the caller asked about (supports() decisions were
   // made with it); the buffers allocated here are at least as aligned.
-  return ProblemData(*problem.schema, problem, problem.device, options.seed, data_options);
-}
-
-ProblemData prepare(const Problem& problem, const EvaluatorOptions& options, double& seconds) {
-  const auto t0 = std::chrono::steady_clock::now();
-  ProblemData data = make_data(problem, options, !options.background_reference);
+  ProblemData data(*problem.schema, problem, problem.device, options.seed, data_options);
   seconds = seconds_since(t0);
   return data;
 }
@@ -55,39 +52,79 @@ struct RunFailed {
 ProblemEvaluator::ProblemEvaluator(const Problem& problem, EvaluatorOptions options)
     : device_(problem.device),
       options_(options),
-      data_(prepare(problem, options, prepare_seconds_)),
+      data_(make_data(problem, options, prepare_seconds_)),
       stream_(problem.device) {
   if (device_.is_cuda() && !options_.warm) flusher_ = std::make_unique<CacheFlusher>(device_);
-  if (options_.background_reference) {
-    // Same seed, same inputs: a second copy whose reference outputs are computed on the side.
-    pending_ = std::async(std::launch::async, [problem, options] {
-      const auto t0 = std::chrono::steady_clock::now();
-      auto data = std::make_unique<ProblemData>(make_data(problem, options, true));
-      return std::make_pair(std::move(data), seconds_since(t0));
-    });
+  prepare_expected(problem);
+}
+
+void ProblemEvaluator::prepare_expected(const Problem& problem) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (options_.oracle) {
+    const Candidate& o = *options_.oracle;
+    std::string refused;
+    try {
+      if (device_.is_cuda()) detail::cuda_set_device(device_.ordinal);
+      const std::size_t bytes = o.variant->workspace_bytes(data_.problem(), o.config);
+      if (bytes > workspace_.bytes()) workspace_ = Buffer::alloc(device_, u8, {static_cast<std::int64_t>(bytes)});
+      const OracleCheck check = data_.use_oracle(*o.variant, o.config, bytes ? workspace_.data() : nullptr,
+                                                 stream_.get(), options_.oracle_samples);
+      if (check.status.ok()) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, " checked on %lld sampled elements (error %.2g, limit %.2g)",
+                      static_cast<long long>(check.samples), check.error, check.tolerance);
+        expected_source_ = "oracle " + o.to_string() + buf;
+      } else {
+        refused = check.status.message();
+      }
+    } catch (const std::exception& e) {
+      refused = std::string("oracle ") + o.to_string() + " failed: " + e.what();
+    }
+    if (refused.empty()) {
+      reference_done_ = true;
+      reference_seconds_ = seconds_since(t0);
+      prepare_seconds_ += reference_seconds_;
+      return;
+    }
+    if (device_.is_cuda() && !detail::cuda_device_healthy(device_.ordinal))
+      throw CudaError("ProblemEvaluator: the oracle left the device unusable: " + refused);
+    logger()->warn("{} {}: {}; using the host reference", problem.schema->name, problem.key(), refused);
+    expected_source_ = "host reference (" + refused + ")";
   } else {
-    reference_seconds_ = prepare_seconds_;
+    expected_source_ = "host reference";
   }
+  if (options_.background_reference) {
+    // The reference reads host copies of the inputs taken when they were drawn, and writes only
+    // the expected-output buffers, so candidates can run meanwhile.
+    pending_ = std::async(std::launch::async, [this] {
+      const auto t1 = std::chrono::steady_clock::now();
+      data_.compute_reference();
+      return seconds_since(t1);
+    });
+    return;
+  }
+  data_.compute_reference();
+  reference_done_ = true;
+  reference_seconds_ = seconds_since(t0);
+  prepare_seconds_ += reference_seconds_;
 }
 
 ProblemEvaluator::~ProblemEvaluator() {
   if (pending_.valid()) pending_.wait();
 }
 
-ProblemData* ProblemEvaluator::reference_data(bool wait) {
-  if (!options_.background_reference) return &data_;
-  if (reference_) return reference_.get();
-  if (!reference_error_.empty()) return nullptr;
-  if (!wait && pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return nullptr;
+bool ProblemEvaluator::reference_ready(bool wait) {
+  if (reference_done_) return true;
+  if (!reference_error_.empty() || !pending_.valid()) return false;
+  if (!wait && pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
   try {
-    auto ready = pending_.get();
-    reference_ = std::move(ready.first);
-    reference_seconds_ = ready.second;
+    reference_seconds_ = pending_.get();
+    reference_done_ = true;
   } catch (const std::exception& e) {
     reference_error_ = e.what();
-    return nullptr;
+    return false;
   }
-  return reference_.get();
+  return true;
 }
 
 Status ProblemEvaluator::launch(ProblemData& data, const Candidate& c) {
@@ -167,21 +204,20 @@ CandidateResult ProblemEvaluator::validate(ProblemData& data, const Candidate& c
 }
 
 CandidateResult ProblemEvaluator::check(const Candidate& c) {
-  if (ProblemData* ref = reference_data(false)) return validate(*ref, c, true);
+  if (reference_ready(false)) return validate(data_, c, true);
   if (!reference_error_.empty()) return confirm(c);
   return validate(data_, c, false);  // the reference is still being computed
 }
 
 CandidateResult ProblemEvaluator::confirm(const Candidate& c) {
-  ProblemData* ref = reference_data(true);
-  if (!ref) {
+  if (!reference_ready(true)) {
     CandidateResult r;
     r.candidate = c;
     r.outcome = Outcome::failed;
     r.reason = "not validated: the host reference failed: " + reference_error_;
     return r;
   }
-  return validate(*ref, c, true);
+  return validate(data_, c, true);
 }
 
 CandidateResult ProblemEvaluator::time(const Candidate& c, const TimingOptions& options) {
@@ -193,11 +229,14 @@ CandidateResult ProblemEvaluator::time(const Candidate& c, const TimingOptions& 
   // Bound the time spent on this candidate by its check run's duration (an over-estimate on
   // CUDA: it includes the launch and the synchronisation).
   if (last_check_us_ > 0.0 && options_.max_seconds_per_candidate > 0.0) {
-    const double affordable = 1e6 * options_.max_seconds_per_candidate / last_check_us_;
+    // Clamped: converting a double above INT_MAX to int is undefined.
+    const double affordable = std::min(1e6 * options_.max_seconds_per_candidate / last_check_us_, 1e9);
     const int floor_runs = std::min(o.runs, std::max(1, o.min_runs));
     o.runs = std::max(floor_runs, std::min(o.runs, static_cast<int>(affordable)));
     o.warmup = std::min(o.warmup, std::max(1, static_cast<int>(affordable / 4)));
   }
+  // The estimate above trusts one check run; the cap itself is enforced by the clock.
+  if (options_.max_seconds_per_candidate > 0.0) o.max_seconds = options_.max_seconds_per_candidate;
   try {
     if (device_.is_cuda()) detail::cuda_set_device(device_.ordinal);
     auto run = [&] {

@@ -21,12 +21,36 @@ namespace {
 
 int line_of(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
 
+// Plans and problem lists are small text files; reading stops at this size, so /dev/zero, a FIFO
+// or a mistaken multi-GB file end with an error instead of filling the memory.
+constexpr std::size_t kMaxFileBytes = std::size_t(16) << 20;
+// A plan's search budgets, the same bounds as the command-line flags.
+constexpr double kMaxBudgetEvals = 1e9;
+constexpr double kMaxBudgetSeconds = 1e7;
+
 std::string read_text(const std::string& path, const char* what) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw ArgumentError(std::string(what) + " '" + path + "' is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ArgumentError(std::string("cannot open ") + what + " '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxFileBytes)
+      throw ArgumentError(std::string(what) + " '" + path + "' is larger than " + std::to_string(kMaxFileBytes >> 20) +
+                          " MiB; is it really a " + what + "?");
+  }
+  if (in.bad()) throw ArgumentError(std::string("cannot read ") + what + " '" + path + "'");
+  if (text.find('\0') != std::string::npos)
+    throw ArgumentError(std::string(what) + " '" + path + "' contains NUL bytes; is it really a " + what + "?");
+  return text;
+}
+
+// A string field that must not be empty (`op: !!binary` or `op: ""` is not an op name).
+std::string name_field(const YAML::Node& n, const std::string& source, const std::string& field) {
+  if (!n.IsScalar() || n.Scalar().empty()) plan_error(source, line_of(n), "`" + field + "` must be a non-empty string");
+  return n.Scalar();
 }
 
 template <typename T>
@@ -42,22 +66,24 @@ T scalar_as(const YAML::Node& n, const std::string& source, const std::string& f
 // Reads the optional strategy and budgets of a map (the plan or one problem).
 template <typename Target>
 void read_search_fields(const YAML::Node& map, const std::string& source, Target& t) {
-  if (const YAML::Node s = map["strategy"]) t.strategy = scalar_as<std::string>(s, source, "strategy", "a string");
+  if (const YAML::Node s = map["strategy"]) t.strategy = name_field(s, source, "strategy");
   if (const YAML::Node b = map["budget_evals"]) {
     const long v = scalar_as<long>(b, source, "budget_evals", "a positive integer");
-    if (v <= 0) plan_error(source, line_of(b), "`budget_evals` must be a positive integer");
+    if (v <= 0 || v > kMaxBudgetEvals)
+      plan_error(source, line_of(b), "`budget_evals` must be a positive integer up to 1e9, not " + b.Scalar());
     t.budget_evals = static_cast<std::size_t>(v);
   }
   if (const YAML::Node b = map["budget_seconds"]) {
     const double v = scalar_as<double>(b, source, "budget_seconds", "a number of seconds");
-    if (!(v > 0)) plan_error(source, line_of(b), "`budget_seconds` must be positive");
+    if (!(v > 0) || !(v <= kMaxBudgetSeconds))  // also refuses nan and inf
+      plan_error(source, line_of(b),
+                 "`budget_seconds` must be a positive number of seconds up to 1e7, not " + b.Scalar());
     t.budget_seconds = v;
   }
 }
 
-}  // namespace
-
-Plan parse_plan(const std::string& text, const std::string& source) {
+// parse_plan without the catch-all for yaml-cpp exceptions.
+Plan parse_plan_checked(const std::string& text, const std::string& source) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -91,8 +117,8 @@ Plan parse_plan(const std::string& text, const std::string& source) {
     p.line = line;
     if (!item["op"]) plan_error(source, line, "a problem needs `op`");
     if (!item["shape"]) plan_error(source, line, "a problem needs `shape` (e.g. 4096x4096x4096)");
-    p.op = scalar_as<std::string>(item["op"], source, "op", "a string");
-    p.shape = scalar_as<std::string>(item["shape"], source, "shape", "a string");
+    p.op = name_field(item["op"], source, "op");
+    p.shape = name_field(item["shape"], source, "shape");
     if (const YAML::Node d = item["dtype"]) {
       try {
         p.dtype = parse_dtype(scalar_as<std::string>(d, source, "dtype", "a dtype name"));
@@ -100,11 +126,21 @@ Plan parse_plan(const std::string& text, const std::string& source) {
         plan_error(source, line_of(d), e.what());
       }
     }
-    if (const YAML::Node d = item["device"]) p.device = scalar_as<std::string>(d, source, "device", "a string");
+    if (const YAML::Node d = item["device"]) p.device = name_field(d, source, "device");
     read_search_fields(item, source, p);
     plan.problems.push_back(std::move(p));
   }
   return plan;
+}
+
+}  // namespace
+
+Plan parse_plan(const std::string& text, const std::string& source) {
+  try {
+    return parse_plan_checked(text, source);
+  } catch (const YAML::Exception& e) {  // anything yaml-cpp throws past the checks above
+    plan_error(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "invalid plan: " + e.msg);
+  }
 }
 
 Plan load_plan(const std::string& path) { return parse_plan(read_text(path, "plan"), path); }

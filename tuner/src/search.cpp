@@ -145,7 +145,7 @@ SearchResult run_search(Evaluator& evaluator, const std::vector<Candidate>& cand
     if (r.ok()) ok.push_back(r);
   std::sort(ok.begin(), ok.end(), by_time_then_rule);
   if (ok.empty()) {
-    res.choice_note = "no candidate passed validation";
+    res.choice_note = res.results.empty() ? "no candidate was evaluated" : "no candidate passed validation";
     res.seconds = clock() - t0;
     return res;
   }

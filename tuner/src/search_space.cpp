@@ -32,9 +32,12 @@ struct RejectionLog {
   }
 };
 
-// The configs of v's space to consider: the whole product, or a deterministic sample of it when
-// the product is too large to enumerate.
+// The configs of v's space to consider: the instantiated list, the whole product, or a
+// deterministic sample of the product when it is too large to enumerate.
 std::vector<Config> product_of(const ParamSpace& space, const SpaceOptions& options, std::uint64_t salt) {
+  // A space restricted by only(): its list is every config that can pass (gemm's register
+  // blocked space: 13 rows instead of a product of 2304, 60 ms less per problem).
+  if (const std::vector<Config>* list = space.instantiated()) return *list;
   std::vector<Config> out;
   const std::uint64_t n = space.count();
   if (n <= options.max_product) {

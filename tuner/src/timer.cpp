@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "cuda_backend.hpp"
 
@@ -47,27 +48,69 @@ struct EventPair {
   }
 };
 
+// The early give-up test needs a median; checking it after every run would re-sort all samples
+// each time (quadratic: --runs 100000 took minutes).  It is checked at min_runs and then each
+// time the sample count has grown by an eighth, so the total cost is O(n log n) and a candidate
+// that cannot win runs at most an eighth more than it had to.
+class GiveUpCheck {
+ public:
+  explicit GiveUpCheck(const TimingOptions& o) : limit_(o.give_up_above_us), next_(std::max(1, o.min_runs)) {}
+  bool due(std::size_t samples) const { return limit_ < std::numeric_limits<double>::infinity() && samples >= next_; }
+  bool give_up(const std::vector<double>& samples) {
+    next_ = samples.size() + std::max<std::size_t>(1, samples.size() / 8);
+    return median_of(samples) > limit_;
+  }
+
+ private:
+  static double median_of(std::vector<double> v) {
+    const std::size_t n = v.size(), h = n / 2;
+    std::nth_element(v.begin(), v.begin() + h, v.end());
+    if (n % 2) return v[h];
+    const double upper = v[h];
+    return 0.5 * (*std::max_element(v.begin(), v.begin() + h) + upper);
+  }
+  double limit_;
+  std::size_t next_;
+};
+
+using Clock = std::chrono::steady_clock;
+
+struct Deadline {
+  explicit Deadline(double seconds) : on(seconds > 0.0), at(Clock::now()) {
+    if (on) at += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  }
+  bool passed() const { return on && Clock::now() >= at; }
+  bool on;
+  Clock::time_point at;
+};
+
 }  // namespace
 
 Timing time_runs(Device device, Stream stream, const std::function<void()>& run, const TimingOptions& options,
                  CacheFlusher* flusher) {
   std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(std::max(0, std::min(options.runs, 1 << 20))));
+  const Deadline deadline(options.max_seconds);
+  // Below this many samples the time cap does not stop timing (a median needs a few).
+  const std::size_t floor_runs = static_cast<std::size_t>(std::max(1, std::min(options.min_runs, options.runs)));
+  GiveUpCheck check(options);
   if (device.is_host()) {
-    for (int i = 0; i < options.warmup; ++i) run();
+    for (int i = 0; i < options.warmup && !deadline.passed(); ++i) run();
     for (int i = 0; i < options.runs; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
+      const auto t0 = Clock::now();
       run();
-      const auto t1 = std::chrono::steady_clock::now();
+      const auto t1 = Clock::now();
       samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-      if (static_cast<int>(samples.size()) >= options.min_runs && summarise(samples).median_us > options.give_up_above_us) {
+      if (check.due(samples.size()) && check.give_up(samples)) {
         Timing t = summarise(samples);
         t.gave_up = true;
         return t;
       }
+      if (samples.size() >= floor_runs && deadline.passed()) break;
     }
     return summarise(samples);
   }
-  for (int i = 0; i < options.warmup; ++i) run();
+  for (int i = 0; i < options.warmup && !deadline.passed(); ++i) run();
   stream.synchronize();
   // Time in batches of a few runs so an early give-up does not wait for all of them.
   const int batch = std::max(1, std::min(options.min_runs, options.runs));
@@ -83,11 +126,12 @@ Timing time_runs(Device device, Stream stream, const std::function<void()>& run,
     }
     for (int i = 0; i < n; ++i) samples.push_back(1000.0 * detail::cuda_event_elapsed_ms(events[i].start, events[i].stop));
     done += n;
-    if (done >= options.min_runs && done < options.runs && summarise(samples).median_us > options.give_up_above_us) {
+    if (done < options.runs && check.due(samples.size()) && check.give_up(samples)) {
       Timing t = summarise(samples);
       t.gave_up = true;
       return t;
     }
+    if (samples.size() >= floor_runs && deadline.passed()) break;
   }
   return summarise(samples);
 }

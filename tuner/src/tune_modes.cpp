@@ -1,9 +1,10 @@
 // KILN_TUNE modes.
 //
 // lazy: on a database miss, Dispatcher::decide calls the miss handler installed here, on the
-// calling thread, before it memoises: the problem is tuned within a small budget (anneal, at most
-// KILN_TUNE_BUDGET_EVALS evaluations, default 24, and KILN_TUNE_BUDGET_SECONDS, default 10), the
-// winner is written to the user database file and returned as the decision (From::tuned_now).
+// calling thread, before it memoises: the problem is tuned within a small, bounded budget (anneal,
+// at most KILN_TUNE_BUDGET_EVALS evaluations, default 24, and KILN_TUNE_BUDGET_SECONDS, default 5,
+// for inputs, expected outputs and search together; then at most 3 finalists x 12 re-timed runs),
+// the winner is written to the user database file and returned as the decision (From::tuned_now).
 // Tuning is serialised by a mutex (TuningDb is not thread-safe and two threads missing on the
 // same problem should tune it once): a thread that misses waits for any tuning in progress.
 // The entry is written through a TuningDb of its own, so the Runtime's in-memory database, which
@@ -144,7 +145,8 @@ void install_tune_mode(Runtime& rt, const std::string& mode) {
     lazy->options.store = false;  // written by LazyTuner::store
     lazy->options.search.strategy = "anneal";
     lazy->options.search.budget.evals = env_number<std::size_t>("KILN_TUNE_BUDGET_EVALS", 24);
-    lazy->options.search.budget.seconds = env_number<double>("KILN_TUNE_BUDGET_SECONDS", 10.0);
+    lazy->options.search.budget.seconds = env_number<double>("KILN_TUNE_BUDGET_SECONDS", 5.0);
+    lazy->options.total_seconds = lazy->options.search.budget.seconds;
     lazy->options.search.timing.warmup = 1;
     lazy->options.search.timing.runs = 7;
     lazy->options.search.timing.min_runs = 3;

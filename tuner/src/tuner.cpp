@@ -1,7 +1,9 @@
 #include "kiln/tuner/tuner.hpp"
 
+#include "kiln/tuner/oracle.hpp"
 #include "kiln/tuner/problem_data.hpp"
 
+#include <algorithm>
 #include <ctime>
 
 #include "kiln/errors.hpp"
@@ -80,18 +82,29 @@ TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
   }
   make_strategy(options.search.strategy);  // an unknown strategy fails before inputs are built
   if (options.store) rt_->db().check_writable();  // before the minutes of tuning, not after
-  ProblemEvaluator evaluator(problem, options.evaluator);
+  EvaluatorOptions evaluator_options = options.evaluator;
+  if (!evaluator_options.oracle) evaluator_options.oracle = choose_oracle(rt_->registry(), problem, dev, evaluator_options);
+  ProblemEvaluator evaluator(problem, evaluator_options);
   report.prepare_seconds = evaluator.prepare_seconds();
-  logger()->info("tune {} {}: {} candidates, inputs prepared in {:.2f} s", problem.schema->name, problem.key(),
-                 report.space.candidates.size(), report.prepare_seconds);
-  report.search = run_search(evaluator, report.space.candidates, options.search);
+  report.expected_source = evaluator.expected_source();
+  logger()->info("tune {} {}: {} candidates, inputs prepared in {:.2f} s, expected outputs from {}",
+                 problem.schema->name, problem.key(), report.space.candidates.size(), report.prepare_seconds,
+                 report.expected_source);
+  SearchOptions search = options.search;
+  if (options.total_seconds) {
+    const double left = std::max(0.1 * *options.total_seconds, *options.total_seconds - report.prepare_seconds);
+    search.budget.seconds = std::min(search.budget.seconds.value_or(left), left);
+  }
+  report.search = run_search(evaluator, report.space.candidates, search);
   evaluator.collect_reference();  // a background reference is collected (and timed) by now
   report.reference_seconds = evaluator.reference_seconds();
   if (!report.search.winner) {
     if (report.search.device_lost || report.search.cancelled)
       report.error = report.search.stop_reason;
+    else if (report.search.results.empty())  // nothing ran: say why, not that all failed
+      report.error = "no candidate was evaluated (" + report.search.stop_reason + ")";
     else
-      report.error = "no candidate passed validation";
+      report.error = "no candidate passed validation (" + std::to_string(report.search.results.size()) + " evaluated)";
     return report;
   }
   report.entry = make_entry(problem, *report.search.winner);

@@ -24,3 +24,4 @@
 #include "kiln/tensor_ref.hpp"
 #include "kiln/tuning_db.hpp"
 #include "kiln/variant.hpp"
+#include "kiln/version.hpp"

@@ -21,6 +21,7 @@
 
 #include "kiln/args.hpp"
 #include "kiln/errors.hpp"
+#include "kiln/input_distribution.hpp"
 #include "kiln/problem.hpp"
 
 namespace kiln {
@@ -78,10 +79,21 @@ struct OpSchema {
   // Optional: fills input `tensor_index` (host memory) for a problem; default: uniform in [-1, 1)
   // for floats, [0, 255] for u8, [-1000, 1000] for signed ints.
   std::function<void(const Problem& p, int tensor_index, const TensorRef& host, std::uint64_t seed)> fill_input;
+  // Optional, preferred over fill_input: the distribution of input `tensor_index`, drawn by
+  // kiln::fill_random — on the device itself when the problem is on a GPU, so the tuner never
+  // generates a large input on the host.  Default (neither set): InputDistribution::default_for.
+  std::function<InputDistribution(const Problem& p, int tensor_index)> input_distribution;
   // Optional: compares outputs `got` with `expected` (both host); sets `error` to the relative
   // error measure compared with the tolerance; default: ||got - expected|| / ||expected|| over
   // every output, NaN or an unwritten (poisoned) element counting as infinite error.
   std::function<Status(const Args& got, const Args& expected, const Problem& p, double& error)> compare;
+  // Optional: one element (row, col) of output `tensor_index` of the reference, in double, from
+  // the inputs in `host` (in/out tensors hold their inputs).  With it the tuner may take a large
+  // problem's expected outputs from a trusted variant run on the GPU (the oracle) and check that
+  // oracle on a sample of elements, instead of running the whole host reference (gemm: O(k) per
+  // element instead of O(m n k)).  See docs/tuning.md, "Inputs, reference and oracle".
+  std::function<double(const Args& host, const Problem& p, int tensor_index, std::int64_t row, std::int64_t col)>
+      reference_element;
   // Optional: the bucket of a problem for the tuning database's nearest-entry lookup; default:
   // the dtype, each size dim rounded to the nearest power of two and each mode dim exact.
   // (op() dispatch uses mode_dims and log-space distance instead; see dispatcher.hpp.)
@@ -90,10 +102,16 @@ struct OpSchema {
   // Helpers implemented by the core ------------------------------------------------------------
   int dim_index(std::string_view dim) const;        // -1 when absent
   // A problem from positional extents in dim_names order; missing trailing dims take
-  // dim_defaults, else it is an error.
-  // Throws ShapeError naming the expected dims.
+  // dim_defaults, else it is an error.  The problem is then validated by the op itself: the
+  // tensors tensor_specs() describes for it (their byte counts must fit in int64), with the
+  // scalars scalars_for() gives, must make the same problem through make_problem().  So
+  // make_problem() must reject every invalid problem, and scalars_for() must carry every mode
+  // dim (tf32, largest, ...) into the scalar that make_problem() reads it from.
+  // Throws ShapeError naming the expected dims or what the op rejected, DTypeError for a dtype
+  // the op does not accept.
   Problem problem_from_dims(DType dtype, const std::vector<std::int64_t>& dims, Device device) const;
-  // Parses "4096x4096x4096" or "m=4096,n=4096,k=4096" (names may be mixed with positions).
+  // Parses "4096x4096x4096" or "m=4096,n=4096,k=4096" (names may be mixed with positions), then
+  // validates it like problem_from_dims.
   Problem problem_from_shape(DType dtype, std::string_view shape, Device device) const;
   std::string bucket_of(const Problem& p) const;    // bucket or the default rule
   bool is_mode_dim(int i) const;                    // dim i is listed in mode_dims
@@ -102,6 +120,10 @@ struct OpSchema {
   std::string mode_key(const Problem& p) const;
   double tolerance_for(const Problem& p) const;     // tolerance or the default rule
   std::string signature() const;                    // "gemm(a: in, b: in, c: inout; alpha=1, beta=0)"
+
+ private:
+  void check_dtype(DType dtype) const;
+  void check_round_trip(const Problem& p, const std::string& what) const;
 };
 
 // Validation helpers for make_problem implementations (they return a failed Status whose
@@ -113,6 +135,7 @@ Status expect_contiguous(const OpSchema& s, const Args& args, int index);
 
 // Default fill / compare, usable from custom ones.
 void default_fill(const TensorRef& host, std::uint64_t seed);
+// Both tensors on the host, or both on one CUDA device (reduced there, no copy).
 double relative_error(const TensorRef& got, const TensorRef& expected);  // inf on NaN/poison
 
 }  // namespace kiln

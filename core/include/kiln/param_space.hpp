@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -66,6 +67,9 @@ class ParamSpace {
   // Restricts the space to an explicit list of configs (for kernels instantiated from a
   // compile-time list): adds a constraint named "instantiated".
   ParamSpace& only(std::vector<Config> instantiated);
+  // The list given to only(), nullptr when none: searches enumerate it instead of the cartesian
+  // product (thousands of configs for a dozen instantiated ones).
+  const std::vector<Config>* instantiated() const { return instantiated_.get(); }
 
   const std::vector<Param>& params() const { return params_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }
@@ -91,6 +95,7 @@ class ParamSpace {
  private:
   std::vector<Param> params_;
   std::vector<Constraint> constraints_;
+  std::shared_ptr<const std::vector<Config>> instantiated_;
 };
 
 }  // namespace kiln

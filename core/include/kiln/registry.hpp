@@ -42,6 +42,11 @@ class Registry {
   // RegistryError names the clashes.  `keep_alive` (a loaded library) is held by every entry,
   // so the library stays loaded while any of its schemas or variants is referenced.
   void merge(Registry&& staged, const Source& source, std::shared_ptr<void> keep_alive = nullptr);
+  // Like merge, but names already registered stay with their first owner: each clashing schema or
+  // variant of `staged` is left out and described in the returned list (naming both sources),
+  // and everything else is added.
+  std::vector<std::string> merge_keeping_existing(Registry&& staged, const Source& source,
+                                                  std::shared_ptr<void> keep_alive = nullptr);
   // Sets the source of every entry that still has the default one (used by the plugin loader).
   void stamp_source(const Source& source);
 

@@ -20,7 +20,13 @@ struct Shape {
 
   static Shape vector(std::int64_t n) { return Shape{1, {n, 0}}; }
   static Shape matrix(std::int64_t rows, std::int64_t cols) { return Shape{2, {rows, cols}}; }
-  std::int64_t numel() const { return rank == 0 ? 0 : (rank == 1 ? dims[0] : dims[0] * dims[1]); }
+  // Element count.  Throws ShapeError when it does not fit in int64 (extents from a shape string
+  // or a file can be anything); a TensorRef or Buffer that exists always fits.
+  std::int64_t numel() const;
+  // Bytes of a dense tensor of this shape and dtype; ShapeError when they do not fit in int64.
+  std::int64_t bytes(DType dtype) const;
+  // The same checks without throwing: false for a negative extent or a count past int64.
+  bool fits(DType dtype) const;
   std::int64_t rows() const { return rank == 2 ? dims[0] : 1; }
   std::int64_t cols() const { return rank == 2 ? dims[1] : dims[0]; }
   bool operator==(const Shape& o) const {
@@ -38,7 +44,7 @@ struct TensorRef {
   Device device;
 
   // Throws ArgumentError if `data` is null while numel > 0, or ShapeError for a negative
-  // extent or a row stride smaller than cols.
+  // extent, a row stride smaller than cols, or a span whose byte count does not fit in int64.
   static TensorRef vector(void* data, DType dtype, std::int64_t n, Device device);
   static TensorRef matrix(void* data, DType dtype, std::int64_t rows, std::int64_t cols,
                           std::int64_t row_stride, Device device);
@@ -47,8 +53,11 @@ struct TensorRef {
   std::int64_t cols() const { return shape.cols(); }
   std::int64_t numel() const { return shape.numel(); }
   bool contiguous() const { return shape.rank < 2 || row_stride == shape.dims[1]; }
-  // Bytes spanned from data to one past the last element.
+  // Bytes spanned from data to one past the last element (ShapeError past int64; the factory
+  // functions refuse such a view, so one made by them always fits).
   std::int64_t span_bytes() const;
+  // The same without throwing: false (bytes 0) when the span or the element count overflows.
+  bool span_fits(std::int64_t& bytes) const;
   template <class T> T* as() const { return static_cast<T*>(data); }
   std::string to_string() const;  // "f32[4096x4096] stride 4096 on cuda:0"
 };

@@ -222,7 +222,7 @@ TEST_CASE("elementwise registers the add schema and its variants", "[add][regist
   std::vector<std::string> names;
   for (const kiln::Variant* v : reg.variants("add")) names.push_back(v->name());
 #if KILN_HAS_CUDA
-  CHECK(names == std::vector<std::string>{"add_vectorized", "add_grid_stride", "add_2d", "add_host"});
+  CHECK(names == std::vector<std::string>{"add_streaming", "add_vectorized", "add_grid_stride", "add_2d", "add_host"});
 #else
   CHECK(names == std::vector<std::string>{"add_host"});
 #endif
@@ -274,6 +274,21 @@ TEST_CASE("add parameter spaces enumerate the expected configs", "[add][params]"
   CHECK(contains(no.reason, "16-byte"));
   CHECK(!ew::add_vectorized_supports(s.problem_from_dims(kiln::f64, {4096, 4096}, kiln::Device::cuda(0))).ok);
 
+  // add_streaming: 3 blocks x 3 items x 2 hints x 4 blocks_per_sm; f32 at any 4-byte alignment.
+  CHECK(ew::add_streaming_space().count_valid(dev, p) == 3 * 3 * 2 * 4);
+  CHECK(!ew::add_streaming_space().violated(ew::add_streaming_default(dev), dev, p).has_value());
+  CHECK(ew::add_streaming_supports(misaligned).ok);
+  CHECK(!ew::add_streaming_supports(s.problem_from_dims(kiln::i32, {4096, 4096}, kiln::Device::cuda(0))).ok);
+  for (const kiln::Config& c : ew::add_streaming_space().enumerate(dev, p)) {
+    ew::StreamingConfig sc;
+    CHECK(ew::add_streaming_config_from(c, sc).ok());  // every config of the space is instantiated
+  }
+  ew::StreamingConfig bad;
+  const kiln::Status not_instantiated =
+      ew::add_streaming_config_from(kiln::Config{{"block", 256}, {"items", 3}, {"streaming", 0}, {"blocks_per_sm", 8}}, bad);
+  CHECK(!not_instantiated.ok());
+  CHECK(contains(not_instantiated.message(), "items=3"));
+
 #if KILN_HAS_CUDA
   // The registered variants carry these spaces and checks.
   const kiln::Variant* v2d = reg.find_variant("add_2d");
@@ -286,6 +301,10 @@ TEST_CASE("add parameter spaces enumerate the expected configs", "[add][params]"
   CHECK(gs->space().count_valid(dev, p) == 24);
   CHECK(vec->space().count_valid(dev, p) == 48);
   CHECK(vec->priority() > gs->priority());
+  const kiln::Variant* st = reg.find_variant("add_streaming");
+  REQUIRE(st != nullptr);
+  CHECK(st->priority() > vec->priority());
+  CHECK(st->supports(misaligned, dev, st->default_config(dev)).ok);
   CHECK(gs->priority() > v2d->priority());
   CHECK(vec->supports(p, dev, vec->default_config(dev)).ok);
   CHECK(!vec->supports(misaligned, dev, vec->default_config(dev)).ok);

@@ -16,6 +16,7 @@
 #include "test_util.hpp"
 #include "register_topk.hpp"
 #include "topk_key.hpp"
+#include "topk_params.hpp"
 
 using kiln_test::contains;
 
@@ -255,7 +256,7 @@ TEST_CASE("register_topk adds the op and its variants", "[topk]") {
   CHECK(h->device_kind() == kiln::DeviceKind::host);
 #if KILN_HAS_CUDA
   kiln::DeviceInfo d;
-  for (const char* name : {"topk_block_merge", "topk_radix_select"}) {
+  for (const char* name : {"topk_block_merge", "topk_radix_select", "topk_row_select"}) {
     CAPTURE(name);
     const kiln::Variant* v = reg.find_variant(name);
     REQUIRE(v != nullptr);
@@ -263,4 +264,28 @@ TEST_CASE("register_topk adds the op and its variants", "[topk]") {
   }
 #endif
   CHECK(!register_topk(reg).ok());
+}
+
+TEST_CASE("topk_row_select picks the smallest register tile that holds the row", "[topk]") {
+  namespace tk = kiln::topk;
+  const kiln::DeviceInfo d;
+  auto len = [](const kiln::Config& c) { return c.get("block") * c.get("items_per_thread"); };
+  CHECK(len(tk::row_select_default_for(d, 256, 8)) == 256);
+  const kiln::Config c1024 = tk::row_select_default_for(d, 1024, 8);
+  CHECK(len(c1024) == 1024);
+  CHECK(c1024.get("block") == 256);  // (256, 4) over (128, 8): more threads
+  CHECK(len(tk::row_select_default_for(d, 1025, 64)) == 4096);
+  CHECK(len(tk::row_select_default_for(d, 16384, 64)) == 16384);
+  for (std::int64_t n : {1, 300, 4096, 5000, 16384}) {
+    const kiln::Config c = tk::row_select_default_for(d, n, 1);
+    CAPTURE(n);
+    CHECK(tk::row_select_space().contains(c));
+    CHECK(tk::row_select_supports(n, 1, c).ok);
+  }
+  const kiln::Support too_long = tk::row_select_supports(16385, 8, tk::row_select_default_for(d, 16385, 8));
+  CHECK(!too_long.ok);
+  CHECK(contains(too_long.reason, "16384"));
+  const kiln::Support tile_short = tk::row_select_supports(2000, 8, kiln::Config{{"block", 128}, {"items_per_thread", 8}, {"cap", 256}});
+  CHECK(!tile_short.ok);
+  CHECK(contains(tile_short.reason, "1024"));
 }

@@ -58,7 +58,7 @@ TEST_CASE("transpose registers its schema and variants in priority order", "[tra
   std::vector<std::string> names;
   for (const kiln::Variant* v : reg.variants("transpose")) names.push_back(v->name());
 #if KILN_HAS_CUDA
-  CHECK(names == std::vector<std::string>{"transpose_tiled_multirow", "transpose_tiled_padded",
+  CHECK(names == std::vector<std::string>{"transpose_skinny", "transpose_tiled_multirow", "transpose_tiled_padded",
                                           "transpose_write_coalesced", "transpose_naive_2d",
                                           "transpose_read_coalesced", "transpose_host"});
 #else
@@ -197,6 +197,30 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     CHECK(!s.violated(d, dev, p));
     CHECK(tr::naive_2d_supports(p, d).ok);
   }
+  SECTION("skinny") {
+    const kiln::ParamSpace s = tr::skinny_space();
+    CHECK(s.count() == 9);
+    CHECK(!s.violated(tr::skinny_default(dev), dev, p));
+    // 1025 x 2047 has no short side; 100 x 10^6 and 10^6 x 100 do.
+    const kiln::Support no = tr::skinny_supports(p);
+    CHECK(!no.ok);
+    CHECK(contains(no.reason, "at most 256"));
+    kiln::Problem wide = reg.op("transpose").problem_from_dims(kiln::f32, {100, 1000000}, kiln::Device::cuda(0));
+    CHECK(tr::skinny_supports(wide).ok);
+    // Tiles: the short side whole, the long side a multiple of 32 within tile_elems.
+    const tr::SkinnyTile w = tr::skinny_tile(100, 1000000, 8192);
+    CHECK(w.rows == 100);
+    CHECK(w.cols == 64);
+    CHECK(w.pitch == 101);
+    const tr::SkinnyTile t = tr::skinny_tile(1000000, 100, 8192);
+    CHECK(t.rows == 64);
+    CHECK(t.cols == 100);
+    CHECK(t.pitch == 65);
+    const tr::SkinnyTile v = tr::skinny_tile(2, 7, 16384);  // the long side caps the span
+    CHECK(v.rows == 2);
+    CHECK(v.cols == 7);
+    CHECK(v.smem_bytes() == 7 * 3 * sizeof(float));
+  }
   SECTION("tiled_padded") {
     const kiln::ParamSpace s = tr::tiled_padded_space();
     CHECK(s.count() == 2);
@@ -206,9 +230,9 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
   SECTION("tiled_multirow") {
     const kiln::ParamSpace s = tr::tiled_multirow_space();
     CHECK(s.count() == 48);
-    // 10 instantiated (tile, block_rows, vector_width) kernels x 4 tiles_per_block.
-    CHECK(std::size(tr::kMultirowKernels) == 10);
-    CHECK(s.count_valid(dev, p) == 40);
+    // 11 instantiated (tile, block_rows, vector_width) kernels x 4 tiles_per_block.
+    CHECK(std::size(tr::kMultirowKernels) == 11);
+    CHECK(s.count_valid(dev, p) == 44);
     const kiln::Config d = tr::tiled_multirow_default(dev);
     CHECK(!s.violated(d, dev, p));
     const kiln::Config not_built{{"tile", 32}, {"block_rows", 4}, {"vector_width", 4}, {"tiles_per_block", 1}};
@@ -219,17 +243,21 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     p.align_bytes = 16;
     CHECK(tr::tiled_multirow_supports(p, d).ok);
     p.align_bytes = 8;
-    const kiln::Support no = tr::tiled_multirow_supports(p, d);
+    const kiln::Config float4{{"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"tiles_per_block", 1}};
+    const kiln::Support no = tr::tiled_multirow_supports(p, float4);
     CHECK(!no.ok);
     CHECK(contains(no.reason, "16-byte"));
     CHECK(contains(no.reason, "8-byte"));
     CHECK(tr::tiled_multirow_supports(
               p, {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"tiles_per_block", 2}})
               .ok);
+    // The default uses scalar accesses: it supports misaligned problems too.
+    CHECK(d.get("vector_width") == 1);
+    CHECK(tr::tiled_multirow_supports(p, d).ok);
   }
 #if KILN_HAS_CUDA
   SECTION("the registered variants use these spaces and defaults") {
-    for (const char* name : {"transpose_tiled_multirow", "transpose_tiled_padded", "transpose_write_coalesced",
+    for (const char* name : {"transpose_skinny", "transpose_tiled_multirow", "transpose_tiled_padded", "transpose_write_coalesced",
                              "transpose_naive_2d", "transpose_read_coalesced"}) {
       const kiln::Variant* v = reg.find_variant(name);
       REQUIRE(v != nullptr);
@@ -237,7 +265,7 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
       CHECK(v->device_kind() == kiln::DeviceKind::cuda);
       CHECK(!v->space().violated(v->default_config(dev), dev, p));
     }
-    CHECK(reg.find_variant("transpose_tiled_multirow")->space().count_valid(dev, p) == 40);
+    CHECK(reg.find_variant("transpose_tiled_multirow")->space().count_valid(dev, p) == 44);
   }
 #endif
 }

@@ -7,8 +7,6 @@
 #include <kiln/op_schema.hpp>
 #include <kiln/variant.hpp>
 
-namespace {
-
 // A vector op y = factor * x over f32 (factor 2 for tuner_scale, 1 for tuner_copy).
 std::shared_ptr<kiln::OpSchema> vector_op(const std::string& name, float factor) {
   auto s = std::make_shared<kiln::OpSchema>();
@@ -46,6 +44,8 @@ std::shared_ptr<kiln::OpSchema> vector_op(const std::string& name, float factor)
   s->work = [](const kiln::Problem& p) { return 8.0 * static_cast<double>(p.dims[0]); };
   return s;
 }
+
+namespace {
 
 // A host loop over y = factor * x: `unroll` elements per step, or blocks of `block`; with
 // skip_last, leaves the last element unwritten when mode == 1.

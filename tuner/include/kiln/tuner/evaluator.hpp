@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -51,6 +52,17 @@ struct EvaluatorOptions {
   // large problems whose host reference takes longer than the search (gemm 4096^3) this hides
   // most of the reference's time.  Off for host problems (it would compete with host timing).
   bool background_reference = false;
+  // The oracle (see ProblemData::use_oracle): when set, the expected outputs come from this
+  // trusted variant run on the problem's device, checked on `oracle_samples` output elements
+  // against the schema's reference_element, and the host reference is not computed.  If the
+  // oracle fails or disagrees, the evaluator falls back to the host reference and says so.
+  // Tuner::tune sets it by choose_oracle() (oracle.hpp) unless use_oracle is false.
+  std::optional<Candidate> oracle;
+  bool use_oracle = true;
+  int oracle_samples = 512;
+  // Problems whose host reference is estimated (OpSchema::work at 1 GFLOP/s or 2 GB/s) to take
+  // at least this long get an oracle when one is available.
+  double oracle_above_seconds = 0.25;
 };
 
 // The real evaluator: ProblemData for the inputs and the reference, Variant::launch on a stream
@@ -71,27 +83,33 @@ class ProblemEvaluator final : public Evaluator {
   double tolerance() const { return data_.tolerance(); }
   // Seconds spent building the inputs (and the host reference, unless it runs in the background).
   double prepare_seconds() const { return prepare_seconds_; }
-  // Seconds the host reference took (its data included); 0 while it is still being computed.
+  // Seconds the expected outputs took (host reference, or oracle run and check); 0 while a
+  // background reference is still being computed.
   double reference_seconds() const { return reference_seconds_; }
+  // Where the expected outputs come from: "host reference", or "oracle NAME [config] checked on
+  // N sampled elements (error E)", with the reason when an oracle was refused.
+  const std::string& expected_source() const { return expected_source_; }
   // Waits for a background reference (if any) so reference_seconds() is final.
-  void collect_reference() { reference_data(/*wait=*/true); }
+  void collect_reference() { reference_ready(/*wait=*/true); }
   bool device_lost() const { return device_lost_; }
 
  private:
   Status launch(ProblemData& data, const Candidate& c);
   CandidateResult validate(ProblemData& data, const Candidate& c, bool compare);
   CandidateResult fault(const Candidate& c, const std::string& what);
-  // The data holding the reference, waiting for it when `wait`; nullptr while it is pending.
-  ProblemData* reference_data(bool wait);
+  // Whether the expected outputs are ready, waiting for a background reference when `wait`.
+  bool reference_ready(bool wait);
+  void prepare_expected(const Problem& problem);
 
   Device device_;
   EvaluatorOptions options_;
   double prepare_seconds_ = 0.0;
-  ProblemData data_;                                  // timing (and the reference, unless in the background)
-  std::future<std::pair<std::unique_ptr<ProblemData>, double>> pending_;  // background reference, seconds
-  std::unique_ptr<ProblemData> reference_;
+  ProblemData data_;  // inputs, candidates' outputs and the expected outputs
+  std::future<double> pending_;  // a background host reference: its seconds
+  bool reference_done_ = false;
   std::string reference_error_;
   double reference_seconds_ = 0.0;
+  std::string expected_source_;
   OwnedStream stream_;
   std::unique_ptr<CacheFlusher> flusher_;
   Buffer workspace_;

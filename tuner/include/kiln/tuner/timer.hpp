@@ -23,6 +23,9 @@ struct TimingOptions {
   // win); infinity disables.
   double give_up_above_us = std::numeric_limits<double>::infinity();
   int min_runs = 5;
+  // Wall-clock cap on the whole call (warm-up included), 0 for none: once it has passed, timing
+  // stops after min(min_runs, runs) samples (or at once during warm-up).
+  double max_seconds = 0.0;
 };
 
 struct Timing {

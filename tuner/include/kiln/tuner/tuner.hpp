@@ -24,6 +24,10 @@ struct TuneOptions {
   EvaluatorOptions evaluator;
   SpaceOptions space;
   bool store = true;  // write the winner to the user layer of rt.db()
+  // When set, a bound on one problem's tuning as a whole: preparing the inputs and expected
+  // outputs counts against it, and the search gets what is left (search.budget.seconds, if
+  // smaller, still applies; never less than a tenth of it).  KILN_TUNE=lazy sets it.
+  std::optional<double> total_seconds;
 };
 
 struct TuneReport {
@@ -32,7 +36,8 @@ struct TuneReport {
   SearchSpace space;
   SearchResult search;
   double prepare_seconds = 0.0;    // inputs (and the host reference unless in the background)
-  double reference_seconds = 0.0;  // the host reference with its inputs
+  double reference_seconds = 0.0;  // the expected outputs: host reference, or oracle run and check
+  std::string expected_source;     // "host reference" or "oracle NAME [config] checked on ..."
   std::optional<TuningEntry> entry;  // what was (or would be) stored
   bool stored = false;
   std::string db_path;

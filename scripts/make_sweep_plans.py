@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Generate the coverage and held-out sweep plans (configs/plans/coverage.yaml, heldout.yaml).
+
+coverage: a log-spaced grid per op, what a coverage tuning run measures on the H200 so that
+  dispatch can reason from evidence about shapes nobody tuned.  GEMM: 1, 8, 64, 512, 4096 and
+  16384 for m, n and k (capped at m*n*k <= 2^36 so each problem times in milliseconds), for
+  tf32=0 and tf32=1, plus skinny (n = 1), deep-k and small-m rows; tens of problems per other op.
+held-out: shapes the coverage grid never contains (odd sizes, DeepBench-style GEMMs, the shapes
+  issue 14 reported), to measure dispatch on problems it has not seen (`kiln bench --regret`).
+
+The two sets are disjoint by construction; this script checks it, and tests/tuner/
+test_sweep_plans.cpp checks it again on the committed files together with each problem's
+validity for its op.  Run from the repository root:
+
+    python3 scripts/make_sweep_plans.py          # rewrites configs/plans/{coverage,heldout}.yaml
+    python3 scripts/make_sweep_plans.py --check  # exit 1 when the committed files differ
+"""
+import argparse
+import itertools
+import sys
+from pathlib import Path
+
+GRID = [1, 8, 64, 512, 4096, 16384]        # m, n, k for tf32=0: powers of 8, and 16384
+GRID_TF32 = [8, 64, 512, 4096, 16384]      # tf32=1: where tensor cores can be fed
+
+
+def gemm(m, n, k, tf32=0):
+    return ("gemm", "f32", f"{m}x{n}x{k}x{tf32}")
+
+
+def coverage():
+    items = []
+    # GEMM, tf32=0: the log-spaced cube under the work cap (each problem times in milliseconds).
+    cube = [(m, n, k) for m, n, k in itertools.product(GRID, GRID, GRID) if m * n * k <= 2 ** 36]
+    items += [gemm(m, n, k, 0) for m, n, k in cube]
+    # tf32=1: a coarser cube with at least two dims >= 64 (TF32 is a mode: it needs evidence of
+    # its own, but only matters where tensor cores can be fed).
+    cube1 = [(m, n, k) for m, n, k in itertools.product(GRID_TF32, GRID_TF32, GRID_TF32)
+             if m * n * k <= 2 ** 36 and sum(d >= 64 for d in (m, n, k)) >= 2]
+    items += [gemm(m, n, k, 1) for m, n, k in cube1]
+    # Skinny and small-m rows (m = 32, 128 between the powers of 4), deep k.
+    extra = []
+    for tf32 in (0, 1):
+        for m in (32, 128, 2048, 8192):
+            for k in (256, 4096, 16384):
+                extra.append(gemm(m, 1, k, tf32))
+                extra.append(gemm(1, m, k, tf32))
+        for mn in (32, 128, 512):
+            for k in (65536,):
+                extra.append(gemm(mn, mn, k, tf32))
+        for m in (32, 128):
+            for n in (2048, 8192):
+                extra.append(gemm(m, n, 4096, tf32))
+    items += extra
+
+    # gemv (m x n): log grid, m*n <= 2^28.
+    g = [1, 16, 256, 4096, 65536, 1048576]
+    items += [("gemv", "f32", f"{m}x{n}") for m, n in itertools.product(g, g) if m * n <= 2 ** 28]
+    # dot, reduce_sum (f32, i32), histogram: n = 4^i.
+    items += [("dot", "f32", str(4 ** i)) for i in range(15)]
+    items += [("reduce_sum", t, str(4 ** i)) for t in ("f32", "i32") for i in range(15)]
+    items += [("histogram", "u8", str(4 ** i)) for i in range(16)]
+    # add and transpose (m x n): rows from 1 to 2^20, m*n <= 2^28; add also i32 and f64 on a
+    # coarser grid (dtype is a mode: each needs its own evidence).
+    g2 = [1, 16, 256, 4096, 65536, 1048576]
+    for m, n in itertools.product(g2, g2):
+        if m * n <= 2 ** 28:
+            items.append(("add", "f32", f"{m}x{n}"))
+            items.append(("transpose", "f32", f"{m}x{n}"))
+    for t in ("i32", "f64"):
+        items += [("add", t, f"{m}x{n}") for m, n in itertools.product([1, 256, 65536], [1, 256, 65536, 1048576])
+                  if m * n <= 2 ** 28]
+    # histogram_range: n x bins.
+    items += [("histogram_range", "f32", f"n={4 ** i},bins={b}")
+              for i in range(2, 15, 2) for b in (16, 256, 4096, 65536)]
+    # topk: rows x n x k, largest (mode) 1 and 0.
+    for rows, n, k in itertools.product([1, 64, 4096], [1024, 32768, 1048576, 67108864], [1, 32, 256, 2048]):
+        if k <= n and rows * n <= 2 ** 28:
+            items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest=1"))
+            if k in (1, 32):
+                items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest=0"))
+    return items
+
+
+# DeepBench-style GEMM sizes (M N K of its training/inference lists) and the shapes issue 14
+# measured; none lies on the coverage grid.
+DEEPBENCH = [
+    (1760, 16, 1760), (1760, 32, 1760), (1760, 64, 1760), (1760, 128, 1760), (1760, 7000, 1760),
+    (2048, 16, 2048), (2048, 7000, 2048), (2560, 16, 2560), (2560, 64, 2560), (2560, 7000, 2560),
+    (4096, 7000, 4096), (5124, 9124, 2560), (35, 8457, 2560), (35, 8457, 4096), (7680, 24, 2560),
+    (3072, 128, 1024), (512, 24000, 2816), (7680, 5481, 2560), (1024, 700, 512), (6144, 24, 2560),
+]
+ISSUE14 = [(511, 1023, 257), (64, 4096, 65536), (35, 700, 2048), (4097, 1, 4095), (1000, 1000, 1000)]
+ODD = [(2, 2, 2), (3, 5, 7), (17, 33, 65), (127, 129, 131), (100, 1, 100), (1, 3000, 3000), (33, 4097, 33),
+       (999, 999, 9999), (20000, 3, 300), (257, 257, 70000), (6000, 6000, 600), (12, 12, 12)]
+
+
+def heldout():
+    items = [gemm(m, n, k, 0) for m, n, k in DEEPBENCH + ISSUE14 + ODD]
+    items += [gemm(m, n, k, 1) for m, n, k in DEEPBENCH[:12] + [(511, 1023, 257), (1000, 1000, 1000)]]
+    items += [("gemv", "f32", s) for s in ["4097x33", "33x100003", "1x100003", "100003x1", "777x5000", "12345x678",
+                                             "3x3", "50000x50", "1000x1000", "2047x2049", "9x300000", "300000x9"]]
+    odd_n = ["3", "1000", "77777", "1000003", "5000001", "33554431", "100000007", "268435455", "12345", "999999"]
+    items += [("dot", "f32", n) for n in odd_n]
+    items += [("reduce_sum", "f32", n) for n in odd_n] + [("reduce_sum", "i32", n) for n in odd_n[:6]]
+    items += [("histogram", "u8", n) for n in odd_n + ["1000000007"]]
+    items += [("add", "f32", s) for s in ["1x268435456", "3x100000007", "1023x1025", "4097x4099", "100x1000000",
+                                            "1000000x3", "7x7", "12345x6789", "1x1000003", "60000x2000"]]
+    items += [("add", "i32", "1000x1000"), ("add", "f64", "3x100003")]
+    items += [("transpose", "f32", s) for s in ["4097x4099", "100x1000000", "1000000x100", "1025x1023", "1x65537",
+                                                  "65537x1", "3x5", "12345x6789", "33x100003", "2000x3000"]]
+    items += [("histogram_range", "f32", f"n={n},bins={b}") for n, b in
+              [(100003, 7), (16777215, 1000), (268435455, 256), (1000, 100003), (5000000, 33), (77777, 1),
+               (33554431, 4095), (1000003, 65537), (12345, 12), (100000007, 100)]]
+    items += [("topk", "f32", f"rows={r},n={n},k={k},largest={l}") for r, n, k, l in
+              [(3, 1025, 1, 0), (1, 67108863, 100, 1), (1, 67108864, 100, 1), (7, 100003, 50, 1), (1000, 3000, 10, 1),
+               (1, 999999, 2000, 0), (5000, 5000, 5, 1), (64, 1000000, 64, 1), (4096, 32767, 33, 0),
+               (2, 3, 3, 1), (128, 20000, 500, 1)]]
+    return items
+
+
+HEADERS = {
+    "coverage": """# Coverage sweep (generated by scripts/make_sweep_plans.py; do not edit by hand).
+# A log-spaced grid per op: GEMM m, n, k in {1, 8, 64, 512, 4096, 16384} (m*n*k <= 2^36) for
+# tf32=0 and a coarser cube for tf32=1, plus skinny (n = 1, m = 1), deep-k and small-m rows; tens of problems per other op.  The
+# evidence dispatch reasons from for shapes nobody tuned.  Cheap by design: anneal with a budget
+# of 12 evaluations and 4 s of search per problem.  See docs/tuning.md ("Sweep sets").
+#
+#   kiln tune --plan coverage --runs 10 --finalists 3
+""",
+    "heldout": """# Held-out sweep (generated by scripts/make_sweep_plans.py; do not edit by hand).
+# Shapes the coverage grid never contains: DeepBench-style GEMMs, the shapes issue 14 measured,
+# odd, tiny, skinny, deep-k, 1xN and many-small-rows problems.  For measuring dispatch on
+# unseen problems (`kiln bench --regret`), not for tuning into the shipped database.  As a plan
+# it runs with the same cheap budget as coverage.yaml.
+#
+#   kiln tune --plan heldout --no-store ...      # e.g. the best candidate per problem
+""",
+}
+
+
+def render(name, items):
+    lines = [HEADERS[name], f"name: {name}", "strategy: anneal", "budget_evals: 12", "budget_seconds: 4", "problems:"]
+    current = None
+    for op, dtype, shape in items:
+        if op != current:
+            lines.append(f"  # {op}")
+            current = op
+        lines.append(f'  - {{op: {op}, dtype: {dtype}, shape: "{shape}"}}')
+    return "\n".join(lines) + "\n"
+
+
+def canonical(op, shape):
+    """The problem as dims in schema order, with defaults filled (for the disjointness check)."""
+    if "=" in shape:
+        return tuple(int(kv.split("=")[1]) for kv in shape.split(","))
+    dims = tuple(int(x) for x in shape.split("x"))
+    if op == "gemm" and len(dims) == 3:
+        dims += (0,)
+    return dims
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
+    args = ap.parse_args()
+    cov, held = coverage(), heldout()
+    for name, items in (("coverage", cov), ("heldout", held)):
+        keys = [(op, dt, canonical(op, s)) for op, dt, s in items]
+        dup = len(keys) - len(set(keys))
+        if dup:
+            sys.exit(f"{name}: {dup} duplicate problems")
+    overlap = {(op, dt, canonical(op, s)) for op, dt, s in cov} & {(op, dt, canonical(op, s)) for op, dt, s in held}
+    if overlap:
+        sys.exit(f"coverage and heldout overlap: {sorted(overlap)[:5]}")
+    root = Path(__file__).resolve().parent.parent / "configs" / "plans"
+    status = 0
+    for name, items in (("coverage", cov), ("heldout", held)):
+        text = render(name, items)
+        path = root / f"{name}.yaml"
+        counts = {}
+        for op, _, _ in items:
+            counts[op] = counts.get(op, 0) + 1
+        summary = ", ".join(f"{op} {n}" for op, n in counts.items())
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                print(f"{path} is out of date: run scripts/make_sweep_plans.py")
+                status = 1
+        else:
+            path.write_text(text)
+        print(f"{name}: {len(items)} problems ({summary})")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+// The tuner's limits on hostile numbers: a time cap that holds with --runs 100000 (the host
+// timing loop used to re-sort every sample after every run: minutes), and a report that says
+// "nothing was evaluated" when nothing was, instead of "no candidate passed validation".
+#include <kiln/kiln.hpp>
+#include <kiln/tuner/timer.hpp>
+#include <kiln/tuner/tuner.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include "catch.hpp"
+#include "scale_op.hpp"
+#include "test_util.hpp"
+
+using kiln_test::contains;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+TEST_CASE("the host timing loop is not quadratic and honours its time cap", "[hardening][timing]") {
+  volatile int sink = 0;
+  kiln::TimingOptions o;
+  o.warmup = 3;
+  o.runs = 100000;
+  o.min_runs = 5;
+  o.give_up_above_us = 1e9;  // finite: the early give-up test is on, as when a best exists
+  auto t0 = std::chrono::steady_clock::now();
+  kiln::Timing t = kiln::time_runs(kiln::Device::host(), kiln::Stream{}, [&] { sink = sink + 1; }, o);
+  const double uncapped = seconds_since(t0);
+  CHECK(t.samples == 100000);
+  CHECK_FALSE(t.gave_up);
+  CHECK(uncapped < 10.0);  // about 0.1 s; the per-run re-sort took minutes
+
+  // A slow run under a cap: the cap stops it after min_runs once time is up.
+  o.runs = 1000;
+  o.max_seconds = 0.2;
+  t0 = std::chrono::steady_clock::now();
+  t = kiln::time_runs(kiln::Device::host(), kiln::Stream{},
+                      [&] { std::this_thread::sleep_for(std::chrono::milliseconds(10)); }, o);
+  const double capped = seconds_since(t0);
+  CHECK(t.samples >= 5);
+  CHECK(t.samples < 1000);
+  CHECK(capped < 2.0);
+
+  // Give-up still works: a limit below every sample stops after min_runs.
+  o.max_seconds = 0.0;
+  o.runs = 100000;
+  o.give_up_above_us = 0.0;
+  t = kiln::time_runs(kiln::Device::host(), kiln::Stream{}, [&] { sink = sink + 1; }, o);
+  CHECK(t.gave_up);
+  CHECK(t.samples == 5);
+}
+
+TEST_CASE("tuning with --runs 100000 stays within --max-seconds-per-candidate", "[hardening][timing]") {
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "n=64", kiln::Device::host());
+  kiln::Tuner tuner(rt);
+  kiln::TuneOptions o;
+  o.store = false;
+  o.search.timing.runs = 100000;
+  o.evaluator.max_seconds_per_candidate = 0.1;
+  const auto t0 = std::chrono::steady_clock::now();
+  const kiln::TuneReport r = tuner.tune(p, o);
+  const double seconds = seconds_since(t0);
+  REQUIRE(r.ok());
+  CHECK(r.search.evaluations() == 6);
+  CHECK(seconds < 30.0);  // 6 candidates x 0.1 s, generously; it took minutes before
+}
+
+TEST_CASE("a search that evaluated nothing says so", "[hardening][messages]") {
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "n=64", kiln::Device::host());
+  kiln::Tuner tuner(rt);
+  kiln::TuneOptions o;
+  o.store = false;
+  o.search.budget.seconds = 1e-12;  // spent before the first candidate
+  const kiln::TuneReport r = tuner.tune(p, o);
+  REQUIRE_FALSE(r.ok());
+  CAPTURE(r.error);
+  CHECK(r.search.evaluations() == 0);
+  CHECK(contains(r.error, "no candidate was evaluated"));
+  CHECK(contains(r.error, "budget"));
+  CHECK_FALSE(contains(r.error, "passed validation"));
+}

@@ -1,0 +1,69 @@
+# `kiln` against hostile and careless input (issue 8).  Included from tests/tuner/CMakeLists.txt
+# after kiln_cli_test() is defined; the REAL_PLUGINS tests need the family plugins of this tree.
+set(hardening_data ${CMAKE_CURRENT_SOURCE_DIR}/data)
+
+# Numeric flags: readable ranges, nan and absurd values refused.
+kiln_cli_test(flag_nan_budget ARGS tune tuner_scale --shape 64 --budget-seconds nan EXPECT 2
+              ERR "'nan' is not a number in \\[0.001, 10000000\\]")
+kiln_cli_test(flag_inf_budget ARGS tune tuner_scale --shape 64 --budget-seconds inf EXPECT 2 ERR "is not a number in")
+kiln_cli_test(flag_huge_budget ARGS tune tuner_scale --shape 64 --budget-evals 18446744073709551616 EXPECT 2
+              ERR "usage: kiln tune")
+kiln_cli_test(flag_runs_range ARGS tune tuner_scale --shape 64 --runs 0 EXPECT 2 ERR "'0' is not a number in \\[1, 1000000\\]")
+
+# Plans and problem lists that never end.
+kiln_cli_test(from_dev_zero ARGS tune --from /dev/zero EXPECT 2 ERR "larger than 16 MiB")
+kiln_cli_test(plan_dev_zero ARGS tune --plan /dev/zero EXPECT 2 ERR "no plan file '/dev/zero'")
+
+# The time cap holds with 100000 runs per candidate (the timing loop was quadratic).
+kiln_cli_test(runs_capped ARGS tune tuner_scale --shape 64 --device host --runs 100000
+              --max-seconds-per-candidate 0.05 --no-store OUT "chosen: tuner_scale_")
+set_tests_properties(cli_runs_capped PROPERTIES TIMEOUT 60)
+
+if(kiln_cli_have_real_plugins)
+  # Sizes that overflow int64: a clear error (exit 2), not a crash.
+  kiln_cli_test(overflow_square ARGS tune add --shape 3037000500x3037000500 --device host REAL_PLUGINS EXPECT 2
+                ERR "add: shape '3037000500x3037000500' is not a valid problem: tensor 'a'.*int64.*usage: kiln tune")
+  kiln_cli_test(overflow_rows ARGS tune add --shape 9223372036854775807x2 --device host REAL_PLUGINS EXPECT 2
+                ERR "tensor 'a'.*overflow")
+  kiln_cli_test(overflow_bytes ARGS tune reduce_sum --shape 4611686018427387904 --device host REAL_PLUGINS EXPECT 2
+                ERR "tensor 'x'.*overflow")
+  kiln_cli_test(overflow_bench ARGS bench add --shape 3037000500x3037000500 --device host REAL_PLUGINS EXPECT 2
+                ERR "tensor 'a'.*usage: kiln bench")
+  kiln_cli_test(overflow_explain ARGS explain add --shape 3037000500x3037000500 --device host REAL_PLUGINS EXPECT 2
+                ERR "tensor 'a'")
+  kiln_cli_test(overflow_verify ARGS verify reduce_sum --shape 4611686018427387904 --device host REAL_PLUGINS EXPECT 2
+                ERR "tensor 'x'")
+  kiln_cli_test(overflow_plan ARGS tune --plan ${hardening_data}/overflow_plan.yaml REAL_PLUGINS EXPECT 1
+                OUT "0 tuned, 0 skipped, 5 failed" ERR "tensor 'a'.*tensor 'a'.*tensor 'x'.*k = 20.*allow_tf32")
+  kiln_cli_test(overflow_from ARGS tune --from ${hardening_data}/overflow_problems.txt REAL_PLUGINS EXPECT 1
+                OUT "0 tuned, 0 skipped, 4 failed" ERR "tensor 'a'.*tensor 'x'.*k = 0.*largest")
+
+  # Invalid problems are refused by the op's own rules, never tuned.
+  kiln_cli_test(topk_k_above_n ARGS tune topk --shape 1x10x20 --device host REAL_PLUGINS EXPECT 2
+                ERR "topk: shape '1x10x20' is not a valid problem: topk: k = 20")
+  kiln_cli_test(topk_zero_k ARGS tune topk --shape 4x100x0 --device host REAL_PLUGINS EXPECT 2 ERR "k = 0")
+  kiln_cli_test(topk_bad_mode ARGS tune topk --shape 4x1000x10x7 --device host REAL_PLUGINS EXPECT 2 ERR "largest")
+  kiln_cli_test(gemm_bad_mode ARGS tune gemm --shape 8x8x8x5 --device host REAL_PLUGINS EXPECT 2 ERR "allow_tf32")
+
+  # Problems larger than the memory: refused with the sizes, --force names the way out.
+  kiln_cli_test(too_large_tune ARGS tune add --shape 1000000x1000000 --device host REAL_PLUGINS EXPECT 2
+                ERR "add f32\\|m=1000000\\|n=1000000: its tensors take 10.9 TiB.*host memory.*--force tries anyway")
+  kiln_cli_test(too_large_bench ARGS bench add --shape 1000000x1000000 --device host REAL_PLUGINS EXPECT 2
+                ERR "host memory.*--force")
+  kiln_cli_test(too_large_verify ARGS verify add --shape 1000000x1000000 --device host REAL_PLUGINS EXPECT 2
+                ERR "host memory.*--force")
+endif()
+
+# kiln plugins check: each file loaded in a child process; the crashing ones are named.
+if(TARGET kiln_fixture_abort AND TARGET kiln_fixture_exit AND TARGET kiln_fixture_good)
+  set(plugin_check_dir ${CMAKE_CURRENT_BINARY_DIR}/plugin_check)
+  add_test(NAME cli_plugins_check_setup COMMAND ${CMAKE_COMMAND} -DDIR=${plugin_check_dir}
+           -DGOOD=$<TARGET_FILE:kiln_fixture_good> -DABORT=$<TARGET_FILE:kiln_fixture_abort>
+           -DEXIT=$<TARGET_FILE:kiln_fixture_exit> -P ${CMAKE_CURRENT_SOURCE_DIR}/make_plugin_check_dir.cmake)
+  set_tests_properties(cli_plugins_check_setup PROPERTIES LABELS cpu FIXTURES_SETUP cli_plugin_check_dir)
+  kiln_cli_test(plugins_check ARGS plugins check ${plugin_check_dir} EXPECT 1 REQUIRES cli_plugin_check_dir
+                OUT "libkiln_fixture_abort.so +crashed +killed by SIGABRT.*libkiln_fixture_exit.so +exited +the process ended with status [0-9]+.*libkiln_fixture_good.so +ok +plugin fixture_good 1.2.3: 1 op\\(s\\), 1 variant\\(s\\).*libkiln_notelf.so +not loadable +not an ELF file.*libkiln_truncated.so +not loadable +truncated.*5 plugin file\\(s\\) in 1 directory, 4 with a problem")
+  kiln_cli_test(plugins_check_json ARGS plugins check ${plugin_check_dir} --json EXPECT 1 REQUIRES cli_plugin_check_dir
+                OUT "\"status\": \"crashed\".*\"failed\": 4")
+  kiln_cli_test(plugins_check_ok ARGS plugins check OUT "1 plugin file\\(s\\) in 1 directory, 0 with a problem")
+endif()
