@@ -37,7 +37,16 @@ std::shared_ptr<kiln::OpSchema> mm_schema() {
     p.dims[3] = a.scalar(0) != 0.0 ? 1 : 0;
     return kiln::Status();
   };
-  s->tensor_specs = [](const kiln::Problem&, std::vector<kiln::TensorSpec>&) { return kiln::Status(); };
+  s->tensor_specs = [](const kiln::Problem& p, std::vector<kiln::TensorSpec>& specs) {
+    specs = {{kiln::f32, kiln::Shape::matrix(p.dims[0], p.dims[2])},
+             {kiln::f32, kiln::Shape::matrix(p.dims[2], p.dims[1])},
+             {kiln::f32, kiln::Shape::matrix(p.dims[0], p.dims[1])}};
+    return kiln::Status();
+  };
+  s->scalars_for = [](const kiln::Problem& p, kiln::Args& args) {
+    if (args.scalar_count() < 1) args.resize_scalars(1);
+    args.set_scalar(0, double(p.dims[3]));
+  };
   s->reference = [](const kiln::Args&, const kiln::Problem&) { return kiln::Status(); };
   s->work = [](const kiln::Problem& p) { return 2.0 * double(p.dims[0]) * double(p.dims[1]) * double(p.dims[2]); };
   return s;
