@@ -110,6 +110,32 @@ int cuda_pointer_device(const void* ptr) noexcept {
   return -1;
 }
 
+PointerKind cuda_pointer_kind(const void* ptr, int& device) noexcept {
+  device = -1;
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+    cudaGetLastError();
+    return PointerKind::unknown;
+  }
+  device = attr.device;
+  switch (attr.type) {
+    case cudaMemoryTypeUnregistered: return PointerKind::unregistered_host;
+    case cudaMemoryTypeHost: return PointerKind::registered_host;
+    case cudaMemoryTypeDevice: return PointerKind::device;
+    case cudaMemoryTypeManaged: return PointerKind::managed;
+  }
+  return PointerKind::unknown;
+}
+
+bool cuda_stream_capturing(void* stream) noexcept {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &status) != cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
 void* cuda_event_create() {
   cudaEvent_t e = nullptr;
   check(cudaEventCreate(&e), "cudaEventCreate");

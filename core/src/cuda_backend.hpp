@@ -33,6 +33,13 @@ std::string cuda_last_error();
 void cuda_device_sync();
 // Device ordinal owning `ptr`, -1 for host or unknown memory.
 int cuda_pointer_device(const void* ptr) noexcept;
+// What cudaPointerGetAttributes says `ptr` is; `device` gets the owning ordinal (device memory)
+// or the allocating one (managed).  The op() pointer check (runtime.cpp).
+enum class PointerKind { unregistered_host, registered_host, device, managed, unknown };
+PointerKind cuda_pointer_kind(const void* ptr, int& device) noexcept;
+// Whether `stream` is being captured into a CUDA graph (cudaStreamIsCapturing).  A query that
+// fails (the legacy stream while another stream captures in global mode) counts as capturing.
+bool cuda_stream_capturing(void* stream) noexcept;
 // After an error: clears a non-sticky error and synchronises `ordinal`; false when the context is
 // unusable (a sticky error such as an illegal address), so nothing more can run on it.  (tuner)
 bool cuda_device_healthy(int ordinal) noexcept;

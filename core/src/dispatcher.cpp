@@ -1,9 +1,12 @@
 #include "kiln/dispatcher.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
 
+#include "evidence.hpp"
 #include "kiln/log.hpp"
+#include "kiln/op_schema.hpp"
 
 namespace kiln {
 
@@ -16,21 +19,51 @@ const char* decision_source_name(Decision::From from) {
   return "?";
 }
 
+const char* evidence_name(Decision::Evidence evidence) {
+  switch (evidence) {
+    case Decision::Evidence::exact_entry: return "exact entry";
+    case Decision::Evidence::neighbour: return "tuned neighbour";
+    case Decision::Evidence::model: return "model estimate";
+    case Decision::Evidence::vendor_fallback: return "vendor fallback (no evidence)";
+    case Decision::Evidence::priority: return "priority (no evidence, no vendor variant)";
+    case Decision::Evidence::tuned_now: return "tuned on first use (KILN_TUNE=lazy)";
+  }
+  return "?";
+}
+
 std::string Decision::explain() const {
+  char buf[160];
   std::string s;
   s += "variant: " + (variant ? variant->name() : std::string("(none)")) + "\n";
   s += "config:  " + config.to_string() + "\n";
   s += "source:  " + std::string(decision_source_name(from)) + "\n";
+  s += "evidence: " + std::string(evidence_name(evidence));
+  if (evidence == Evidence::neighbour) {
+    std::snprintf(buf, sizeof buf, ", distance %.3f (log2 of the size dims; limit %.1f)", distance,
+                  detail::kNeighbourRadius);
+    s += buf;
+  }
+  if (evidence == Evidence::model) {
+    std::snprintf(buf, sizeof buf, ", predicted %.2f us", predicted_us);
+    s += buf;
+  }
+  s += "\n";
   if (hit) {
     s += "  file:    " + hit->layer_path + "\n";
     s += "  device:  " + hit->device_key + " (" + fallback_level_name(hit->level) + ")\n";
-    s += "  problem: " + hit->problem_key + (hit->exact_problem ? " (exact key)" : " (nearest entry of the same bucket)") + "\n";
-    char buf[128];
+    s += "  problem: " + hit->problem_key + (hit->exact_problem ? " (exact key)" : " (nearest of the same modes)") + "\n";
     std::snprintf(buf, sizeof buf, "  tuned:   median %.2f us (MAD %.2f us, %d samples)", hit->entry.median_us,
                   hit->entry.mad_us, hit->entry.samples);
     s += buf;
     if (!hit->entry.tuned_at.empty()) s += " at " + hit->entry.tuned_at;
     s += "\n";
+  }
+  if (!estimates.empty()) {
+    s += "model estimates (overhead + work / calibrated rate, wave quantisation):\n";
+    for (const auto& [name, us] : estimates) {
+      std::snprintf(buf, sizeof buf, "  %-28s %10.2f us\n", name.c_str(), us);
+      s += buf;
+    }
   }
   if (workspace_bytes) s += "workspace: " + std::to_string(workspace_bytes) + " bytes\n";
   if (!rejected.empty()) {
@@ -68,7 +101,89 @@ bool usable(const Variant& v, const Config& config, const Problem& p, const Devi
   return true;
 }
 
+// Rejected neighbours are listed for `kiln explain` up to this many (a coverage database has
+// hundreds of entries).
+constexpr std::size_t kMaxListedNeighbours = 6;
+
 }  // namespace
+
+// ---- memo ------------------------------------------------------------------------------------
+
+struct Dispatcher::Node {
+  Problem problem;
+  std::size_t hash = 0;
+  Decision decision;
+};
+
+// Open addressing, linear probing; slots are written once (null -> node) under the miss mutex and
+// read without a lock.  Grown by publishing a copy twice the size; the old table stays allocated.
+struct Dispatcher::Table {
+  explicit Table(std::size_t capacity) : mask(capacity - 1), slots(new std::atomic<const Node*>[capacity]) {
+    for (std::size_t i = 0; i < capacity; ++i) slots[i].store(nullptr, std::memory_order_relaxed);
+  }
+  std::size_t mask;
+  std::unique_ptr<std::atomic<const Node*>[]> slots;
+  std::atomic<std::size_t> count{0};
+};
+
+Dispatcher::Dispatcher(const Registry& registry, const TuningDb& db) : registry_(&registry), db_(&db) {
+  tables_.push_back(std::make_unique<Table>(64));
+  memo_.store(tables_.back().get(), std::memory_order_release);
+}
+
+Dispatcher::~Dispatcher() = default;
+
+const Decision* Dispatcher::find(const Problem& p) const noexcept {
+  const Table* t = memo_.load(std::memory_order_acquire);
+  const std::size_t h = p.hash();
+  for (std::size_t i = h & t->mask;; i = (i + 1) & t->mask) {
+    const Node* n = t->slots[i].load(std::memory_order_acquire);
+    if (!n) return nullptr;
+    if (n->hash == h && n->problem == p) return &n->decision;
+  }
+}
+
+void Dispatcher::insert_locked(Node* node) {
+  const Table* cur = memo_.load(std::memory_order_relaxed);
+  const std::size_t count = cur->count.load(std::memory_order_relaxed);
+  if (2 * (count + 1) > cur->mask + 1) {  // keep the load factor at most 1/2
+    auto bigger = std::make_unique<Table>(2 * (cur->mask + 1));
+    for (std::size_t i = 0; i <= cur->mask; ++i) {
+      const Node* n = cur->slots[i].load(std::memory_order_relaxed);
+      if (!n) continue;
+      std::size_t j = n->hash & bigger->mask;
+      while (bigger->slots[j].load(std::memory_order_relaxed)) j = (j + 1) & bigger->mask;
+      bigger->slots[j].store(n, std::memory_order_relaxed);
+    }
+    bigger->count.store(count, std::memory_order_relaxed);
+    tables_.push_back(std::move(bigger));
+    memo_.store(tables_.back().get(), std::memory_order_release);
+    cur = tables_.back().get();
+  }
+  Table* t = const_cast<Table*>(cur);
+  std::size_t j = node->hash & t->mask;
+  while (t->slots[j].load(std::memory_order_relaxed)) j = (j + 1) & t->mask;
+  t->slots[j].store(node, std::memory_order_release);
+  t->count.store(count + 1, std::memory_order_relaxed);
+}
+
+void Dispatcher::clear_memo() {
+  std::lock_guard<std::recursive_mutex> lock(miss_mutex_);
+  tables_.push_back(std::make_unique<Table>(64));
+  memo_.store(tables_.back().get(), std::memory_order_release);
+}
+
+void Dispatcher::update_database(const std::function<void()>& write) {
+  std::lock_guard<std::recursive_mutex> lock(miss_mutex_);
+  if (write) write();
+  clear_memo();
+}
+
+std::size_t Dispatcher::memo_size() const {
+  return memo_.load(std::memory_order_acquire)->count.load(std::memory_order_relaxed);
+}
+
+// ---- decisions -------------------------------------------------------------------------------
 
 bool Dispatcher::entry_usable(const TuningEntry& entry, const Problem& p, const DeviceInfo& device, std::string* why) const {
   const Variant* v = registry_->find_variant(entry.variant);
@@ -89,82 +204,130 @@ bool Dispatcher::entry_usable(const TuningEntry& entry, const Problem& p, const 
 }
 
 Decision Dispatcher::decide_uncached(const Problem& p, const DeviceInfo& device) const {
+  // Reads the database: excluded from update_database() (explain() calls this directly).
+  std::lock_guard<std::recursive_mutex> lock(miss_mutex_);
   Decision d;
   const std::string op = p.schema ? p.schema->name : std::string();
-  // 1. The tuning database.  Rejected entries are remembered for `kiln explain`.
-  auto accept = [&](const TuningEntry& e) {
-    std::string why;
-    if (entry_usable(e, p, device, &why)) return true;
-    d.rejected.emplace_back("database entry " + e.variant + " [" + e.config.to_string() + "]", why);
-    return false;
+  auto finish = [&](const Variant* v, Config config, Decision::Evidence ev) {
+    d.variant = v;
+    d.config = std::move(config);
+    d.evidence = ev;
+    d.from = (ev == Decision::Evidence::exact_entry || ev == Decision::Evidence::neighbour) ? Decision::From::database
+                                                                                            : Decision::From::defaults;
+    d.workspace_bytes = v->workspace_bytes(p, d.config);
   };
-  auto bucket_of_key = [&](const Problem& q) { return p.schema->bucket_of(q); };
-  if (p.schema) {
-    if (auto hit = db_->lookup(device, op, p, p.schema->bucket_of(p), accept, bucket_of_key)) {
-      d.variant = registry_->find_variant(hit->entry.variant);
-      d.config = hit->entry.config;
-      d.from = Decision::From::database;
-      d.hit = std::move(hit);
-      d.workspace_bytes = d.variant->workspace_bytes(p, d.config);
-      return d;
+  auto hit_of = [&](const detail::StoredEntry& e, bool exact) {
+    return TuningHit{*e.entry, *e.layer_path, *e.device_key, *e.problem_key, e.level, exact};
+  };
+
+  std::vector<detail::StoredEntry> evidence;
+  if (p.schema) evidence = detail::entries_in_class(*db_, device, op, p);
+  const std::string key = p.key();
+
+  // 1. Tuned entries, level by level: the exact key, then the nearest neighbour within the radius.
+  std::size_t listed_neighbours = 0;
+  for (std::size_t begin = 0; begin < evidence.size();) {
+    std::size_t end = begin;
+    while (end < evidence.size() && evidence[end].level == evidence[begin].level) ++end;
+    for (std::size_t i = begin; i < end; ++i) {
+      const detail::StoredEntry& e = evidence[i];
+      if (*e.problem_key != key) continue;
+      std::string why;
+      if (entry_usable(*e.entry, p, device, &why)) {
+        d.hit = hit_of(e, true);
+        finish(registry_->find_variant(e.entry->variant), e.entry->config, Decision::Evidence::exact_entry);
+        return d;
+      }
+      d.rejected.emplace_back("database entry " + e.entry->variant + " [" + e.entry->config.to_string() + "]", why);
     }
+    std::vector<const detail::StoredEntry*> near;
+    for (std::size_t i = begin; i < end; ++i)
+      if (*evidence[i].problem_key != key && evidence[i].distance <= detail::kNeighbourRadius) near.push_back(&evidence[i]);
+    std::stable_sort(near.begin(), near.end(), [](const detail::StoredEntry* a, const detail::StoredEntry* b) {
+      return a->distance < b->distance;  // layer order (user first) breaks ties
+    });
+    for (const detail::StoredEntry* e : near) {
+      std::string why;
+      if (entry_usable(*e->entry, p, device, &why)) {
+        d.hit = hit_of(*e, false);
+        d.distance = e->distance;
+        finish(registry_->find_variant(e->entry->variant), e->entry->config, Decision::Evidence::neighbour);
+        return d;
+      }
+      if (listed_neighbours++ < kMaxListedNeighbours)
+        d.rejected.emplace_back("neighbour " + *e->problem_key + " " + e->entry->variant + " [" +
+                                    e->entry->config.to_string() + "]",
+                                why);
+    }
+    begin = end;
   }
-  // 2. Defaults, in priority order: the first variant whose default config supports p.
-  for (const Variant* v : registry_->variants(op)) {
-    const Config config = v->default_config_for(device, p);
-    std::string why;
-    if (usable(*v, config, p, device, &why)) {
-      d.variant = v;
-      d.config = config;
-      d.from = Decision::From::defaults;
-      d.workspace_bytes = v->workspace_bytes(p, config);
-      return d;
+
+  // 2. The cost model, calibrated from the class's entries (of any distance).
+  auto current_build = [&](const TuningEntry& e) {
+    const Variant* v = registry_->find_variant(e.variant);
+    if (!v || v->op() != op) return false;
+    const Source& src = registry_->source_of(*v);
+    return e.plugin_build.empty() || src.build_id.empty() || e.plugin_build == src.build_id;
+  };
+  auto runnable = [&](const Variant& v, const Config& c) { return usable(v, c, p, device, nullptr); };
+  const auto estimates = detail::model_estimates(evidence, p, device, *registry_, current_build, runnable);
+  if (!estimates.empty()) {
+    for (const auto& m : estimates) d.estimates.emplace_back(m.variant->name(), m.predicted_us);
+    d.predicted_us = estimates.front().predicted_us;
+    finish(estimates.front().variant, estimates.front().config, Decision::Evidence::model);
+    return d;
+  }
+
+  // 3. No evidence: the vendor library, then 4. the variants in priority order.
+  const auto all = registry_->variants(op);
+  for (bool vendor_pass : {true, false}) {
+    for (const Variant* v : all) {
+      if (v->desc().vendor != vendor_pass) continue;
+      if (v->desc().reference && device.device.is_cuda()) continue;
+      const Config config = v->default_config_for(device, p);
+      std::string why;
+      if (usable(*v, config, p, device, &why)) {
+        finish(v, config, vendor_pass ? Decision::Evidence::vendor_fallback : Decision::Evidence::priority);
+        return d;
+      }
+      d.rejected.emplace_back(v->name(), why);
     }
-    d.rejected.emplace_back(v->name(), why);
   }
   return d;  // d.variant == nullptr: nothing supports p
 }
 
 const Decision& Dispatcher::decide(const Problem& p, const DeviceInfo& device) {
-  {
-    std::shared_lock lock(mutex_);
-    auto it = memo_.find(p);
-    if (it != memo_.end()) return *it->second;
-  }
+  if (const Decision* hit = find(p)) return *hit;
   // Misses are serialised: the database is read here and, in lazy mode, written by the tuner.
-  std::lock_guard<std::mutex> miss_lock(miss_mutex_);
-  {
-    std::shared_lock lock(mutex_);  // another thread may have decided p meanwhile
-    auto it = memo_.find(p);
-    if (it != memo_.end()) return *it->second;
-  }
+  std::lock_guard<std::recursive_mutex> miss_lock(miss_mutex_);
+  if (const Decision* hit = find(p)) return *hit;  // another thread decided p meanwhile
   if (observer_) observer_(p);
-  auto d = std::make_unique<Decision>(decide_uncached(p, device));
-  if (d->from != Decision::From::database && miss_handler_) {
-    if (auto tuned = miss_handler_(p, device)) *d = std::move(*tuned);
+  auto node = std::make_unique<Node>();
+  node->problem = p;
+  node->hash = p.hash();
+  Decision& d = node->decision;
+  d = decide_uncached(p, device);
+  if (d.evidence != Decision::Evidence::exact_entry && miss_handler_) {
+    if (auto tuned = miss_handler_(p, device)) {
+      d = std::move(*tuned);
+      d.from = Decision::From::tuned_now;
+      d.evidence = Decision::Evidence::tuned_now;
+    }
   }
-  if (!d->variant) {
+  if (!d.variant) {
     std::string msg = "no variant of '" + (p.schema ? p.schema->name : std::string("?")) + "' supports " + p.key() +
                       " on " + device.device.to_string() + ":";
-    if (d->rejected.empty()) msg += " no variants are registered for this op";
-    for (const auto& [what, why] : d->rejected) msg += "\n  " + what + ": " + why;
+    if (d.rejected.empty()) msg += " no variants are registered for this op";
+    for (const auto& [what, why] : d.rejected) msg += "\n  " + what + ": " + why;
     throw NoVariantError(msg);
   }
-  logger()->debug("dispatch {} {} -> {} [{}] ({})", p.schema ? p.schema->name : "?", p.key(), d->variant->name(),
-                  d->config.to_string(), decision_source_name(d->from));
-  std::unique_lock lock(mutex_);
-  auto [it, inserted] = memo_.emplace(p, std::move(d));
-  return *it->second;
-}
-
-void Dispatcher::clear_memo() {
-  std::unique_lock lock(mutex_);
-  memo_.clear();
-}
-
-std::size_t Dispatcher::memo_size() const {
-  std::shared_lock lock(mutex_);
-  return memo_.size();
+  d.launch = d.variant->prepare(p, d.config, device);
+  if (!d.launch) d.launch = d.variant->Variant::prepare(p, d.config, device);
+  logger()->debug("dispatch {} {} -> {} [{}] ({})", p.schema ? p.schema->name : "?", p.key(), d.variant->name(),
+                  d.config.to_string(), evidence_name(d.evidence));
+  nodes_.push_back(std::move(node));
+  insert_locked(nodes_.back().get());
+  return nodes_.back()->decision;
 }
 
 }  // namespace kiln

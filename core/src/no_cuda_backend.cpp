@@ -24,6 +24,11 @@ void cuda_stream_destroy(void*) noexcept {}
 void cuda_stream_sync(void*) {}
 void cuda_set_device(int) { no_cuda("selecting a CUDA device"); }
 int cuda_pointer_device(const void*) noexcept { return -1; }
+PointerKind cuda_pointer_kind(const void*, int& device) noexcept {
+  device = -1;
+  return PointerKind::unknown;
+}
+bool cuda_stream_capturing(void*) noexcept { return false; }
 void* cuda_event_create() { no_cuda("creating a CUDA event"); }
 void cuda_event_destroy(void*) noexcept {}
 void cuda_event_record(void*, void*) { no_cuda("recording a CUDA event"); }

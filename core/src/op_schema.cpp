@@ -240,10 +240,28 @@ std::string OpSchema::bucket_of(const Problem& p) const {
   if (bucket) return bucket(p);
   std::string k(dtype_name(p.dtype));
   for (int i = 0; i < p.n_dims; ++i) {
+    if (is_mode_dim(i)) {  // a mode is never rounded: tf32=0 and tf32=1 are different buckets
+      k += "|" + dim_names[i] + "=" + std::to_string(p.dims[i]);
+      continue;
+    }
     const double v = static_cast<double>(p.dims[i] < 1 ? 1 : p.dims[i]);
     const auto rounded = static_cast<std::int64_t>(std::llround(std::exp2(std::round(std::log2(v)))));
     k += "|" + (i < static_cast<int>(dim_names.size()) ? dim_names[i] : "d" + std::to_string(i)) + "~" + std::to_string(rounded);
   }
+  return k;
+}
+
+bool OpSchema::is_mode_dim(int i) const {
+  if (i < 0 || i >= static_cast<int>(dim_names.size())) return false;
+  for (const std::string& m : mode_dims)
+    if (m == dim_names[i]) return true;
+  return false;
+}
+
+std::string OpSchema::mode_key(const Problem& p) const {
+  std::string k(dtype_name(p.dtype));
+  for (int i = 0; i < p.n_dims; ++i)
+    if (is_mode_dim(i)) k += "|" + dim_names[i] + "=" + std::to_string(p.dims[i]);
   return k;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 
 #include "cuda_backend.hpp"
@@ -13,10 +14,28 @@
 namespace kiln {
 
 struct Runtime::Workspace {
+  int ordinal = -1;
+  void* stream = nullptr;
   Buffer buffer;
 };
 
+struct Runtime::WorkspaceTable {
+  std::vector<const Workspace*> current;  // one per (device, stream): the largest
+};
+
 namespace {
+
+int ordinal_of(Device d) { return d.is_cuda() ? d.ordinal : -1; }
+
+// Errors of derive_problem: the message is built only when something is wrong.
+[[noreturn]] void bad_argument(const OpSchema& schema, int i, ErrorKind kind, const std::string& what) {
+  const std::string role = schema.name + ": argument '" + schema.tensors[i].name + "'";
+  switch (kind) {
+    case ErrorKind::shape: throw ShapeError(role + what);
+    case ErrorKind::device: throw DeviceError(role + what);
+    default: throw ArgumentError(role + what);
+  }
+}
 
 Args with_default_scalars(const OpSchema& schema, const Args& args) {
   Args filled = args;
@@ -73,6 +92,9 @@ void Runtime::init(RuntimeOptions options) {
   }
   detail::install_tune_mode(*this, mode);
   tune_mode_ = mode;
+  const char* check = std::getenv("KILN_CHECK");
+  check_every_call_ = check && std::string(check) == "1";
+  multi_device_ = cuda_device_count() > 1;
 }
 
 Device Runtime::device(int i) const {
@@ -110,64 +132,149 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
   int align = 16;
   for (int i = 0; i < want; ++i) {
     const TensorRef& t = args.tensor(i);
-    const std::string role = schema.name + ": argument '" + schema.tensors[i].name + "'";
+    // Error text is built only on failure: this runs on every op() call.
     const int max_rank = schema.strided_views ? 3 : 2;
     if (t.shape.rank < 1 || t.shape.rank > max_rank)
-      throw ShapeError(role + " must have rank 1 or 2" + (max_rank == 3 ? std::string(" or 3") : std::string()) + ", got " +
+      bad_argument(schema, i, ErrorKind::shape,
+                   " must have rank 1 or 2" + (max_rank == 3 ? std::string(" or 3") : std::string()) + ", got " +
                        t.shape.to_string() + (max_rank == 2 && t.shape.rank == 3 ? " (this op takes no batches)" : ""));
     for (int d = 0; d < t.shape.rank; ++d)
-      if (t.shape.dims[d] < 0) throw ShapeError(role + " has a negative extent: " + t.shape.to_string());
+      if (t.shape.dims[d] < 0) bad_argument(schema, i, ErrorKind::shape, " has a negative extent: " + t.shape.to_string());
     if (!schema.strided_views && !t.row_major())
-      throw ShapeError(role + " has column stride " + std::to_string(t.col_stride) +
+      bad_argument(schema, i, ErrorKind::shape,
+                   " has column stride " + std::to_string(t.col_stride) +
                        ": this op takes row-major views only (column stride 1), got " + t.to_string());
     if (t.shape.rank >= 2 && t.col_stride == 1 && t.row_stride < t.cols())
-      throw ShapeError(role + " has row stride " + std::to_string(t.row_stride) + " < cols " + std::to_string(t.cols()));
-    if (!t.shape.fits(t.dtype)) throw ShapeError(role + " " + t.shape.to_string() + " has more bytes than fit in int64");
-    if (schema.strided_views) {
+      bad_argument(schema, i, ErrorKind::shape,
+                   " has row stride " + std::to_string(t.row_stride) + " < cols " + std::to_string(t.cols()));
+    if (!t.shape.fits(t.dtype))
+      bad_argument(schema, i, ErrorKind::shape, " " + t.shape.to_string() + " has more bytes than fit in int64");
+    if (schema.strided_views) {  // "" (no allocation) for a valid view
       const std::string why = t.strides_error();
-      if (!why.empty()) throw ShapeError(role + ": " + why);
+      if (!why.empty()) bad_argument(schema, i, ErrorKind::shape, ": " + why);
     }
     std::int64_t span = 0;
-    if (!t.span_fits(span)) throw ShapeError(role + " " + t.to_string() + " spans more bytes than fit in int64");
-    if (!t.data && t.numel() > 0) throw ArgumentError(role + " is a null pointer");
+    if (!t.span_fits(span)) bad_argument(schema, i, ErrorKind::shape, " " + t.to_string() + " spans more bytes than fit in int64");
+    if (!t.data && t.numel() > 0) bad_argument(schema, i, ErrorKind::argument, " is a null pointer");
     if (t.device != p.device)
-      throw DeviceError(role + " is on " + t.device.to_string() + ", but argument '" + schema.tensors[0].name + "' is on " +
-                        p.device.to_string());
+      bad_argument(schema, i, ErrorKind::device,
+                   " is on " + t.device.to_string() + ", but argument '" + schema.tensors[0].name + "' is on " +
+                       p.device.to_string());
     align = std::min(align, t.alignment());
   }
   if (p.device.is_cuda()) device_info(p.device);  // throws DeviceError for a device that is not there
   p.align_bytes = align;
   Problem derived = p;
-  schema.make_problem(args, derived).throw_if_error();
+  if (Status st = schema.make_problem(args, derived); !st.ok()) st.throw_if_error();
   derived.schema = &schema;
   derived.device = p.device;
   derived.align_bytes = p.align_bytes;
   return derived;
 }
 
+void Runtime::check_pointers(const OpSchema& schema, const Args& args, const Problem& p) const {
+  if (!p.device.is_cuda()) return;
+  for (int i = 0; i < args.tensor_count(); ++i) {
+    const TensorRef& t = args.tensor(i);
+    if (t.numel() == 0) continue;
+    int owner = -1;
+    const detail::PointerKind kind = detail::cuda_pointer_kind(t.data, owner);
+    if (kind == detail::PointerKind::managed) continue;
+    if (kind == detail::PointerKind::device && owner == p.device.ordinal) continue;
+    std::string what;
+    switch (kind) {
+      case detail::PointerKind::device: what = "device memory of cuda:" + std::to_string(owner); break;
+      case detail::PointerKind::registered_host: what = "pinned host memory"; break;
+      case detail::PointerKind::unregistered_host: what = "host memory"; break;
+      default: what = "memory CUDA does not know"; break;
+    }
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "%p", t.data);
+    bad_argument(schema, i, ErrorKind::device,
+                 " (" + std::string(addr) + ") is " + what + ", but it is tagged " + p.device.to_string() +
+                     ": op() needs device or managed memory reachable from " + p.device.to_string());
+  }
+}
+
+void* Runtime::find_workspace(Device device, Stream stream, std::size_t bytes) const noexcept {
+  const WorkspaceTable* t = workspace_table_.load(std::memory_order_acquire);
+  if (!t) return nullptr;
+  const int ordinal = ordinal_of(device);
+  for (const Workspace* w : t->current)
+    if (w->ordinal == ordinal && w->stream == stream.handle()) return w->buffer.bytes() >= bytes ? w->buffer.data() : nullptr;
+  return nullptr;
+}
+
 void* Runtime::workspace(Device device, Stream stream, std::size_t bytes) {
   if (bytes == 0) return nullptr;
+  if (void* ws = find_workspace(device, stream, bytes)) return ws;
   std::lock_guard<std::mutex> lock(workspace_mutex_);
-  auto& slot = workspaces_[{device.is_cuda() ? device.ordinal : -1, stream.handle()}];
-  if (!slot) slot = std::make_unique<Workspace>();
-  if (slot->buffer.bytes() < bytes) {
-    // Grows only; freeing the old one synchronises the device, so queued work has finished with it.
-    slot->buffer = Buffer();
-    slot->buffer = Buffer::alloc(device, u8, {static_cast<std::int64_t>(bytes)});
-  }
-  return slot->buffer.data();
+  if (void* ws = find_workspace(device, stream, bytes)) return ws;
+  if (device.is_cuda() && detail::cuda_stream_capturing(stream.handle()))
+    throw DeviceError("kiln: " + std::to_string(bytes) + " bytes of workspace needed on " + device.to_string() +
+                      " for a stream that is capturing a CUDA graph, and allocating now would break the capture: "
+                      "call op() or Op::prepare() once on this stream before capturing, or "
+                      "Runtime::reserve_workspace(device, stream, bytes)");
+  auto w = std::make_unique<Workspace>();
+  w->ordinal = ordinal_of(device);
+  w->stream = stream.handle();
+  w->buffer = Buffer::alloc(device, u8, {static_cast<std::int64_t>(bytes)});
+  // A new table with this workspace in place of the smaller one; the old table and buffer stay
+  // allocated (a thread may be launching with them right now).
+  auto table = std::make_unique<WorkspaceTable>();
+  if (const WorkspaceTable* old = workspace_table_.load(std::memory_order_relaxed))
+    for (const Workspace* x : old->current)
+      if (!(x->ordinal == w->ordinal && x->stream == w->stream)) table->current.push_back(x);
+  table->current.push_back(w.get());
+  void* data = w->buffer.data();
+  workspaces_.push_back(std::move(w));
+  workspace_tables_.push_back(std::move(table));
+  workspace_table_.store(workspace_tables_.back().get(), std::memory_order_release);
+  return data;
+}
+
+const Decision& Runtime::decide_for_launch(const Problem& p, Stream stream) {
+  if (p.device.is_cuda() && detail::cuda_stream_capturing(stream.handle()))
+    throw DeviceError("kiln: " + (p.schema ? p.schema->name : std::string("op")) + " " + p.key() +
+                      " is called for the first time while its stream is capturing a CUDA graph; deciding may "
+                      "allocate (workspace, library handles) and would break the capture: call op() or "
+                      "Op::prepare() once with this problem on this stream before capturing");
+  const Decision& d = dispatcher_.decide(p, device_info(p.device));
+  if (d.workspace_bytes) workspace(p.device, stream, d.workspace_bytes);
+  return d;
 }
 
 void Runtime::launch(const OpSchema& schema, const Args& args, Stream stream) {
-  if (args.scalar_count() > static_cast<int>(schema.scalars.size())) make_problem(schema, args);  // throws
+  const int n_scalars = static_cast<int>(schema.scalars.size());
+  if (args.scalar_count() == n_scalars) return launch_complete(schema, args, stream);
+  if (args.scalar_count() > n_scalars) make_problem(schema, args);  // throws
+  launch_complete(schema, with_default_scalars(schema, args), stream);
+}
+
+void Runtime::launch_complete(const OpSchema& schema, const Args& args, Stream stream) {
+  const Args* filled = &args;
+  const Problem p = derive_problem(schema, *filled);
+  const Decision* d = dispatcher_.find(p);
+  if (!d || check_every_call_) check_pointers(schema, *filled, p);
+  if (!d) d = &decide_for_launch(p, stream);
+  if (multi_device_ && p.device.is_cuda()) detail::cuda_set_device(p.device.ordinal);
+  void* ws = nullptr;
+  if (d->workspace_bytes) {
+    ws = find_workspace(p.device, stream, d->workspace_bytes);
+    if (!ws) ws = workspace(p.device, stream, d->workspace_bytes);  // first call on this stream
+  }
+  Status st = d->launch->run(*filled, p, ws, stream);
+  if (!st.ok()) st.throw_if_error(schema.name + " (" + d->variant->name() + ")");
+}
+
+void Runtime::prepare(const OpSchema& schema, const Args& args, Stream stream) {
   const Args filled = with_default_scalars(schema, args);
+  if (args.scalar_count() > static_cast<int>(schema.scalars.size())) make_problem(schema, args);  // throws
   const Problem p = derive_problem(schema, filled);
-  const DeviceInfo& dev = device_info(p.device);
-  const Decision& d = dispatcher_.decide(p, dev);
-  if (p.device.is_cuda() && cuda_device_count() > 1) detail::cuda_set_device(p.device.ordinal);
-  void* ws = d.workspace_bytes ? workspace(p.device, stream, d.workspace_bytes) : nullptr;
-  d.variant->launch(filled, p, d.config, ws, stream)
-      .throw_if_error(schema.name + " (" + d.variant->name() + ")");
+  check_pointers(schema, filled, p);
+  const Decision* d = dispatcher_.find(p);
+  if (!d) d = &decide_for_launch(p, stream);
+  if (d->workspace_bytes) workspace(p.device, stream, d->workspace_bytes);
 }
 
 void Runtime::run_variant(const Variant& variant, const Config& config, const Args& args, Stream stream) {
@@ -194,5 +301,7 @@ Decision Runtime::explain(const Problem& problem) const {
 void Op::operator()(const Args& args, Stream stream) const { rt_->launch(*schema_, args, stream); }
 
 Problem Op::problem(const Args& args) const { return rt_->make_problem(*schema_, args); }
+
+void Op::prepare(const Args& args, Stream stream) const { rt_->prepare(*schema_, args, stream); }
 
 }  // namespace kiln

@@ -1,5 +1,10 @@
 // The CUDA gemm variants: adapters from (Args, Problem, Config) to the launchers in
 // gemm_launch.hpp.  Built only with the CUDA backend (CUDA_SOURCES).
+//
+// A config is bound to its launcher once (bind(): the compile-time row index or the block sizes,
+// the split-k plan, whether 16-byte alignment is needed), when op() makes its decision
+// (prepare()); a memo-hit launch then only fills GemmArgs from the call's tensors and calls the
+// launcher: no string, map or Config lookup per call.  launch() (the tuner's path) binds per call.
 #include <algorithm>
 #include <climits>
 #include <exception>
@@ -52,7 +57,30 @@ class GemmCudaVariant : public Variant {
     }
   }
 
+  // A config resolved to what its launcher takes.
+  struct Bound {
+    int a = 0, b = 0;      // the launcher's integer parameters (row index, tile or block sizes)
+    bool align16 = false;  // issues 16-byte global accesses: checked against the real pointers
+    SplitKPlan plan;       // gemm_split_k only
+  };
+
   Status launch(const Args& args, const Problem& p, const Config& c, void* workspace, Stream stream) const override {
+    try {
+      Bound bound;
+      if (!bind(c, p, bound))
+        return Status::fail(ErrorKind::argument, name() + ": config " + c.to_string() + " is not instantiated");
+      return run_with(bound, c, args, p, workspace, stream);
+    } catch (const std::exception& e) {
+      return Status::fail(ErrorKind::internal, name() + ": " + e.what());
+    }
+  }
+
+  std::shared_ptr<const PreparedLaunch> prepare(const Problem& p, const Config& c, const DeviceInfo&) const override;
+
+  // The launch with a bound config: GemmArgs from the tensors, the alignment check, the launcher.
+  // Builds no string unless something is wrong.
+  Status run_with(const Bound& bound, const Config& c, const Args& args, const Problem& p, void* workspace,
+                  Stream stream) const noexcept {
     try {
       if (args.tensor_count() != 3) return Status::fail(ErrorKind::argument, name() + ": needs a, b, c");
       const TensorRef& a = args.tensor(kA);
@@ -72,7 +100,7 @@ class GemmCudaVariant : public Variant {
       g.beta = static_cast<float>(gemm_scalar(args, kBeta));
       // supports() judged the problem's alignment class; the pointers themselves are checked
       // again, so a caller who passes a mislabelled problem gets a Status, not a device fault.
-      if (needs_align16(c)) {
+      if (bound.align16) {
         int align = 16;
         for (const TensorRef* t : {&a, &b, &cc}) {
           align = std::min(align, alignment_of(reinterpret_cast<std::uintptr_t>(t->data)));
@@ -82,7 +110,7 @@ class GemmCudaVariant : public Variant {
           return Status::fail(ErrorKind::unsupported, name() + " [" + c.to_string() + "]: needs 16-byte aligned pointers and "
                                                       "row pitches, the arguments have " + std::to_string(align) + "-byte alignment");
       }
-      return run_in(g, c, p, workspace, stream.handle());
+      return run_bound(g, bound, p, workspace, stream.handle());
     } catch (const std::exception& e) {
       return Status::fail(ErrorKind::internal, name() + ": " + e.what());
     }
@@ -90,13 +118,9 @@ class GemmCudaVariant : public Variant {
 
  protected:
   virtual Support check(const Problem&, const DeviceInfo&, const Config&) const { return Support::yes(); }
-  // Whether `c` issues 16-byte global accesses (checked against the real pointers at launch).
-  virtual bool needs_align16(const Config&) const { return false; }
-  virtual Status run(const GemmArgs& g, const Config& c, void* stream) const = 0;
-  // Variants that need the problem or a workspace override this one.
-  virtual Status run_in(const GemmArgs& g, const Config& c, const Problem&, void*, void* stream) const {
-    return run(g, c, stream);
-  }
+  // Resolves `c` for problem `p` into `out`; false when the config is not instantiated.
+  virtual bool bind(const Config& c, const Problem& p, Bound& out) const = 0;
+  virtual Status run_bound(const GemmArgs& g, const Bound& b, const Problem& p, void* workspace, void* stream) const = 0;
 
   static Support grid_y_fits(const Problem& p, std::int64_t rows_per_block) {
     const std::int64_t blocks = ceil_div(p.dims[kDimM], rows_per_block);
@@ -122,6 +146,32 @@ class GemmCudaVariant : public Variant {
   DefaultForFn default_for_;
 };
 
+// A gemm config bound once (GemmCudaVariant::prepare): the memo-hit launch path.
+class PreparedGemm final : public PreparedLaunch {
+ public:
+  PreparedGemm(const GemmCudaVariant* v, GemmCudaVariant::Bound bound, Config config)
+      : variant_(v), bound_(bound), config_(std::move(config)) {}
+  Status run(const Args& args, const Problem& p, void* workspace, Stream stream) const override {
+    return variant_->run_with(bound_, config_, args, p, workspace, stream);
+  }
+
+ private:
+  const GemmCudaVariant* variant_;
+  GemmCudaVariant::Bound bound_;
+  Config config_;  // for error messages only
+};
+
+std::shared_ptr<const PreparedLaunch> GemmCudaVariant::prepare(const Problem& p, const Config& c,
+                                                               const DeviceInfo& d) const {
+  try {
+    Bound bound;
+    if (!bind(c, p, bound)) return Variant::prepare(p, c, d);  // launch() reports the bad config
+    return std::make_shared<PreparedGemm>(this, bound, c);
+  } catch (const std::exception&) {
+    return nullptr;  // the dispatcher falls back to the default binding
+  }
+}
+
 VariantDesc cuda_desc(const char* name, int priority, const char* summary) {
   return {name, "gemm", DeviceKind::cuda, {DType::f32}, priority, summary};
 }
@@ -134,8 +184,13 @@ class GemmNaive final : public GemmCudaVariant {
   Support check(const Problem& p, const DeviceInfo&, const Config& c) const override {
     return grid_y_fits(p, c.get("block_y"));
   }
-  Status run(const GemmArgs& g, const Config& c, void* s) const override {
-    return launch_naive(g, c.get("block_x"), c.get("block_y"), s);
+  bool bind(const Config& c, const Problem&, Bound& out) const override {
+    out.a = c.get("block_x");
+    out.b = c.get("block_y");
+    return true;
+  }
+  Status run_bound(const GemmArgs& g, const Bound& b, const Problem&, void*, void* s) const override {
+    return launch_naive(g, b.a, b.b, s);
   }
 };
 
@@ -144,8 +199,12 @@ class GemmRowPerBlock final : public GemmCudaVariant {
   GemmRowPerBlock()
       : GemmCudaVariant(cuda_desc("gemm_row_per_block", 10, "one block per C row, the A row staged in shared memory"),
                         row_per_block_space(), row_per_block_default) {}
-  Status run(const GemmArgs& g, const Config& c, void* s) const override {
-    return launch_row_per_block(g, c.get("block"), s);
+  bool bind(const Config& c, const Problem&, Bound& out) const override {
+    out.a = c.get("block");
+    return true;
+  }
+  Status run_bound(const GemmArgs& g, const Bound& b, const Problem&, void*, void* s) const override {
+    return launch_row_per_block(g, b.a, s);
   }
 };
 
@@ -157,7 +216,13 @@ class GemmTiled final : public GemmCudaVariant {
   Support check(const Problem& p, const DeviceInfo&, const Config& c) const override {
     return grid_y_fits(p, c.get("tile"));
   }
-  Status run(const GemmArgs& g, const Config& c, void* s) const override { return launch_tiled(g, c.get("tile"), s); }
+  bool bind(const Config& c, const Problem&, Bound& out) const override {
+    out.a = c.get("tile");
+    return true;
+  }
+  Status run_bound(const GemmArgs& g, const Bound& b, const Problem&, void*, void* s) const override {
+    return launch_tiled(g, b.a, s);
+  }
 };
 
 class GemmTiledCoalesced final : public GemmCudaVariant {
@@ -168,8 +233,12 @@ class GemmTiledCoalesced final : public GemmCudaVariant {
   Support check(const Problem& p, const DeviceInfo&, const Config& c) const override {
     return grid_y_fits(p, c.get("tile"));
   }
-  Status run(const GemmArgs& g, const Config& c, void* s) const override {
-    return launch_tiled_coalesced(g, c.get("tile"), s);
+  bool bind(const Config& c, const Problem&, Bound& out) const override {
+    out.a = c.get("tile");
+    return true;
+  }
+  Status run_bound(const GemmArgs& g, const Bound& b, const Problem&, void*, void* s) const override {
+    return launch_tiled_coalesced(g, b.a, s);
   }
 };
 
@@ -181,8 +250,12 @@ class GemmTiledKahan final : public GemmCudaVariant {
   Support check(const Problem& p, const DeviceInfo&, const Config& c) const override {
     return grid_y_fits(p, c.get("tile"));
   }
-  Status run(const GemmArgs& g, const Config& c, void* s) const override {
-    return launch_tiled_kahan(g, c.get("tile"), s);
+  bool bind(const Config& c, const Problem&, Bound& out) const override {
+    out.a = c.get("tile");
+    return true;
+  }
+  Status run_bound(const GemmArgs& g, const Bound& b, const Problem&, void*, void* s) const override {
+    return launch_tiled_kahan(g, b.a, s);
   }
 };
 
@@ -206,15 +279,14 @@ class GemmRegisterBlocked final : public GemmCudaVariant {
     }
     return tiles_fit(p, r.bm, r.bn);
   }
-  bool needs_align16(const Config& c) const override {
-    const int i = register_blocked_index(c);
-    return i >= 0 && kRegisterBlockedConfigs[i].vec == 4;
+  bool bind(const Config& c, const Problem&, Bound& out) const override {
+    out.a = register_blocked_index(c);
+    if (out.a < 0) return false;
+    out.align16 = kRegisterBlockedConfigs[out.a].vec == 4;
+    return true;
   }
-  Status run(const GemmArgs& g, const Config& c, void* s) const override {
-    const int i = register_blocked_index(c);
-    if (i < 0) return Status::fail(ErrorKind::argument, "gemm_register_blocked: config " + c.to_string() +
-                                                            " is not instantiated");
-    return launch_register_blocked(g, i, s);
+  Status run_bound(const GemmArgs& g, const Bound& b, const Problem&, void*, void* s) const override {
+    return launch_register_blocked(g, b.a, s);
   }
 };
 
@@ -254,20 +326,19 @@ class GemmSplitK final : public GemmCudaVariant {
                          std::to_string(kSplitKMaxWorkspace) + ")");
     return Support::yes();
   }
-  bool needs_align16(const Config& c) const override {
-    const int i = split_k_row(c);
-    return i >= 0 && kRegisterBlockedConfigs[i].vec == 4;
-  }
   std::size_t workspace_bytes(const Problem& p, const Config& c) const override {
     return split_k_row(c) < 0 ? 0 : plan_for(p, c, sm_count(p.device)).workspace_bytes;
   }
-  Status run(const GemmArgs&, const Config&, void*) const override {
-    return Status::fail(ErrorKind::internal, "gemm_split_k runs through run_in");
+  bool bind(const Config& c, const Problem& p, Bound& out) const override {
+    out.a = split_k_row(c);
+    if (out.a < 0) return false;
+    out.align16 = kRegisterBlockedConfigs[out.a].vec == 4;
+    out.plan = plan_for(p, c, sm_count(p.device));
+    return true;
   }
-  Status run_in(const GemmArgs& g, const Config& c, const Problem& p, void* workspace, void* stream) const override {
-    const int i = split_k_row(c);
-    if (i < 0) return Status::fail(ErrorKind::argument, "gemm_split_k: config " + c.to_string() + " is not instantiated");
-    const SplitKPlan plan = plan_for(p, c, sm_count(p.device));
+  Status run_bound(const GemmArgs& g, const Bound& b, const Problem&, void* workspace, void* stream) const override {
+    const int i = b.a;
+    const SplitKPlan& plan = b.plan;
     if (plan.splits < 2) return Status::fail(ErrorKind::unsupported, "gemm_split_k: k is not split for this problem");
     if (workspace == nullptr)
       return Status::fail(ErrorKind::argument, "gemm_split_k: needs a workspace of " +
@@ -310,12 +381,14 @@ class GemmTf32Mma final : public GemmCudaVariant {
     if (!s) return s;
     return tiles_fit(p, kTf32MmaConfigs[i].bm, kTf32MmaConfigs[i].bn);
   }
-  Status run(const GemmArgs& g, const Config& c, void* s) const override {
-    const int i = tf32_mma_index(c);
-    if (i < 0) return Status::fail(ErrorKind::argument, "gemm_tf32_mma: config " + c.to_string() + " is not instantiated");
-    return launch_tf32_mma(g, i, s);
+  bool bind(const Config& c, const Problem&, Bound& out) const override {
+    out.a = tf32_mma_index(c);
+    out.align16 = true;
+    return out.a >= 0;
   }
-  bool needs_align16(const Config&) const override { return true; }
+  Status run_bound(const GemmArgs& g, const Bound& b, const Problem&, void*, void* s) const override {
+    return launch_tf32_mma(g, b.a, s);
+  }
 };
 
 // fp32-accurate tensor-core gemm (3xTF32): error at fp32 level (verified against the f64 host
@@ -340,12 +413,14 @@ class Gemm3xTf32Mma final : public GemmCudaVariant {
     if (!s) return s;
     return tiles_fit(p, kTf32MmaConfigs[i].bm, kTf32MmaConfigs[i].bn);
   }
-  Status run(const GemmArgs& g, const Config& c, void* s) const override {
-    const int i = tf32_mma_index(c);
-    if (i < 0) return Status::fail(ErrorKind::argument, "gemm_3xtf32_mma: config " + c.to_string() + " is not instantiated");
-    return launch_3xtf32_mma(g, i, s);
+  bool bind(const Config& c, const Problem&, Bound& out) const override {
+    out.a = tf32_mma_index(c);
+    out.align16 = true;
+    return out.a >= 0;
   }
-  bool needs_align16(const Config&) const override { return true; }
+  Status run_bound(const GemmArgs& g, const Bound& b, const Problem&, void*, void* s) const override {
+    return launch_3xtf32_mma(g, b.a, s);
+  }
 };
 
 }  // namespace

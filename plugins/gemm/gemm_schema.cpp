@@ -179,6 +179,8 @@ std::shared_ptr<OpSchema> make_gemm_schema() {
   s->dim_names = {"m", "n", "k", "tf32", "batch", "ta", "tb", "c16"};
   // "4096x4096x4096" means one row-major product at full f32 precision, C in f32.
   s->dim_defaults = {{"tf32", 0}, {"batch", 1}, {"ta", 0}, {"tb", 0}, {"c16", 0}};
+  // Precision and layouts are contracts, never borrowed from a neighbour; m, n, k, batch are sizes.
+  s->mode_dims = {"tf32", "ta", "tb", "c16"};
   s->dtypes = {DType::f32, DType::bf16, DType::f16};
   s->work_unit = WorkUnit::flop;
   s->strided_views = true;

@@ -68,6 +68,7 @@ std::shared_ptr<OpSchema> make_histogram_range_schema() {
   s->tensors = {{"data", Role::input}, {"bins", Role::output}};
   s->scalars = {{"lo", 0.0}, {"hi", 1.0}};
   s->dim_names = {"n", "bins"};
+  s->mode_dims = {"bins"};  // the bin count changes the kernels' shared-memory plan: matched exactly
   s->dtypes = {f32};
   s->work_unit = WorkUnit::byte;
   s->make_problem = [self](const Args& args, Problem& p) -> Status {

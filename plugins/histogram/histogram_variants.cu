@@ -36,7 +36,7 @@ struct Launch {
   int sms = 1;
 };
 
-Status prepare(const std::string& name, bool range, const Args& args, const Problem& p, Stream stream, Launch& l) {
+Status prepare_launch(const std::string& name, bool range, const Args& args, const Problem& p, Stream stream, Launch& l) {
   l.data = args.tensor(0).data;
   l.n = args.tensor(0).numel();
   l.out = args.tensor(1).as<std::uint32_t>();
@@ -93,7 +93,7 @@ class GlobalAtomic final : public Variant {
   }
   Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
     Launch l;
-    Status st = prepare(name(), range_, args, p, stream, l);
+    Status st = prepare_launch(name(), range_, args, p, stream, l);
     if (!st.ok() || l.n == 0) return st;
     const int block = c.get_or("block", 256);
     const unsigned grid = grid_for(l.n, block, c.get_or("blocks_per_sm", 8), l.sms);
@@ -130,7 +130,7 @@ class Smem final : public Variant {
   }
   Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
     Launch l;
-    Status st = prepare(name(), range_, args, p, stream, l);
+    Status st = prepare_launch(name(), range_, args, p, stream, l);
     if (!st.ok() || l.n == 0) return st;
     const int block = c.get_or("block", 256);
     const unsigned grid = grid_for(l.n, block, c.get_or("blocks_per_sm", 8), l.sms);
@@ -164,7 +164,7 @@ class WarpPrivate final : public Variant {
   }
   Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
     Launch l;
-    Status st = prepare(name(), range_, args, p, stream, l);
+    Status st = prepare_launch(name(), range_, args, p, stream, l);
     if (!st.ok() || l.n == 0) return st;
     const int block = 32 * c.get_or("warps", 16);
     const int copies = c.get_or("copies", 1);
@@ -218,7 +218,7 @@ class ThreadPrivate final : public Variant {
   Support supports(const Problem&, const DeviceInfo&, const Config&) const override { return Support::yes(); }
   Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
     Launch l;
-    Status st = prepare(name(), false, args, p, stream, l);
+    Status st = prepare_launch(name(), false, args, p, stream, l);
     if (!st.ok() || l.n == 0) return st;
     const int block = c.get_or("block", 256);
     const int ilp = c.get_or("ilp", 1);

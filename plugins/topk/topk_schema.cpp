@@ -57,6 +57,7 @@ std::shared_ptr<OpSchema> make_topk_schema() {
   s->scalars = {{"largest", 1.0}};
   s->dim_names = {"rows", "n", "k", "largest"};
   s->dim_defaults = {{"largest", 1}};  // "1x67108864x100" means the largest 100
+  s->mode_dims = {"largest"};
   s->dtypes = {f32};
   s->work_unit = WorkUnit::byte;
   s->make_problem = [self](const Args& args, Problem& p) -> Status {

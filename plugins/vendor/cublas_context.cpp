@@ -31,24 +31,44 @@ Status cublas_status(cublasStatus_t status, const char* variant, const char* cal
   return Status::fail(kind, std::string(variant) + ": " + call + " failed: " + cublasGetStatusString(status));
 }
 
+namespace {
+
+// Creates slot.handle if needed; the caller holds slot.mutex.
+Status create_handle_locked(DeviceHandle& slot, const char* variant) {
+  if (slot.handle != nullptr) return Status::success();
+  cublasHandle_t h = nullptr;
+  if (Status s = cublas_status(cublasCreate(&h), variant, "cublasCreate"); !s.ok()) return s;
+  // True fp32 for cublasSgemm: no TF32 unless a variant asks for it through cublasGemmEx's
+  // compute type.
+  if (Status s = cublas_status(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), variant, "cublasSetMathMode"); !s.ok()) {
+    cublasDestroy(h);
+    return s;
+  }
+  slot.handle = h;
+  return Status::success();
+}
+
+Status check_ordinal(const char* variant, int ordinal) {
+  if (ordinal >= 0 && ordinal < kMaxDevices) return Status::success();
+  return Status::fail(ErrorKind::device, std::string(variant) + ": CUDA device ordinal " + std::to_string(ordinal) +
+                                             " out of range [0, " + std::to_string(kMaxDevices) + ")");
+}
+
+}  // namespace
+
+Status ensure_cublas_handle(const char* variant, int ordinal) {
+  if (Status s = check_ordinal(variant, ordinal); !s.ok()) return s;
+  DeviceHandle& slot = device_handle(ordinal);
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  return create_handle_locked(slot, variant);
+}
+
 Status CublasLease::acquire(const char* variant, int ordinal, cudaStream_t stream, void* workspace,
                             std::size_t workspace_bytes) {
-  if (ordinal < 0 || ordinal >= kMaxDevices)
-    return Status::fail(ErrorKind::device, std::string(variant) + ": CUDA device ordinal " + std::to_string(ordinal) +
-                                               " out of range [0, " + std::to_string(kMaxDevices) + ")");
+  if (Status s = check_ordinal(variant, ordinal); !s.ok()) return s;
   DeviceHandle& slot = device_handle(ordinal);
   lock_ = std::unique_lock<std::mutex>(slot.mutex);
-  if (slot.handle == nullptr) {
-    cublasHandle_t h = nullptr;
-    if (Status s = cublas_status(cublasCreate(&h), variant, "cublasCreate"); !s.ok()) return s;
-    // True fp32 for cublasSgemm: no TF32 unless a variant asks for it through cublasGemmEx's
-    // compute type.
-    if (Status s = cublas_status(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), variant, "cublasSetMathMode"); !s.ok()) {
-      cublasDestroy(h);
-      return s;
-    }
-    slot.handle = h;
-  }
+  if (Status s = create_handle_locked(slot, variant); !s.ok()) return s;
   handle_ = slot.handle;
   // cublasSetStream resets the workspace to cuBLAS's own pool, so the workspace comes after it.
   if (Status s = cublas_status(cublasSetStream(handle_, stream), variant, "cublasSetStream"); !s.ok()) return s;

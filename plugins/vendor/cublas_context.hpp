@@ -44,6 +44,11 @@ class CublasLease {
   cublasHandle_t handle_ = nullptr;
 };
 
+// Creates device `ordinal`'s handle now if it does not exist yet (cublasCreate allocates and
+// synchronises: done when op() decides, outside any CUDA-graph capture, never in a memo-hit
+// launch).  The caller makes `ordinal` the current device.
+Status ensure_cublas_handle(const char* variant, int ordinal);
+
 // A failed cuBLAS call as a Status naming the variant and the call.
 Status cublas_status(cublasStatus_t status, const char* variant, const char* call);
 

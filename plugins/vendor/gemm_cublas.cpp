@@ -91,7 +91,10 @@ class GemmCublasTf32 final : public CublasVariant {
  public:
   GemmCublasTf32()
       : CublasVariant("gemm_cublas_tf32", "gemm", {DType::f32},
-                      "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 (tensor cores); only problems with tf32=1") {}
+                      "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 (tensor cores); only problems with tf32=1",
+                      // Above gemm_cublas: where the caller allows TF32 and kiln has no evidence,
+                      // the vendor fallback is the tensor-core path, not fp32 SGEMM.
+                      kVendorPriority + 1) {}
 
   Support supports(const Problem& p, const DeviceInfo&, const Config&) const override {
     if (dim_or(p, "tf32", 0) != 1) return Support::no("rounds inputs to TF32: needs allow_tf32=1");

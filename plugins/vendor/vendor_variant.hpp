@@ -32,8 +32,9 @@ inline constexpr int kVendorPriority = 35;
 
 class VendorVariant : public Variant {
  public:
-  VendorVariant(std::string name, std::string op, std::vector<DType> dtypes, std::string summary)
-      : Variant(VariantDesc{std::move(name), std::move(op), DeviceKind::cuda, std::move(dtypes), kVendorPriority,
+  VendorVariant(std::string name, std::string op, std::vector<DType> dtypes, std::string summary,
+                int priority = kVendorPriority)
+      : Variant(VariantDesc{std::move(name), std::move(op), DeviceKind::cuda, std::move(dtypes), priority,
                             std::move(summary), /*reference=*/false, /*vendor=*/true},
                 ParamSpace{}) {}
 

@@ -100,7 +100,7 @@ TEST_CASE("a hand-written database entry is honoured") {
   CHECK(d.hit->layer_path == user);
 }
 
-TEST_CASE("an unseen shape uses the nearest entry of its bucket") {
+TEST_CASE("an unseen shape uses the nearest tuned neighbour") {
   TempDir dir;
   const auto user = dir.file("user.yaml", entry_yaml(host_fp(), "f32|n=1000", "scale_any", "{unroll: 2}"));
   kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options(user));
@@ -110,8 +110,13 @@ TEST_CASE("an unseen shape uses the nearest entry of its bucket") {
   const auto d = rt.explain(rt.registry().op("scale").problem_from_dims(kiln::f32, {1024}, kiln::Device::host()));
   REQUIRE(d.hit);
   CHECK_FALSE(d.hit->exact_problem);
-  run_scale(rt, 100000);  // another bucket: defaults
-  CHECK(last_run().variant == "scale_even");
+  // Far beyond the neighbour radius: no neighbour, but the entry still calibrates the cost model,
+  // whose only candidate is scale_any (the database stores winners only).
+  run_scale(rt, 100000);
+  CHECK(last_run().variant == "scale_any");
+  const auto far = rt.explain(rt.registry().op("scale").problem_from_dims(kiln::f32, {100000}, kiln::Device::host()));
+  CHECK(far.evidence == kiln::Decision::Evidence::model);
+  CHECK_FALSE(far.hit);
 }
 
 TEST_CASE("device fallback levels") {

@@ -2,6 +2,10 @@
 // timed in the same run, with throughput and the ratio to a baseline measured alongside:
 // op()'s own choice by default, the fastest vendor variant with --vs vendor, or a named variant.
 // ratio = baseline time / variant time, so > 1 means faster than the baseline.
+//
+// Two more modes (bench_modes.hpp): --overhead (host cost of a memo-hit op() over the bound
+// launch of the same kernel) and --regret --problems FILE (op()'s choice against every candidate
+// over a list of problems: regret per problem and the geomean).
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -14,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <kiln/kiln.hpp>
 
+#include "bench_modes.hpp"
 #include "common.hpp"
 #include "csv.hpp"
 #include "json.hpp"
@@ -31,6 +36,9 @@ struct BenchCli {
   int runs = 20, warmup = 3;
   bool warm = false, json = false, csv = false, force = false;
   std::uint64_t input_seed = 42;
+  bool overhead = false, regret = false;
+  std::string problems;
+  int iters = 20000, batch = 200;
 };
 
 struct Row {
@@ -43,7 +51,9 @@ struct Row {
 
 const char* kUsage =
     "usage: kiln bench <op> --shape SHAPE [--dtype T] [--device D] [--variants all|NAME...] [--vs vendor|NAME]\n"
-    "                  [--runs N] [--warm] [--force] [--json | --csv]";
+    "                  [--runs N] [--warm] [--force] [--json | --csv]\n"
+    "       kiln bench --overhead [<op> --shape SHAPE] [--device D] [--iters N] [--batch N] [--json]\n"
+    "       kiln bench --regret --problems FILE [--device D] [--runs N] [--warm] [--json]";
 
 }  // namespace
 
@@ -52,8 +62,8 @@ Command make_bench_command(CLI::App& parent) {
   Command c;
   c.app = parent.add_subcommand("bench", "Time every variant of an op on one problem against a baseline");
   auto* app = c.app;
-  app->add_option("op", o->op, "Op to benchmark")->required();
-  app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")->required();
+  app->add_option("op", o->op, "Op to benchmark");
+  app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096");
   app->add_option("--dtype", o->dtype, "Element type (default: the op's first)");
   app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
   app->add_option("--variants", o->variants, "all (default) or variant names")->delimiter(',');
@@ -65,8 +75,23 @@ Command make_bench_command(CLI::App& parent) {
   app->add_flag("--warm", o->warm, "Do not flush the L2 cache between timed runs");
   app->add_flag("--json", o->json, "Print JSON");
   app->add_flag("--csv", o->csv, "Print CSV: one row per variant (times in microseconds)");
+  app->add_flag("--overhead", o->overhead,
+                "Host time of a memo-hit op() call over the bound launch of the same kernel (default: add 1x1024)");
+  app->add_option("--iters", o->iters, "--overhead: calls of each kind (default 20000)")->check(CLI::PositiveNumber);
+  app->add_option("--batch", o->batch, "--overhead: calls per timed batch (default 200)")->check(CLI::PositiveNumber);
+  app->add_flag("--regret", o->regret, "op()'s regret (its time / the fastest candidate's) over --problems");
+  app->add_option("--problems", o->problems, "--regret: a plan (.yaml) or a problem list (kiln tune --from format)");
   c.usage = kUsage;
   c.run = [o] {
+    if (o->overhead && o->regret) throw UsageError("--overhead and --regret are separate runs: pick one");
+    if (o->overhead)
+      return run_overhead_bench({o->op, o->shape, o->dtype, o->device, o->iters, o->batch, o->json});
+    if (o->regret) {
+      if (!o->op.empty() || !o->shape.empty()) throw UsageError("--regret takes its problems from --problems, not <op> --shape");
+      return run_regret_bench({o->problems, o->device, o->runs, o->warmup, o->warm, o->json, o->input_seed});
+    }
+    if (o->op.empty()) throw UsageError("bench: the op is required (or --overhead / --regret)");
+    if (o->shape.empty()) throw UsageError("bench: --shape is required");
     auto rt = open_runtime("off", false);
     const Device dev = parse_device(o->device);
     Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);

@@ -1,6 +1,7 @@
-// kiln explain <op> --shape ...: what op() would run for a problem and why — the database file,
-// device fallback level and problem key that hit, or that the defaults were used and which
-// variants were passed over, each with its reason.
+// kiln explain <op> --shape ...: what op() would run for a problem and which evidence chose it —
+// the exact entry, a tuned neighbour and its distance, a model estimate, or the vendor / priority
+// fallback — with the database file, device fallback level and problem key that hit, and what was
+// passed over, each with its reason.
 #include <iostream>
 #include <memory>
 
@@ -41,10 +42,17 @@ Command make_explain_command(CLI::App& parent) {
     for (const TuningLayer& l : rt->db().layers()) layers.push_back(l.path + (l.writable ? " (user)" : " (shipped)"));
     if (o->json) {
       Json j = json_document();
-      j.set("op", o->op).set("problem", p.key()).set("bucket", p.schema->bucket_of(p)).set("device", dev.to_string());
+      j.set("op", o->op).set("problem", p.key()).set("modes", p.schema->mode_key(p)).set("device", dev.to_string());
       j.set("device_key", info.fingerprint()).set("align_bytes", p.align_bytes);
       j.set("variant", d.variant ? d.variant->name() : "").set("config", config_json(d.config));
-      j.set("source", decision_source_name(d.from));
+      j.set("source", decision_source_name(d.from)).set("evidence", evidence_name(d.evidence));
+      if (d.evidence == Decision::Evidence::neighbour) j.set("distance", d.distance);
+      if (d.evidence == Decision::Evidence::model) j.set("predicted_us", d.predicted_us);
+      if (!d.estimates.empty()) {
+        Json est = Json::array();
+        for (const auto& [name, us] : d.estimates) est.push(Json::object().set("variant", name).set("predicted_us", us));
+        j.set("estimates", std::move(est));
+      }
       if (d.hit) {
         j.set("hit", Json::object()
                          .set("file", d.hit->layer_path)
@@ -78,7 +86,7 @@ Command make_explain_command(CLI::App& parent) {
     }
     std::cout << d.explain();
     if (!d.hit) {
-      std::cout << "database layers searched (bucket " << p.schema->bucket_of(p) << "):";
+      std::cout << "database layers searched (modes " << p.schema->mode_key(p) << "):";
       if (layers.empty()) std::cout << " none";
       std::cout << "\n";
       for (const auto& s : layers) std::cout << "  " << s << "\n";

@@ -111,10 +111,11 @@ TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
   if (options.store) {
     if (report.db_path.empty())
       throw TuningDbError("tuning database: no user file is configured (set KILN_CACHE_DIR or HOME)");
-    rt_->db().put(report.device_key, problem.schema->name, problem.key(), *report.entry);
+    // Under the dispatcher's lock (other threads' op() misses read the database), and the memo
+    // cleared after: decisions memoised before this entry existed would hide it.
+    rt_->dispatcher().update_database(
+        [&] { rt_->db().put(report.device_key, problem.schema->name, problem.key(), *report.entry); });
     report.stored = true;
-    // Decisions memoised before this entry existed would hide it.
-    rt_->dispatcher().clear_memo();
   }
   return report;
 }

@@ -1,16 +1,23 @@
-// Dispatcher: problem -> (variant, config).  Order: the tuning database (exact key, nearest
-// entry of the same bucket, then the device fallback levels), and on a miss the variants'
-// defaults in priority order, the first that supports the problem.  Decisions are memoised per
-// problem (shape, dtype, device, alignment), so a repeated call costs one hash lookup.
+// Dispatcher: problem -> (variant, config), from evidence (docs/architecture.md, "Dispatch from
+// evidence").  In order, at each device fallback level of the tuning database: the entry of the
+// exact problem key, then the nearest tuned neighbour of the same mode class (mode dims and dtype
+// equal, size dims within kNeighbourRadius in log2 space); then a cost model calibrated from the
+// class's entries; then the vendor variant; then the first variant by priority.  Static
+// priorities only break ties.
+//
+// Decisions are memoised per problem (shape, dtype, device, alignment).  A memo hit is lock-free
+// and allocation-free (find()); a decision, once made, is never freed or changed while the
+// Dispatcher lives, so a thread may keep using it while another tunes, writes the database or
+// clears the memo (clear_memo() publishes a fresh, empty memo; old decisions stay valid).
 #pragma once
+#include <atomic>
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -21,28 +28,51 @@ namespace kiln {
 
 struct Decision {
   enum class From { database, defaults, tuned_now };
+  // Which evidence chose the variant (what `kiln explain` prints).
+  enum class Evidence {
+    exact_entry,      // the tuned entry of this problem's key
+    neighbour,        // the nearest tuned entry of the same mode class (distance below)
+    model,            // the cost model calibrated from the class's entries (predicted_us below)
+    vendor_fallback,  // no evidence: the vendor library
+    priority,         // no evidence and no vendor variant: the first variant by priority
+    tuned_now,        // tuned on first use (KILN_TUNE=lazy)
+  };
   const Variant* variant = nullptr;
   Config config;
   std::size_t workspace_bytes = 0;
   From from = From::defaults;
-  std::optional<TuningHit> hit;                                  // when from the database
+  Evidence evidence = Evidence::priority;
+  std::optional<TuningHit> hit;                                  // exact_entry and neighbour
+  double distance = 0;                                           // neighbour: log2-space distance
+  double predicted_us = 0;                                       // model: its estimate
+  std::vector<std::pair<std::string, double>> estimates;         // model: every variant's estimate
   std::vector<std::pair<std::string, std::string>> rejected;     // (what, why) considered first
+  // The config bound to its kernel (Variant::prepare); set by Dispatcher::decide, null in the
+  // decisions decide_uncached returns.
+  std::shared_ptr<const PreparedLaunch> launch;
   std::string explain() const;                                   // several lines for `kiln explain`
 };
 
 const char* decision_source_name(Decision::From from);
+const char* evidence_name(Decision::Evidence evidence);
 
 class Dispatcher {
  public:
-  // Called on a database miss before falling back to defaults (KILN_TUNE=lazy installs one);
-  // returns a decision to use and memoise, or nothing.
+  // Called on a miss without database evidence for the exact problem (KILN_TUNE=lazy installs
+  // one); returns a decision to use and memoise, or nothing.
   using MissHandler = std::function<std::optional<Decision>(const Problem&, const DeviceInfo&)>;
   // Called once per new problem (KILN_TUNE=record installs one).
   using ProblemObserver = std::function<void(const Problem&)>;
 
-  Dispatcher(const Registry& registry, const TuningDb& db) : registry_(&registry), db_(&db) {}
+  Dispatcher(const Registry& registry, const TuningDb& db);
+  ~Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
 
-  // Memoised; throws NoVariantError listing every variant's reason when nothing supports p.
+  // The memoised decision for p, or null: lock-free, allocation-free (the hot path).
+  const Decision* find(const Problem& p) const noexcept;
+  // Memoised; throws NoVariantError listing every variant's reason when nothing supports p.  The
+  // reference stays valid for the Dispatcher's lifetime.
   const Decision& decide(const Problem& p, const DeviceInfo& device);
   // Not memoised, never calls the miss handler: what `kiln explain` prints.
   Decision decide_uncached(const Problem& p, const DeviceInfo& device) const;
@@ -52,20 +82,28 @@ class Dispatcher {
 
   void set_miss_handler(MissHandler h) { miss_handler_ = std::move(h); }
   void set_problem_observer(ProblemObserver o) { observer_ = std::move(o); }
+  // Forgets every decision (they stay valid for whoever holds one); the next call decides again.
   void clear_memo();
+  // Runs `write` (a change of the tuning database, e.g. TuningDb::put) while no dispatch miss
+  // reads the database, then clears the memo so the change is seen.
+  void update_database(const std::function<void()>& write);
   std::size_t memo_size() const;
 
  private:
-  struct KeyHash {
-    std::size_t operator()(const Problem& p) const { return p.hash(); }
-  };
+  struct Node;
+  struct Table;
+  void insert_locked(Node* node);
+
   const Registry* registry_;
   const TuningDb* db_;
   MissHandler miss_handler_;
   ProblemObserver observer_;
-  mutable std::shared_mutex mutex_;   // guards memo_
-  std::mutex miss_mutex_;             // serialises misses (database reads, lazy tuning)
-  std::unordered_map<Problem, std::unique_ptr<Decision>, KeyHash> memo_;
+  std::atomic<const Table*> memo_{nullptr};
+  // Serialises misses, memo writes and database writes; recursive so that a miss handler may
+  // tune and store (update_database) on the same thread.
+  mutable std::recursive_mutex miss_mutex_;
+  std::deque<std::unique_ptr<Table>> tables_;  // every memo table published; never freed early
+  std::deque<std::unique_ptr<Node>> nodes_;    // every decision made; never freed early
 };
 
 }  // namespace kiln

@@ -57,6 +57,10 @@ struct OpSchema {
   std::vector<std::string> dim_names;  // the Problem's dims, in key order
   // Dims a shape string may leave out (e.g. gemm's tf32 = 0, topk's largest = 1).
   std::map<std::string, std::int64_t> dim_defaults;
+  // Dims that are modes, not sizes (gemm's tf32, topk's largest, histogram_range's bins, layout
+  // flags): dispatch matches them exactly and never takes a "nearest" value; the dtype is always
+  // a mode.  Every other dim is a size, compared in log space (docs/architecture.md, "Dispatch").
+  std::vector<std::string> mode_dims;
   std::vector<DType> dtypes;           // the problem dtypes this op accepts
   WorkUnit work_unit = WorkUnit::byte;
   // Whether make_problem handles general strides (a non-unit column stride: transposed and
@@ -98,8 +102,9 @@ struct OpSchema {
   // element instead of O(m n k)).  See docs/tuning.md, "Inputs, reference and oracle".
   std::function<double(const Args& host, const Problem& p, int tensor_index, std::int64_t row, std::int64_t col)>
       reference_element;
-  // Optional: the bucket of a problem for nearest-entry lookup of unseen shapes; default: the
-  // dtype plus each dim rounded to the nearest power of two.
+  // Optional: the bucket of a problem for the tuning database's nearest-entry lookup; default:
+  // the dtype, each size dim rounded to the nearest power of two and each mode dim exact.
+  // (op() dispatch uses mode_dims and log-space distance instead; see dispatcher.hpp.)
   std::function<std::string(const Problem& p)> bucket;
 
   // Helpers implemented by the core ------------------------------------------------------------
@@ -117,6 +122,10 @@ struct OpSchema {
   // validates it like problem_from_dims.
   Problem problem_from_shape(DType dtype, std::string_view shape, Device device) const;
   std::string bucket_of(const Problem& p) const;    // bucket or the default rule
+  bool is_mode_dim(int i) const;                    // dim i is listed in mode_dims
+  // The problem's mode class: its dtype and mode dims, "f32|tf32=1".  Problems of one class are
+  // the only ones dispatch compares by size.
+  std::string mode_key(const Problem& p) const;
   double tolerance_for(const Problem& p) const;     // tolerance or the default rule
   std::string signature() const;                    // "gemm(a: in, b: in, c: inout; alpha=1, beta=0)"
 

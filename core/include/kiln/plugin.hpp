@@ -23,7 +23,8 @@ namespace kiln {
 
 // Bumped whenever a type crossing the plugin boundary (Registry, Variant, OpSchema, Args, ...)
 // changes layout or meaning.
-// 3: TensorRef column and batch strides, rank-3 Shape, Problem::kMaxDims 8, OpSchema::strided_views.
+// 3: TensorRef column and batch strides, rank-3 Shape, Problem::kMaxDims 8,
+//    OpSchema::strided_views and mode_dims, Variant::prepare.
 inline constexpr int kPluginAbiVersion = 3;
 
 struct PluginHost {

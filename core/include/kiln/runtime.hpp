@@ -6,7 +6,20 @@
 //   rt.op("gemm")({a, b, c}, stream);                   // tuned choice, else the default
 //
 // Tests build a Runtime from a registry filled in code: kiln::Runtime rt(std::move(reg), opts).
+//
+// CUDA graphs: a memo-hit op() allocates nothing, takes no lock and never synchronises, so it can
+// be captured.  Workspace (scratch memory some variants need) is kept per (device, stream) and
+// allocated outside the launch: call op() (or Op::prepare) once with the same problem on the same
+// stream before capturing, or reserve it with Runtime::reserve_workspace.  op() called during
+// capture for a problem it has not decided yet, or that would need to allocate, throws
+// DeviceError saying so instead of breaking the capture.
+//
+// Pointer check: on a memo miss, and on every call when KILN_CHECK=1, each CUDA argument must be
+// device memory of the device its TensorRef names, or managed memory (cudaPointerGetAttributes);
+// otherwise op() throws DeviceError naming the argument, before anything is launched.
 #pragma once
+#include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +55,9 @@ class Op {
   void operator()(const Args& args, Stream stream = {}) const;
   // Validates `args` into a Problem without launching.
   Problem problem(const Args& args) const;
+  // Everything op(args, stream) does except the launch: validates, checks the pointers, decides
+  // (memoised) and reserves the workspace for `stream`.  Call it before capturing a CUDA graph.
+  void prepare(const Args& args, Stream stream = {}) const;
   const OpSchema& schema() const { return *schema_; }
   const std::string& name() const { return schema_->name; }
 
@@ -85,12 +101,28 @@ class Runtime {
 
   // Shared by Op and the tuner: validates args into a problem (core checks + schema's).
   Problem make_problem(const OpSchema& schema, const Args& args) const;
-  // Scratch memory for `bytes` on `device` for work on `stream`; grows only, kept per stream.
+  // Scratch memory for `bytes` on `device` for work on `stream`; grows only, kept per stream
+  // (a smaller one replaced by growth stays allocated until the Runtime is destroyed, so a
+  // launch still holding it is safe).  Throws DeviceError when it must allocate while `stream`
+  // is capturing a CUDA graph.
   void* workspace(Device device, Stream stream, std::size_t bytes);
+  // Makes sure `stream` has at least `bytes` of workspace on `device` (outside capture).
+  void reserve_workspace(Device device, Stream stream, std::size_t bytes) { workspace(device, stream, bytes); }
+  // Whether every op() call checks its pointers (KILN_CHECK=1), not only memo misses.
+  bool checks_every_call() const { return check_every_call_; }
 
  private:
   friend class Op;
   void launch(const OpSchema& schema, const Args& args, Stream stream);
+  // launch() for args whose scalars are complete: the hot path.
+  void launch_complete(const OpSchema& schema, const Args& args, Stream stream);
+  void prepare(const OpSchema& schema, const Args& args, Stream stream);
+  // The memo miss of launch(): pointer check (done by the caller), capture check, decision,
+  // workspace for `stream`.
+  const Decision& decide_for_launch(const Problem& p, Stream stream);
+  void check_pointers(const OpSchema& schema, const Args& args, const Problem& p) const;
+  // Lock-free: the workspace of (device, stream) when it holds `bytes`, else null.
+  void* find_workspace(Device device, Stream stream, std::size_t bytes) const noexcept;
   // make_problem for args whose scalars are already complete.
   Problem derive_problem(const OpSchema& schema, const Args& args) const;
   void init(RuntimeOptions options);
@@ -101,9 +133,17 @@ class Runtime {
   std::vector<PluginLoadError> plugin_errors_;
   std::vector<std::string> loaded_plugins_;
   std::string tune_mode_ = "off";
+  bool check_every_call_ = false;
+  bool multi_device_ = false;
+  // Workspaces: an immutable table of the current one per (device, stream), replaced (never
+  // modified) under workspace_mutex_ and read without a lock; every table and buffer lives as
+  // long as the Runtime.
   struct Workspace;
+  struct WorkspaceTable;
   std::mutex workspace_mutex_;
-  std::map<std::pair<int, void*>, std::unique_ptr<Workspace>> workspaces_;
+  std::atomic<const WorkspaceTable*> workspace_table_{nullptr};
+  std::deque<std::unique_ptr<Workspace>> workspaces_;
+  std::deque<std::unique_ptr<WorkspaceTable>> workspace_tables_;
 };
 
 }  // namespace kiln

@@ -13,6 +13,7 @@
 //   };
 #pragma once
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,17 @@ struct VariantDesc {
   std::string summary;    // one line for `kiln list`
   bool reference = false; // the host reference (the tuner's oracle), never a speed candidate on CUDA
   bool vendor = false;    // a vendor-library baseline (cuBLAS, CUB)
+};
+
+// A launch bound once to one problem class and config (the decision's "typed launch"): what a
+// memo-hit op() calls.  run() receives the call's arguments (pointers and strides change from
+// call to call; dtype, extents, alignment class and device are those of the problem it was
+// prepared for).  It must not allocate, build strings on success, take locks or synchronise, and
+// must be legal inside CUDA-graph capture.  Never throws: failures come back as a Status.
+class PreparedLaunch {
+ public:
+  virtual ~PreparedLaunch() = default;
+  virtual Status run(const Args& args, const Problem& problem, void* workspace, Stream stream) const = 0;
 };
 
 class Variant {
@@ -81,6 +93,12 @@ class Variant {
   // kiln::device_info(problem.device), kiln::sm_count(problem.device).
   virtual Status launch(const Args& args, const Problem& problem, const Config& config, void* workspace,
                         Stream stream) const = 0;
+  // Binds `config` to its kernel for `problem` once, when a decision is made (outside any CUDA
+  // graph capture): resolve the config to a kernel and typed parameters, create library handles.
+  // The default wraps launch() with a copy of the config, so variants that do not override it
+  // still work.  Returns null only when it cannot bind (the dispatcher then uses the default).
+  virtual std::shared_ptr<const PreparedLaunch> prepare(const Problem& problem, const Config& config,
+                                                        const DeviceInfo& device) const;
 
  private:
   VariantDesc desc_;

@@ -1,0 +1,192 @@
+#include "evidence.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <tuple>
+
+namespace kiln::detail {
+namespace {
+
+constexpr FallbackLevel kLevels[] = {FallbackLevel::exact, FallbackLevel::arch_and_sms, FallbackLevel::arch,
+                                     FallbackLevel::any};
+
+// The most specific level at which `stored` matches `device`; false when none does.
+bool level_of(const std::string& stored, const DeviceInfo& device, FallbackLevel& out) {
+  for (FallbackLevel l : kLevels)
+    if (fingerprint_matches(stored, device, l)) {
+      out = l;
+      return true;
+    }
+  return false;
+}
+
+// `key` parsed with p's schema: the same dim names in the same order.
+bool parse_with_schema(const std::string& key, const Problem& p, Problem& out) {
+  ParsedKey k;
+  if (!p.schema || !parse_problem_key(key, k) || k.n_dims != p.n_dims) return false;
+  for (int i = 0; i < k.n_dims; ++i)
+    if (i >= static_cast<int>(p.schema->dim_names.size()) || k.names[i] != p.schema->dim_names[i]) return false;
+  out = p;
+  out.dtype = k.dtype;
+  for (int i = 0; i < k.n_dims; ++i) out.dims[i] = k.dims[i];
+  return true;
+}
+
+double log2_extent(std::int64_t v) { return std::log2(static_cast<double>(v < 1 ? 1 : v)); }
+
+struct Fit {
+  double overhead_us = 0;
+  double us_per_work = 0;
+  int points = 0;
+};
+
+// time = a + c * x by least squares (x = work / wave efficiency); falls back to a line through the
+// origin when the fit is not physical (negative overhead or non-positive cost per unit of work).
+Fit fit_line(const std::vector<std::pair<double, double>>& xt) {
+  Fit f;
+  f.points = static_cast<int>(xt.size());
+  if (xt.empty()) return f;
+  double sx = 0, st = 0;
+  for (const auto& [x, t] : xt) sx += x, st += t;
+  const double mx = sx / xt.size(), mt = st / xt.size();
+  double sxx = 0, sxt = 0;
+  for (const auto& [x, t] : xt) sxx += (x - mx) * (x - mx), sxt += (x - mx) * (t - mt);
+  if (xt.size() >= 2 && sxx > 0) {
+    const double c = sxt / sxx;
+    const double a = mt - c * mx;
+    if (c > 0 && a >= 0) {
+      f.us_per_work = c;
+      f.overhead_us = a;
+      return f;
+    }
+  }
+  double num = 0, den = 0;
+  for (const auto& [x, t] : xt) num += t * x, den += x * x;
+  f.us_per_work = den > 0 ? num / den : 0;
+  f.overhead_us = 0;
+  return f;
+}
+
+}  // namespace
+
+bool same_mode_class(const OpSchema& s, const Problem& a, const Problem& b) {
+  if (a.dtype != b.dtype || a.n_dims != b.n_dims) return false;
+  for (int i = 0; i < a.n_dims; ++i)
+    if (s.is_mode_dim(i) && a.dims[i] != b.dims[i]) return false;
+  return true;
+}
+
+double size_distance(const OpSchema& s, const Problem& a, const Problem& b) {
+  double d2 = 0;
+  for (int i = 0; i < a.n_dims && i < b.n_dims; ++i) {
+    if (s.is_mode_dim(i)) continue;
+    const double d = log2_extent(a.dims[i]) - log2_extent(b.dims[i]);
+    d2 += d * d;
+  }
+  return std::sqrt(d2);
+}
+
+std::vector<StoredEntry> entries_in_class(const TuningDb& db, const DeviceInfo& device, const std::string& op,
+                                          const Problem& p) {
+  std::vector<StoredEntry> out;
+  std::vector<std::size_t> layer_of;
+  if (!p.schema) return out;
+  const auto& layers = db.layers();
+  for (std::size_t li = 0; li < layers.size(); ++li) {
+    for (const auto& [dev, ops] : layers[li].table) {
+      FallbackLevel level;
+      if (!level_of(dev, device, level)) continue;
+      auto it = ops.find(op);
+      if (it == ops.end()) continue;
+      for (const auto& [key, entry] : it->second) {
+        StoredEntry e;
+        if (!parse_with_schema(key, p, e.problem) || !same_mode_class(*p.schema, p, e.problem)) continue;
+        e.entry = &entry;
+        e.layer_path = &layers[li].path;
+        e.device_key = &dev;
+        e.problem_key = &key;
+        e.level = level;
+        e.distance = size_distance(*p.schema, p, e.problem);
+        out.push_back(std::move(e));
+        layer_of.push_back(li);
+      }
+    }
+  }
+  std::vector<std::size_t> order(out.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    const StoredEntry& a = out[x];
+    const StoredEntry& b = out[y];
+    return std::make_tuple(static_cast<int>(a.level), layer_of[x], a.distance, *a.problem_key, *a.device_key) <
+           std::make_tuple(static_cast<int>(b.level), layer_of[y], b.distance, *b.problem_key, *b.device_key);
+  });
+  std::vector<StoredEntry> sorted;
+  sorted.reserve(out.size());
+  for (std::size_t i : order) sorted.push_back(std::move(out[i]));
+  return sorted;
+}
+
+double wave_efficiency(const OpSchema& s, const Problem& p, const Config& c, const DeviceInfo& device) {
+  const int im = s.dim_index("m"), in = s.dim_index("n");
+  if (im < 0 || in < 0 || im >= p.n_dims || in >= p.n_dims || device.sm_count <= 0 || !c.has("BM") || !c.has("BN"))
+    return 1.0;
+  const std::int64_t bm = c.get("BM"), bn = c.get("BN");
+  if (bm <= 0 || bn <= 0) return 1.0;
+  const double tiles = static_cast<double>((std::max<std::int64_t>(p.dims[im], 1) + bm - 1) / bm) *
+                       static_cast<double>((std::max<std::int64_t>(p.dims[in], 1) + bn - 1) / bn);
+  const double waves = std::ceil(tiles / device.sm_count);
+  return tiles / (waves * device.sm_count);
+}
+
+std::vector<ModelEstimate> model_estimates(const std::vector<StoredEntry>& evidence, const Problem& p,
+                                           const DeviceInfo& device, const Registry& registry,
+                                           const std::function<bool(const TuningEntry&)>& usable_entry,
+                                           const std::function<bool(const Variant&, const Config&)>& runnable) {
+  std::vector<ModelEstimate> out;
+  const OpSchema* s = p.schema;
+  if (!s || !s->work) return out;
+  // Calibrate on the most specific device level that has usable entries: times measured on
+  // another GPU say little about this one when this one has its own.
+  std::vector<const StoredEntry*> usable;
+  for (const StoredEntry& e : evidence)
+    if (usable_entry(*e.entry)) usable.push_back(&e);
+  if (usable.empty()) return out;
+  const FallbackLevel level = usable.front()->level;  // entries come ordered by level
+  for (const Variant* v : registry.variants(s->name)) {
+    std::vector<std::pair<double, double>> xt;
+    const StoredEntry* nearest = nullptr;
+    for (const StoredEntry* e : usable) {
+      if (e->level != level || e->entry->variant != v->name()) continue;
+      const double work = s->work(e->problem);
+      const double eff = wave_efficiency(*s, e->problem, e->entry->config, device);
+      if (!(work > 0) || !(e->entry->median_us > 0) || !(eff > 0)) continue;
+      xt.emplace_back(work / eff, e->entry->median_us);
+      if (!nearest || e->distance < nearest->distance) nearest = e;
+    }
+    if (xt.empty()) continue;
+    const Fit fit = fit_line(xt);
+    ModelEstimate m;
+    m.variant = v;
+    m.points = fit.points;
+    if (runnable(*v, nearest->entry->config))
+      m.config = nearest->entry->config;
+    else if (Config d = v->default_config_for(device, p); runnable(*v, d))
+      m.config = d;
+    else
+      continue;
+    const double eff = wave_efficiency(*s, p, m.config, device);
+    m.predicted_us = fit.overhead_us + fit.us_per_work * s->work(p) / (eff > 0 ? eff : 1.0);
+    out.push_back(std::move(m));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ModelEstimate& a, const ModelEstimate& b) {
+    // Estimates equal to 7 digits are a tie (the fits round differently in the last bits), and
+    // priorities only break ties.
+    const float ta = static_cast<float>(a.predicted_us), tb = static_cast<float>(b.predicted_us);
+    if (ta != tb) return ta < tb;
+    return a.variant->priority() > b.variant->priority();
+  });
+  return out;
+}
+
+}  // namespace kiln::detail

@@ -1,0 +1,65 @@
+// The evidence dispatch chooses from when a problem has no exact tuned entry (docs/architecture.md,
+// "Dispatch from evidence"): the stored entries of the problem's mode class, their distance in
+// log-size space, and a small cost model calibrated from them.  Internal to the core.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kiln/op_schema.hpp"
+#include "kiln/registry.hpp"
+#include "kiln/tuning_db.hpp"
+
+namespace kiln::detail {
+
+// Neighbours farther than this (Euclidean distance over log2 of the size dims) are not evidence:
+// 1.5 is a factor 2.8 in one dim, or about 1.8 in each of three.
+inline constexpr double kNeighbourRadius = 1.5;
+
+// Whether a and b have the same dtype and the same value in every mode dim of `s`.
+bool same_mode_class(const OpSchema& s, const Problem& a, const Problem& b);
+// Euclidean distance over log2 of the size dims (extents below 1 count as 1), so aspect ratio
+// counts as much as size: 4096x64 and 64x4096 are far apart.  Mode dims are not part of it.
+double size_distance(const OpSchema& s, const Problem& a, const Problem& b);
+
+// One stored entry of the problem's op and mode class, with the problem its key names.
+struct StoredEntry {
+  const TuningEntry* entry = nullptr;
+  const std::string* layer_path = nullptr;
+  const std::string* device_key = nullptr;
+  const std::string* problem_key = nullptr;
+  FallbackLevel level = FallbackLevel::exact;
+  Problem problem;      // the stored key parsed with p's schema, device and alignment
+  double distance = 0;  // size_distance to p
+};
+
+// Every entry of `op` whose key parses with p's schema into p's mode class, on device keys
+// matching `device` at some fallback level (each key at its most specific level).  Ordered by
+// level, then layer (user first), then distance, then key.  Keys of another mode class, or that
+// do not parse with the schema's dim names, are skipped.
+std::vector<StoredEntry> entries_in_class(const TuningDb& db, const DeviceInfo& device, const std::string& op,
+                                          const Problem& p);
+
+// The cost model: per variant, time = overhead + work / (rate * wave efficiency), fitted by least
+// squares to the tuned times of the variant's entries in the class.  The database stores winners
+// only, so a variant that never won in this class has no estimate.
+struct ModelEstimate {
+  const Variant* variant = nullptr;
+  Config config;            // from the variant's nearest entry when usable for p, else its default
+  double predicted_us = 0;
+  int points = 0;           // entries the fit used
+};
+
+// Fraction of the last wave of blocks that does work, for configs with BM and BN tiles on ops
+// with m and n dims (1 otherwise): tiles / (waves * SMs).
+double wave_efficiency(const OpSchema& s, const Problem& p, const Config& c, const DeviceInfo& device);
+
+// Estimates for every variant with entries among `evidence` (usable: its variant is loaded and
+// its build current) whose config `runnable` accepts for p; sorted fastest first, ties by priority.
+// `runnable(variant, config)` says whether the variant can run p with that config.
+std::vector<ModelEstimate> model_estimates(const std::vector<StoredEntry>& evidence, const Problem& p,
+                                           const DeviceInfo& device, const Registry& registry,
+                                           const std::function<bool(const TuningEntry&)>& usable_entry,
+                                           const std::function<bool(const Variant&, const Config&)>& runnable);
+
+}  // namespace kiln::detail

@@ -1,0 +1,325 @@
+// Dispatch from evidence on a synthetic registry and database (host backend): exact entries, the
+// nearest tuned neighbour within the radius (aspect ratio counts), mode dims never crossed, the
+// calibrated cost model where no neighbour is close, the vendor fallback where there is no
+// evidence, priorities only as tie-breakers, and what `kiln explain` prints about it.
+#include <kiln/kiln.hpp>
+
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "catch.hpp"
+#include "test_util.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "mm": C = A * B with a tf32 mode dim, like gemm; work = 2 m n k FLOP.
+std::shared_ptr<kiln::OpSchema> mm_schema() {
+  auto s = std::make_shared<kiln::OpSchema>();
+  s->name = "mm";
+  s->tensors = {{"a", kiln::Role::input}, {"b", kiln::Role::input}, {"c", kiln::Role::output}};
+  s->scalars = {{"allow_tf32", 0.0}};
+  s->dim_names = {"m", "n", "k", "tf32"};
+  s->dim_defaults = {{"tf32", 0}};
+  s->mode_dims = {"tf32"};
+  s->dtypes = {kiln::f32};
+  s->work_unit = kiln::WorkUnit::flop;
+  s->make_problem = [](const kiln::Args& a, kiln::Problem& p) {
+    p.dtype = kiln::f32;
+    p.n_dims = 4;
+    p.dims[0] = a.tensor(0).rows();
+    p.dims[1] = a.tensor(1).cols();
+    p.dims[2] = a.tensor(0).cols();
+    p.dims[3] = a.scalar(0) != 0.0 ? 1 : 0;
+    return kiln::Status();
+  };
+  s->tensor_specs = [](const kiln::Problem& p, std::vector<kiln::TensorSpec>& specs) {
+    specs = {{kiln::f32, kiln::Shape::matrix(p.dims[0], p.dims[2])},
+             {kiln::f32, kiln::Shape::matrix(p.dims[2], p.dims[1])},
+             {kiln::f32, kiln::Shape::matrix(p.dims[0], p.dims[1])}};
+    return kiln::Status();
+  };
+  s->scalars_for = [](const kiln::Problem& p, kiln::Args& args) {
+    if (args.scalar_count() < 1) args.resize_scalars(1);
+    args.set_scalar(0, double(p.dims[3]));
+  };
+  s->reference = [](const kiln::Args&, const kiln::Problem&) { return kiln::Status(); };
+  s->work = [](const kiln::Problem& p) { return 2.0 * double(p.dims[0]) * double(p.dims[1]) * double(p.dims[2]); };
+  return s;
+}
+
+std::string& ran() {
+  static std::string name;
+  return name;
+}
+
+// A host variant that records that it ran; `tf32_only` / `fp32_only` restrict the mode it serves.
+class MmVariant final : public kiln::Variant {
+ public:
+  enum class Serves { both, tf32_only };
+  MmVariant(std::string name, int priority, Serves serves = Serves::both, bool vendor = false)
+      : Variant({std::move(name), "mm", kiln::DeviceKind::host, {kiln::f32}, priority, "test", false, vendor},
+                kiln::ParamSpace().param("tile", {16, 32, 64})),
+        serves_(serves) {}
+  kiln::Config default_config(const kiln::DeviceInfo&) const override { return {{"tile", 32}}; }
+  kiln::Support supports(const kiln::Problem& p, const kiln::DeviceInfo&, const kiln::Config&) const override {
+    if (serves_ == Serves::tf32_only && p.dims[3] != 1) return kiln::Support::no("rounds to TF32: needs tf32=1");
+    return kiln::Support::yes();
+  }
+  kiln::Status launch(const kiln::Args&, const kiln::Problem&, const kiln::Config&, void*, kiln::Stream) const override {
+    ran() = name();
+    return kiln::Status();
+  }
+
+ private:
+  Serves serves_;
+};
+
+kiln::Registry mm_registry(bool with_vendor = true) {
+  kiln::Registry r;
+  r.add_op(mm_schema());
+  r.add_variant(std::make_shared<MmVariant>("mm_fp32", 50));
+  r.add_variant(std::make_shared<MmVariant>("mm_tf32", 60, MmVariant::Serves::tf32_only));
+  r.add_variant(std::make_shared<MmVariant>("mm_small", 40));
+  if (with_vendor) r.add_variant(std::make_shared<MmVariant>("mm_vendor", 5, MmVariant::Serves::both, true));
+  return r;
+}
+
+struct Entry {
+  std::string device, key, variant;
+  double median_us;
+  int tile = 32;
+};
+
+struct TempDb {
+  fs::path dir;
+  TempDb() {
+    dir = fs::temp_directory_path() / ("kiln_evidence_" + std::to_string(std::random_device{}()));
+    fs::create_directories(dir);
+  }
+  ~TempDb() { fs::remove_all(dir); }
+  std::string write(const std::vector<Entry>& entries) const {
+    std::string y = "schema: 1\ndevices:\n";
+    std::string last_dev;
+    for (const Entry& e : entries) {
+      if (e.device != last_dev) y += "  \"" + e.device + "\":\n    mm:\n";
+      last_dev = e.device;
+      y += "      \"" + e.key + "\":\n        variant: " + e.variant + "\n        config: {tile: " +
+           std::to_string(e.tile) + "}\n        median_us: " + std::to_string(e.median_us) + "\n";
+    }
+    const fs::path f = dir / "user.yaml";
+    std::ofstream(f) << y;
+    return f.string();
+  }
+};
+
+const std::string& host_fp() {
+  static const std::string fp = kiln::device_info(kiln::Device::host()).fingerprint();
+  return fp;
+}
+
+std::string key(std::int64_t m, std::int64_t n, std::int64_t k, int tf32 = 0) {
+  return "f32|m=" + std::to_string(m) + "|n=" + std::to_string(n) + "|k=" + std::to_string(k) + "|tf32=" +
+         std::to_string(tf32);
+}
+
+kiln::Decision decide(kiln::Runtime& rt, std::int64_t m, std::int64_t n, std::int64_t k, int tf32 = 0) {
+  const auto& s = rt.registry().op("mm");
+  return rt.explain(s.problem_from_dims(kiln::f32, {m, n, k, tf32}, kiln::Device::host()));
+}
+
+// Time of a variant with overhead `a` us and `tflops` TFLOP/s on an m x n x k problem.
+double model_time(double a, double tflops, double m, double n, double k) { return a + 2 * m * n * k / (tflops * 1e6); }
+
+}  // namespace
+
+TEST_CASE("evidence: the exact entry wins, a close neighbour is used and its distance reported") {
+  TempDb db;
+  const auto user = db.write({{host_fp(), key(1000, 1000, 1000), "mm_small", 10.0, 16}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  REQUIRE(rt.db().errors().empty());
+
+  const kiln::Decision exact = decide(rt, 1000, 1000, 1000);
+  CHECK(exact.evidence == kiln::Decision::Evidence::exact_entry);
+  CHECK(exact.variant->name() == "mm_small");
+  CHECK(exact.config == kiln::Config{{"tile", 16}});
+  CHECK(kiln_test::contains(exact.explain(), "evidence: exact entry"));
+
+  const kiln::Decision near = decide(rt, 1024, 1024, 1024);
+  CHECK(near.evidence == kiln::Decision::Evidence::neighbour);
+  CHECK(near.from == kiln::Decision::From::database);
+  CHECK(near.variant->name() == "mm_small");
+  CHECK(near.config == kiln::Config{{"tile", 16}});
+  CHECK(near.distance == Approx(std::sqrt(3.0) * std::log2(1.024)));
+  REQUIRE(near.hit);
+  CHECK_FALSE(near.hit->exact_problem);
+  CHECK(near.hit->problem_key == key(1000, 1000, 1000));
+  CHECK(kiln_test::contains(near.explain(), "evidence: tuned neighbour, distance 0.059"));
+
+  // op() runs what explain says.
+  auto a = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {1024, 1024});
+  auto b = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {1024, 1024});
+  auto c = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {1024, 1024});
+  rt.op("mm")({a, b, c});
+  CHECK(ran() == "mm_small");
+}
+
+TEST_CASE("evidence: distance is over log(m), log(n), log(k): aspect ratio counts, not only size") {
+  TempDb db;
+  const auto user = db.write({{host_fp(), key(4096, 64, 256), "mm_small", 10.0},
+                              {host_fp(), key(64, 4096, 256), "mm_fp32", 10.0}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  // Same m*n*k as both entries; only the shape tells them apart.
+  CHECK(decide(rt, 4000, 70, 256).variant->name() == "mm_small");
+  CHECK(decide(rt, 70, 4000, 256).variant->name() == "mm_fp32");
+}
+
+TEST_CASE("evidence: mode dims are never crossed (a tf32=0 entry never serves tf32=1)") {
+  TempDb db;
+  // fp32 entries at and around 2048^3, the same sizes a tf32=1 caller asks for.
+  const auto user = db.write({{host_fp(), key(2048, 2048, 2048, 0), "mm_fp32", 100.0},
+                              {host_fp(), key(2000, 2048, 2048, 0), "mm_fp32", 98.0},
+                              {host_fp(), key(4096, 4096, 4096, 0), "mm_fp32", 800.0}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const kiln::OpSchema& s = rt.registry().op("mm");
+
+  const kiln::Decision fp32 = decide(rt, 2048, 2048, 2048, 0);
+  CHECK(fp32.evidence == kiln::Decision::Evidence::exact_entry);
+
+  for (auto [m, n, k] : {std::array<std::int64_t, 3>{2048, 2048, 2048}, {2000, 2048, 2048}, {3000, 3000, 3000}}) {
+    const kiln::Decision d = decide(rt, m, n, k, 1);
+    INFO(d.explain());
+    // No entry of the tf32=1 class exists: no exact entry, no neighbour, no model; the vendor.
+    CHECK(d.evidence == kiln::Decision::Evidence::vendor_fallback);
+    CHECK(d.variant->name() == "mm_vendor");
+    CHECK_FALSE(d.hit);
+    CHECK(d.estimates.empty());
+  }
+  // The bucket rule keeps modes exact too: no "tf32~1" rounding.
+  const auto p1 = s.problem_from_dims(kiln::f32, {2048, 2048, 2048, 1}, kiln::Device::host());
+  CHECK(s.bucket_of(p1) == "f32|m~2048|n~2048|k~2048|tf32=1");
+  CHECK(s.mode_key(p1) == "f32|tf32=1");
+
+  SECTION("with tf32=1 evidence far away, the model uses only the tf32=1 class") {
+    TempDb db2;
+    const auto user2 = db2.write({{host_fp(), key(2048, 2048, 2048, 0), "mm_fp32", 100.0},
+                                  {host_fp(), key(64, 64, 64, 1), "mm_tf32", 3.0},
+                                  {host_fp(), key(128, 128, 128, 1), "mm_tf32", 4.0}});
+    kiln::Runtime rt2(mm_registry(), kiln_test::offline_options(user2));
+    const kiln::Decision d = decide(rt2, 2048, 2048, 2048, 1);
+    INFO(d.explain());
+    CHECK(d.evidence == kiln::Decision::Evidence::model);
+    CHECK(d.variant->name() == "mm_tf32");
+    REQUIRE(d.estimates.size() == 1);  // mm_fp32's tf32=0 entry is not evidence for tf32=1
+    CHECK(d.estimates[0].first == "mm_tf32");
+  }
+}
+
+TEST_CASE("evidence: past the neighbour radius the calibrated model decides") {
+  TempDb db;
+  // mm_small: 2 us overhead, 1 TFLOP/s; mm_fp32: 20 us overhead, 10 TFLOP/s.  Entries at sizes
+  // where each won; the queries are far (> radius) from all of them.
+  std::vector<Entry> entries;
+  for (std::int64_t s : {32, 64})
+    entries.push_back({host_fp(), key(s, s, s), "mm_small", model_time(2, 1, double(s), double(s), double(s))});
+  for (std::int64_t s : {1024, 2048})
+    entries.push_back({host_fp(), key(s, s, s), "mm_fp32", model_time(20, 10, double(s), double(s), double(s))});
+  const auto user = db.write(entries);
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+
+  const kiln::Decision big = decide(rt, 8192, 8192, 8192);
+  INFO(big.explain());
+  CHECK(big.evidence == kiln::Decision::Evidence::model);
+  CHECK(big.from == kiln::Decision::From::defaults);
+  CHECK(big.variant->name() == "mm_fp32");
+  CHECK(big.predicted_us == Approx(model_time(20, 10, 8192, 8192, 8192)).epsilon(1e-6));
+  REQUIRE(big.estimates.size() == 2);
+  CHECK(kiln_test::contains(big.explain(), "evidence: model estimate, predicted"));
+
+  const kiln::Decision tiny = decide(rt, 8, 8, 8);
+  INFO(tiny.explain());
+  CHECK(tiny.evidence == kiln::Decision::Evidence::model);
+  CHECK(tiny.variant->name() == "mm_small");
+  CHECK(tiny.predicted_us == Approx(model_time(2, 1, 8, 8, 8)).epsilon(1e-6));
+
+  // Between them, far from both: 2 + 2*s^3/1e6 vs 20 + 2*s^3/1e7 cross at s ~ 216.
+  CHECK(decide(rt, 150, 150, 150).variant->name() == "mm_small");   // 8.75 vs 20.7 us
+  CHECK(decide(rt, 400, 400, 400).variant->name() == "mm_fp32");    // 130 vs 32.8 us
+}
+
+TEST_CASE("evidence: stale entries are no evidence for the model") {
+  TempDb db;
+  kiln::Registry r;
+  r.add_op(mm_schema());
+  const kiln::Source src{"mm", "0.1.0", "build-2", ""};
+  r.add_variant(std::make_shared<MmVariant>("mm_fp32", 50), src);
+  r.add_variant(std::make_shared<MmVariant>("mm_vendor", 5, MmVariant::Serves::both, true), src);
+  const fs::path f = db.dir / "stale.yaml";
+  std::ofstream(f) << "schema: 1\ndevices:\n  \"" + host_fp() + "\":\n    mm:\n      \"" + key(64, 64, 64) +
+                          "\":\n        variant: mm_fp32\n        config: {tile: 32}\n        median_us: 5\n"
+                          "        plugin: {name: mm, version: 0.1.0, build: build-1}\n";
+  kiln::Runtime rt(std::move(r), kiln_test::offline_options(f.string()));
+  const kiln::Decision d = decide(rt, 64, 64, 64);
+  CHECK(d.evidence == kiln::Decision::Evidence::vendor_fallback);
+  REQUIRE_FALSE(d.rejected.empty());
+  CHECK(kiln_test::contains(d.rejected[0].second, "stale"));
+}
+
+TEST_CASE("evidence: no evidence at all means the vendor variant, priority only without one") {
+  kiln::Runtime with_vendor(mm_registry(true), kiln_test::offline_options());
+  const kiln::Decision v = decide(with_vendor, 512, 512, 512);
+  CHECK(v.evidence == kiln::Decision::Evidence::vendor_fallback);
+  CHECK(v.variant->name() == "mm_vendor");  // the lowest priority, still chosen
+  CHECK(kiln_test::contains(v.explain(), "vendor fallback"));
+
+  kiln::Runtime without(mm_registry(false), kiln_test::offline_options());
+  const kiln::Decision p = decide(without, 512, 512, 512);
+  CHECK(p.evidence == kiln::Decision::Evidence::priority);
+  CHECK(p.variant->name() == "mm_fp32");
+  const kiln::Decision t = decide(without, 512, 512, 512, 1);
+  CHECK(t.variant->name() == "mm_tf32");  // priority 60 and serves tf32=1
+}
+
+TEST_CASE("evidence: equal model estimates are broken by priority") {
+  TempDb db;
+  // Both variants exactly 1 TFLOP/s with no overhead, measured at different sizes.
+  const auto user = db.write({{host_fp(), key(64, 64, 64), "mm_small", model_time(0, 1, 64, 64, 64)},
+                              {host_fp(), key(256, 256, 256), "mm_fp32", model_time(0, 1, 256, 256, 256)}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const kiln::Decision d = decide(rt, 4096, 4096, 4096);
+  INFO(d.explain());
+  CHECK(d.evidence == kiln::Decision::Evidence::model);
+  REQUIRE(d.estimates.size() == 2);
+  CHECK(d.estimates[0].second == Approx(d.estimates[1].second));
+  CHECK(d.variant->name() == "mm_fp32");  // priority 50 > mm_small's 40
+}
+
+TEST_CASE("evidence: neighbours follow the device fallback levels") {
+  TempDb db;
+  // A neighbour on another host CPU (level arch) and none on this one: it is used, and says so.
+  const auto user = db.write({{"Another CPU|host|999t", key(1000, 1000, 1000), "mm_small", 10.0}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const kiln::Decision d = decide(rt, 1024, 1024, 1024);
+  CHECK(d.evidence == kiln::Decision::Evidence::neighbour);
+  REQUIRE(d.hit);
+  CHECK(d.hit->level == kiln::FallbackLevel::arch);
+  CHECK(d.hit->device_key == "Another CPU|host|999t");
+}
+
+TEST_CASE("evidence: a neighbour whose config does not fit is skipped for the next nearest") {
+  TempDb db;
+  // The nearest entry names tile 48, outside the space: rejected with a reason, the next is used.
+  const auto user = db.write({{host_fp(), key(1000, 1000, 1000), "mm_small", 10.0, 48},
+                              {host_fp(), key(1200, 1000, 1000), "mm_fp32", 12.0, 64}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const kiln::Decision d = decide(rt, 1024, 1024, 1024);
+  CHECK(d.evidence == kiln::Decision::Evidence::neighbour);
+  CHECK(d.variant->name() == "mm_fp32");
+  CHECK(d.config == kiln::Config{{"tile", 64}});
+  REQUIRE_FALSE(d.rejected.empty());
+  CHECK(kiln_test::contains(d.rejected[0].first, "neighbour " + key(1000, 1000, 1000)));
+}

@@ -1,0 +1,174 @@
+// kiln bench --regret --problems FILE: for each problem, op()'s own choice (the dispatcher's
+// memoised decision: exact entry, neighbour, model or fallback) and every candidate — each
+// variant at its default config and, where the database has an exact entry for it, its tuned
+// config — validated and timed the same way in the same process.
+// regret = time(op()'s choice) / time(fastest candidate), >= 1; reported per problem and as the
+// geometric mean, with --json.
+#include "bench_modes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include <kiln/kiln.hpp>
+#include <kiln/tuner/evaluator.hpp>
+#include <kiln/tuner/plan.hpp>
+#include <kiln/tuner/problem_data.hpp>
+#include <kiln/tuner/search_space.hpp>
+
+#include "common.hpp"
+#include "json.hpp"
+#include "progress.hpp"
+#include "table.hpp"
+
+namespace kiln::cli {
+namespace {
+
+struct Row {
+  std::string op, problem, evidence, chosen, best;
+  double op_us = 0, best_us = 0, regret = 0;
+  int candidates = 0;
+  std::string error;  // why there is no regret for this problem
+};
+
+bool is_yaml(const std::string& path) {
+  auto ends = [&](const char* s) {
+    const std::string e(s);
+    return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+  };
+  return ends(".yaml") || ends(".yml");
+}
+
+}  // namespace
+
+int run_regret_bench(const RegretOptions& o) {
+  if (o.problems.empty()) throw UsageError("--regret needs --problems FILE (a plan .yaml or a problem list)");
+  const Plan plan = is_yaml(o.problems) ? load_plan(o.problems) : load_problem_list(o.problems);
+  if (plan.problems.empty()) throw UsageError("--problems " + o.problems + ": no problems in the file");
+  auto rt = open_runtime("off", o.json);
+
+  std::vector<Row> rows;
+  ProgressBar bar("bench --regret " + o.problems);
+  std::size_t done = 0;
+  for (const PlanItem& item : plan.problems) {
+    Row row;
+    row.op = item.op;
+    bar.update(done, plan.problems.size(), item.op + " " + item.shape);
+    try {
+      const Device dev = parse_device(item.device ? *item.device : o.device);
+      const OpSchema& schema = rt->registry().op(item.op);
+      Problem p = schema.problem_from_shape(item.dtype, item.shape, dev);
+      p.align_bytes = layout_alignment(schema, p, /*pitched=*/false);  // the dense buffers timed
+      row.problem = p.key();
+      const DeviceInfo& info = device_info(dev);
+      const Decision& decision = rt->dispatcher().decide(p, info);  // what op() runs, memoised
+      row.evidence = evidence_name(decision.evidence);
+
+      // Candidates: every variant's default config, its exact tuned config, and op()'s choice.
+      std::vector<Candidate> cands;
+      auto add = [&](const Variant* v, const Config& c) {
+        for (const Candidate& x : cands)
+          if (x.variant == v && x.config == c) return;
+        if (candidate_usable(*v, c, p, info, nullptr)) cands.push_back({v, c, false});
+      };
+      for (const Variant* v : rt->registry().variants(item.op)) {
+        if (v->device_kind() != dev.kind || (v->desc().reference && dev.is_cuda())) continue;
+        add(v, v->default_config_for(info, p));
+      }
+      const std::string fp = info.fingerprint();
+      for (const TuningLayer& layer : rt->db().layers()) {
+        auto d = layer.table.find(fp);
+        if (d == layer.table.end()) continue;
+        auto op_it = d->second.find(item.op);
+        if (op_it == d->second.end()) continue;
+        auto e = op_it->second.find(p.key());
+        if (e == op_it->second.end()) continue;
+        if (const Variant* v = rt->registry().find_variant(e->second.variant)) add(v, e->second.config);
+      }
+      add(decision.variant, decision.config);
+      row.chosen = decision.variant->name() + " [" + decision.config.to_string() + "]";
+
+      EvaluatorOptions eo;
+      eo.seed = o.input_seed;
+      eo.warm = o.warm;
+      eo.max_seconds_per_candidate = 2.0;
+      ProblemEvaluator ev(p, eo);
+      TimingOptions t;
+      t.runs = o.runs;
+      t.warmup = o.warmup;
+      t.warm = o.warm;
+      t.min_runs = std::min(o.runs, 5);
+      bool op_ok = false;
+      for (const Candidate& c : cands) {
+        CandidateResult r = ev.check(c);
+        if (r.ok()) r = ev.time(c, t);
+        if (!r.ok()) {
+          if (r.device_lost) throw Error("the device was lost timing " + c.to_string());
+          continue;
+        }
+        ++row.candidates;
+        const double us = r.timing.median_us;
+        if (c.variant == decision.variant && c.config == decision.config) {
+          row.op_us = us;
+          op_ok = true;
+        }
+        if (row.best.empty() || us < row.best_us) {
+          row.best_us = us;
+          row.best = c.to_string();
+        }
+      }
+      if (!op_ok) throw Error("op()'s choice " + row.chosen + " did not run successfully");
+      row.regret = row.op_us / row.best_us;
+    } catch (const std::exception& e) {
+      row.error = e.what();
+    }
+    rows.push_back(std::move(row));
+    bar.update(++done, plan.problems.size(), item.op + " " + item.shape);
+  }
+  bar.finish();
+
+  double log_sum = 0, worst = 0;
+  int measured = 0;
+  for (const Row& r : rows)
+    if (r.error.empty()) {
+      log_sum += std::log(r.regret);
+      worst = std::max(worst, r.regret);
+      ++measured;
+    }
+  const double geomean = measured ? std::exp(log_sum / measured) : 0.0;
+
+  if (o.json) {
+    Json arr = Json::array();
+    for (const Row& r : rows) {
+      Json j = Json::object();
+      j.set("op", r.op).set("problem", r.problem);
+      if (!r.error.empty()) {
+        j.set("error", r.error);
+      } else {
+        j.set("evidence", r.evidence).set("chosen", r.chosen).set("op_us", r.op_us).set("best", r.best);
+        j.set("best_us", r.best_us).set("regret", r.regret).set("candidates", r.candidates);
+      }
+      arr.push(std::move(j));
+    }
+    Json out = Json::object();
+    out.set("problems", std::move(arr)).set("measured", measured).set("geomean_regret", geomean).set("max_regret", worst);
+    std::cout << out.dump() << "\n";
+  } else {
+    Table tab({"op", "problem", "op() runs", "evidence", "op()", "best", "best candidate", "regret"},
+              {Align::left, Align::left, Align::left, Align::left, Align::right, Align::right, Align::left, Align::right});
+    for (const Row& r : rows) {
+      if (!r.error.empty()) {
+        tab.add({r.op, r.problem, "-", "-", "-", "-", "error: " + r.error, "-"});
+        continue;
+      }
+      tab.add({r.op, r.problem, r.chosen, r.evidence, fmt_us(r.op_us), fmt_us(r.best_us), r.best, fmt_fixed(r.regret, 3)});
+    }
+    tab.print(std::cout);
+    std::cout << "regret = time(op()'s choice) / time(fastest candidate); geomean " << fmt_fixed(geomean, 3) << ", max "
+              << fmt_fixed(worst, 3) << " over " << measured << " of " << rows.size() << " problems\n";
+  }
+  return measured == static_cast<int>(rows.size()) ? kExitOk : kExitFailed;
+}
+
+}  // namespace kiln::cli
