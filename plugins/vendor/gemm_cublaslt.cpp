@@ -265,10 +265,13 @@ class GemmCublasLt final : public Variant {
       if (Status s = device_status(on, "gemm_cublaslt"); !s.ok()) return s;
       const LtPlan& plan = plan_for(sh);
       if (!plan.status.ok()) return plan.status;
-      const int algo = c.get_or("algo", 0);
-      if (algo < 0 || algo >= static_cast<int>(plan.algos.size()))
-        return Status::fail(ErrorKind::unsupported, "gemm_cublaslt: algo " + std::to_string(algo) + " of " +
-                                                        std::to_string(plan.algos.size()) + " heuristic results");
+      int algo = c.get_or("algo", 0);
+      if (algo < 0) return Status::fail(ErrorKind::argument, "gemm_cublaslt: algo " + std::to_string(algo) + " < 0");
+      // supports() counted the heuristic's results for dense operands; padded leading dimensions
+      // (a pitched or sliced view) can leave fewer, and then cuBLASLt's own first choice runs.
+      if (algo >= static_cast<int>(plan.algos.size())) algo = 0;
+      if (plan.algos.empty())
+        return Status::fail(ErrorKind::unsupported, "gemm_cublaslt: cuBLASLt has no algorithm for these arguments");
       cublasLtHandle_t handle = nullptr;
       if (Status s = lt_handle(sh.ordinal, handle); !s.ok()) return s;
       const float alpha = static_cast<float>(scalar_or(args, 0, 1.0));

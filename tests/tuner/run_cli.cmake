@@ -55,7 +55,11 @@ if(DEFINED ERR AND NOT err MATCHES "${ERR}")
   message("stderr does not match: ${ERR}")
 endif()
 if(DEFINED MAX_COLUMNS OR DEFINED WIDER_THAN)
-  string(REPLACE ";" "\\;" lines_text "${out}")
+  # Square brackets group list elements in CMake (a "[" on one line and its "]" on the next
+  # would join the two lines), so they are neutralised before splitting.
+  string(REPLACE "[" "(" lines_text "${out}")
+  string(REPLACE "]" ")" lines_text "${lines_text}")
+  string(REPLACE ";" "\\;" lines_text "${lines_text}")
   string(REPLACE "\n" ";" lines "${lines_text}")
   set(widest 0)
   string(ASCII 128 first_continuation)  # UTF-8 continuation bytes take no column

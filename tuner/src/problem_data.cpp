@@ -41,10 +41,17 @@ Buffer host_copy(const Buffer& b) {
 int layout_alignment(const OpSchema& schema, const Problem& problem, bool pitched) {
   std::vector<TensorSpec> specs;
   if (!schema.tensor_specs || !schema.tensor_specs(problem, specs).ok()) return problem.align_bytes;
+  // As ProblemData lays them out: storage shapes (a transposed operand's rows are its columns),
+  // pitched rows only for rank 2, dense batches.
   int align = problem.align_bytes;
-  for (const TensorSpec& t : specs)
-    if (t.shape.rank == 2 && t.shape.rows() > 1 && !pitched)
-      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(t.shape.cols()) * dtype_size(t.dtype)));
+  for (const TensorSpec& t : specs) {
+    const Shape s = storage_shape(t);
+    const std::uintptr_t esize = dtype_size(t.dtype);
+    if (s.rank >= 2 && s.rows() > 1 && !(pitched && s.rank == 2))
+      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(s.cols()) * esize));
+    if (s.rank == 3 && s.batch() > 1)
+      align = std::min(align, alignment_of(static_cast<std::uintptr_t>(s.rows() * s.cols()) * esize));
+  }
   return align;
 }
 

@@ -29,6 +29,7 @@ namespace {
 const std::map<std::string, std::string> kVendorVariants = {
     {"gemm_cublas", "gemm"},
     {"gemm_cublas_tf32", "gemm"},
+    {"gemm_cublaslt", "gemm"},
     {"gemv_cublas", "gemv"},
     {"dot_cublas", "dot"},
     {"transpose_cublas_geam", "transpose"},
@@ -76,9 +77,17 @@ TEST_CASE("register_vendor adds vendor variants only; alone they are orphans", "
     CHECK(v->desc().vendor);
     CHECK_FALSE(v->desc().reference);
     CHECK(v->device_kind() == kiln::DeviceKind::cuda);
-    CHECK(v->priority() == 35);
-    CHECK(v->space().empty());
-    CHECK(v->default_config(kiln::DeviceInfo{}).empty());
+    // gemm_cublas_tf32 ranks above gemm_cublas (the vendor fallback for tf32=1 problems is the
+    // tensor-core path); gemm_cublaslt, tunable over cuBLASLt's heuristic results, just below.
+    const int priority = name == "gemm_cublas_tf32" ? 36 : name == "gemm_cublaslt" ? 34 : 35;
+    CHECK(v->priority() == priority);
+    if (name == "gemm_cublaslt") {
+      REQUIRE(v->space().params().size() == 1);
+      CHECK(v->space().params()[0].name == "algo");
+    } else {
+      CHECK(v->space().empty());
+      CHECK(v->default_config(kiln::DeviceInfo{}).empty());
+    }
     CHECK_FALSE(v->desc().summary.empty());
     const bool listed = std::any_of(orphans.begin(), orphans.end(), [&](const std::string& o) {
       return contains(o, name) && contains(o, "'" + op + "'");
