@@ -231,22 +231,23 @@ TEST_CASE("evidence: past the neighbour radius the calibrated model decides") {
   const auto user = db.write(entries);
   kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
 
-  const kiln::Decision big = decide(rt, 8192, 8192, 8192);
+  const kiln::Decision big = decide(rt, 65536, 65536, 65536);
   INFO(big.explain());
   CHECK(big.evidence == kiln::Decision::Evidence::model);
   CHECK(big.from == kiln::Decision::From::defaults);
   CHECK(big.variant->name() == "mm_fp32");
-  CHECK(big.predicted_us == Approx(model_time(20, 10, 8192, 8192, 8192)).epsilon(1e-6));
+  CHECK(big.predicted_us == Approx(model_time(20, 10, 65536, 65536, 65536)).epsilon(1e-6));
   REQUIRE(big.estimates.size() == 2);
   CHECK(kiln_test::contains(big.explain(), "evidence: model estimate, predicted"));
 
-  const kiln::Decision tiny = decide(rt, 8, 8, 8);
+  const kiln::Decision tiny = decide(rt, 1, 1, 1);
   INFO(tiny.explain());
   CHECK(tiny.evidence == kiln::Decision::Evidence::model);
   CHECK(tiny.variant->name() == "mm_small");
-  CHECK(tiny.predicted_us == Approx(model_time(2, 1, 8, 8, 8)).epsilon(1e-6));
+  CHECK(tiny.predicted_us == Approx(model_time(2, 1, 1, 1, 1)).epsilon(1e-6));
 
-  // Between them, far from both: 2 + 2*s^3/1e6 vs 20 + 2*s^3/1e7 cross at s ~ 216.
+  // Between them (within the radius of 64 and 1024, whose winners agree with the model):
+  // 2 + 2*s^3/1e6 vs 20 + 2*s^3/1e7 cross at s ~ 216.
   CHECK(decide(rt, 150, 150, 150).variant->name() == "mm_small");   // 8.75 vs 20.7 us
   CHECK(decide(rt, 400, 400, 400).variant->name() == "mm_fp32");    // 130 vs 32.8 us
 }

@@ -36,6 +36,10 @@ add_test(NAME plugin_build_id
                  -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
                  -DCUDA_ROOT=${kiln_cuda_root}
                  -DBUILD_TYPE=$<IF:$<BOOL:$<CONFIG>>,$<CONFIG>,Release>
+                 "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}"
+                 "-DEXE_LINKER_FLAGS=${CMAKE_EXE_LINKER_FLAGS}"
+                 "-DSHARED_LINKER_FLAGS=${CMAKE_SHARED_LINKER_FLAGS}"
+                 "-DMODULE_LINKER_FLAGS=${CMAKE_MODULE_LINKER_FLAGS}"
                  -P ${CMAKE_CURRENT_LIST_DIR}/plugin_build_id.cmake)
 set_tests_properties(plugin_build_id PROPERTIES LABELS cpu TIMEOUT 900
                      ENVIRONMENT "KILN_LOG_LEVEL=warn" FIXTURES_REQUIRED kiln_installed)

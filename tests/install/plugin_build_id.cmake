@@ -42,6 +42,15 @@ endif()
 if(CUDA_ROOT)
   list(APPEND common_args -DCUDAToolkit_ROOT=${CUDA_ROOT})
 endif()
+# kiln's own flags (the sanitizer build's -fsanitize=...): an example built without them cannot
+# load a sanitized libkiln.  Step 5 adds a define on top of CXX_FLAGS.
+foreach(flags EXE_LINKER_FLAGS SHARED_LINKER_FLAGS MODULE_LINKER_FLAGS)
+  if(${flags})
+    list(APPEND common_args "-DCMAKE_${flags}=${${flags}}")
+  endif()
+endforeach()
+set(base_cxx_flags "${CXX_FLAGS}")
+list(APPEND common_args "-DCMAKE_CXX_FLAGS=${base_cxx_flags}")
 
 # Builds <src> in <build> and returns the plugin's id.  Configures first only when given CONFIGURE
 # and arguments: the edits below are seen by an incremental `cmake --build` alone, as a user runs it.
@@ -101,7 +110,7 @@ if(NOT plugin_time_before STREQUAL plugin_time_after)
 endif()
 message(STATUS "edited run_scale_example.cpp: build id stays ${id_program_edit}")
 
-build_and_read_id(${src} ${build} id_flags_edit CONFIGURE -DCMAKE_CXX_FLAGS=-DKILN_BUILD_ID_TEST_FLAG=1)
+build_and_read_id(${src} ${build} id_flags_edit CONFIGURE "-DCMAKE_CXX_FLAGS=${base_cxx_flags} -DKILN_BUILD_ID_TEST_FLAG=1")
 expect_change("CMAKE_CXX_FLAGS changed" ${id_program_edit} ${id_flags_edit})
 
 set(src2 ${WORK_DIR}/elsewhere/src)
