@@ -6,6 +6,7 @@
 #include <kiln/tuner/tuner.hpp>
 
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "catch.hpp"
@@ -54,6 +55,35 @@ TEST_CASE("the host timing loop is not quadratic and honours its time cap", "[ha
   t = kiln::time_runs(kiln::Device::host(), kiln::Stream{}, [&] { sink = sink + 1; }, o);
   CHECK(t.gave_up);
   CHECK(t.samples == 5);
+}
+
+TEST_CASE("racing: a hopeless candidate is given up after one timed run, a close one after min_runs",
+          "[timing]") {
+  kiln::TimingOptions o;
+  o.warmup = 1;
+  o.runs = 50;
+  o.min_runs = 5;
+  auto sleep_us = [](int us) { return [us] { std::this_thread::sleep_for(std::chrono::microseconds(us)); }; };
+  // 2 ms a run against a limit of 100 us: more than 3x the limit and 20 us past it.
+  o.give_up_above_us = 100.0;
+  kiln::Timing t = kiln::time_runs(kiln::Device::host(), kiln::Stream{}, sleep_us(2000), o);
+  CHECK(t.gave_up);
+  CHECK(t.samples == 1);
+  // 2 ms against a limit of 1 ms: over the limit, not grossly; the median decides after min_runs.
+  o.give_up_above_us = 1000.0;
+  t = kiln::time_runs(kiln::Device::host(), kiln::Stream{}, sleep_us(2000), o);
+  CHECK(t.gave_up);
+  CHECK(t.samples == 5);
+  // Microsecond kernels: 3x the limit but less than 20 us past it is noise, not a verdict.
+  volatile int sink = 0;
+  o.give_up_above_us = 1e-3;
+  t = kiln::time_runs(kiln::Device::host(), kiln::Stream{}, [&] { sink = sink + 1; }, o);
+  CHECK(t.samples == 5);
+  // No limit (no best yet): every run is timed.
+  o.give_up_above_us = std::numeric_limits<double>::infinity();
+  t = kiln::time_runs(kiln::Device::host(), kiln::Stream{}, sleep_us(200), o);
+  CHECK_FALSE(t.gave_up);
+  CHECK(t.samples == 50);
 }
 
 TEST_CASE("tuning with --runs 100000 stays within --max-seconds-per-candidate", "[hardening][timing]") {
