@@ -53,14 +53,11 @@ struct EventPair {
 // time the sample count has grown by an eighth, so the total cost is O(n log n) and a candidate
 // that cannot win runs at most an eighth more than it had to.
 //
-// Racing: a candidate so slow that one timed run is kGrossFactor times over the limit (and
-// kGrossMarginUs past it, so a noise spike on a microsecond kernel never counts) is given up after
-// that run, not after min_runs: on an exhaustive search most candidates are such, and each of them
-// costs one timed run instead of min_runs.
+// Racing (GPU timings): a candidate whose first timed run is hopeless (hopeless_first_run) is
+// given up after that run, not after min_runs: on an exhaustive search most candidates are such,
+// and each of them costs one timed run instead of min_runs.
 class GiveUpCheck {
  public:
-  static constexpr double kGrossFactor = 3.0;
-  static constexpr double kGrossMarginUs = 20.0;
   explicit GiveUpCheck(const TimingOptions& o) : limit_(o.give_up_above_us), next_(std::max(1, o.min_runs)) {}
   bool active() const { return limit_ < std::numeric_limits<double>::infinity(); }
   bool due(std::size_t samples) const { return active() && samples >= next_; }
@@ -69,9 +66,7 @@ class GiveUpCheck {
     return median_of(samples) > limit_;
   }
   // After the first timed run: hopeless already?
-  bool gross(double first_us) const {
-    return active() && first_us > kGrossFactor * limit_ && first_us > limit_ + kGrossMarginUs;
-  }
+  bool gross(double first_us) const { return active() && hopeless_first_run(first_us, limit_); }
 
  private:
   static double median_of(std::vector<double> v) {
@@ -98,6 +93,11 @@ struct Deadline {
 
 }  // namespace
 
+bool hopeless_first_run(double first_us, double give_up_above_us) {
+  constexpr double kFactor = 3.0, kMarginUs = 20.0;
+  return first_us > kFactor * give_up_above_us && first_us > give_up_above_us + kMarginUs;
+}
+
 Timing time_runs(Device device, Stream stream, const std::function<void()>& run, const TimingOptions& options,
                  CacheFlusher* flusher) {
   std::vector<double> samples;
@@ -113,7 +113,7 @@ Timing time_runs(Device device, Stream stream, const std::function<void()>& run,
       run();
       const auto t1 = Clock::now();
       samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-      if ((samples.size() == 1 && check.gross(samples[0])) || (check.due(samples.size()) && check.give_up(samples))) {
+      if (check.due(samples.size()) && check.give_up(samples)) {
         Timing t = summarise(samples);
         t.gave_up = true;
         return t;
