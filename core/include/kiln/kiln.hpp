@@ -1,4 +1,6 @@
-// kiln: a plugin-based GPU kernel registry with an autotuner.  The umbrella header.
+// kiln: a plugin-based GPU kernel registry with an autotuner.  The umbrella header for programs
+// that use ops: kiln's own types only (no spdlog, fmt, Boost or yaml-cpp, no CUDA header).  Plugin
+// code includes kiln/plugin.hpp instead, the tuner's API is under kiln/tuner/.
 //
 //   #include <kiln/kiln.hpp>
 //   kiln::Runtime rt;
@@ -13,10 +15,11 @@
 #include "kiln/dispatcher.hpp"
 #include "kiln/dtype.hpp"
 #include "kiln/errors.hpp"
+#include "kiln/half.hpp"
 #include "kiln/log.hpp"
 #include "kiln/op_schema.hpp"
 #include "kiln/param_space.hpp"
-#include "kiln/plugin.hpp"
+#include "kiln/plugin_loader.hpp"
 #include "kiln/problem.hpp"
 #include "kiln/registry.hpp"
 #include "kiln/runtime.hpp"
