@@ -4,10 +4,14 @@
 //
 //   #include <kiln/kiln.hpp>
 //   kiln::Runtime rt;
-//   auto a = kiln::Buffer::alloc(rt.device(0), kiln::f32, {m, n});
-//   auto b = kiln::Buffer::alloc(rt.device(0), kiln::f32, {m, n});
-//   auto c = kiln::Buffer::alloc(rt.device(0), kiln::f32, {m, n});
-//   rt.op("add")({a, b, c});
+//   kiln::Device dev = rt.default_device();      // CUDA device 0, else the host
+//   std::size_t m = 1000, n = 300;
+//   auto a = kiln::Buffer::alloc(dev, kiln::f32, {m, n});
+//   auto b = kiln::Buffer::alloc(dev, kiln::f32, {m, n});
+//   auto c = kiln::Buffer::alloc(dev, kiln::f32, {m, n});
+//   rt.op("add")({a, b, c});                     // on the default stream
+//
+// A whole program, with the caller's own memory: README.md.
 #pragma once
 #include "kiln/args.hpp"
 #include "kiln/buffer.hpp"
@@ -28,3 +32,4 @@
 #include "kiln/tuning_db.hpp"
 #include "kiln/variant.hpp"
 #include "kiln/version.hpp"
+#include "kiln/view.hpp"
