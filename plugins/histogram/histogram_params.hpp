@@ -30,11 +30,13 @@ Config global_atomic_default(const DeviceInfo& device);
 ParamSpace smem_space();
 Config smem_default(const DeviceInfo& device);
 
-// histogram_thread_private (u8 only): block (256, 512 or 768 threads; 256 bytes of shared memory
-// each), blocks_per_sm, ilp (counter updates in flight per thread: 1 or 2).  block and ilp are
-// template arguments: all six pairs are instantiated.
-ParamSpace thread_private_space();
-Config thread_private_default(const DeviceInfo& device);
+// histogram[_range]_thread_private: block (256, 512 or 768 threads; 256 bytes of shared memory
+// each), blocks_per_sm, and for u8 ilp (counter updates in flight per thread: 1 or 2).  block and
+// ilp are template arguments: all six u8 pairs and the three f32 blocks are instantiated.
+// histogram_range needs bins <= kMaxThreadPrivateBins.
+inline constexpr int kMaxThreadPrivateBins = 256;
+ParamSpace thread_private_space(bool range);
+Config thread_private_default(const DeviceInfo& device, bool range);
 
 // histogram[_range]_warp_private: warps (per block), copies (private sub-histograms per block),
 // by_lane (0: warp w uses copy w % copies, copies stored one after another; 1: lane l uses copy
