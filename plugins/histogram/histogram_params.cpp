@@ -48,15 +48,16 @@ Config smem_default(const DeviceInfo&) { return {{"block", 256}, {"blocks_per_sm
 ParamSpace thread_private_space(bool range) {
   ParamSpace s;
   s.param("block", {256, 512, 768}).param("blocks_per_sm", {1, 2, 3});
-  if (!range) s.param("ilp", {1, 2});
-  s.constraint("block * 256 bytes <= shared memory per block", [](const Config& c, const DeviceInfo& d, const Problem&) {
-    return std::size_t(c.get("block")) * 256 <= smem_limit(d);
-  });
+  if (!range) s.param("ilp", {1, 2}).param("few_bins", {0, 8, 16, 24});
+  s.constraint("block * (256 or 288) bytes <= shared memory per block",
+               [range](const Config& c, const DeviceInfo& d, const Problem&) {
+                 return std::size_t(c.get("block")) * thread_private_smem_per_thread(range) <= smem_limit(d);
+               });
   // An SM holds the opt-in limit plus the 1 KiB the runtime reserves per block (sm_80, sm_90);
   // more blocks than fit would run as a second, partial wave.
-  s.constraint("blocks_per_sm * (block * 256 + 1 KiB) <= shared memory per SM",
-               [](const Config& c, const DeviceInfo& d, const Problem&) {
-                 const std::size_t per_block = std::size_t(c.get("block")) * 256 + 1024;
+  s.constraint("blocks_per_sm * (block * (256 or 288) + 1 KiB) <= shared memory per SM",
+               [range](const Config& c, const DeviceInfo& d, const Problem&) {
+                 const std::size_t per_block = std::size_t(c.get("block")) * thread_private_smem_per_thread(range) + 1024;
                  return std::size_t(c.get("blocks_per_sm")) * per_block <= smem_limit(d) + 1024;
                });
   return s;
@@ -66,7 +67,7 @@ ParamSpace thread_private_space(bool range) {
 // f32: the same residency, not yet tuned.
 Config thread_private_default(const DeviceInfo&, bool range) {
   if (range) return {{"block", 256}, {"blocks_per_sm", 3}};
-  return {{"block", 256}, {"blocks_per_sm", 3}, {"ilp", 1}};
+  return {{"block", 256}, {"blocks_per_sm", 3}, {"ilp", 1}, {"few_bins", kDefaultFewBins}};
 }
 
 ParamSpace warp_private_space(bool range) {

@@ -30,11 +30,17 @@ Config global_atomic_default(const DeviceInfo& device);
 ParamSpace smem_space();
 Config smem_default(const DeviceInfo& device);
 
-// histogram[_range]_thread_private: block (256, 512 or 768 threads; 256 bytes of shared memory
-// each), blocks_per_sm, and for u8 ilp (counter updates in flight per thread: 1 or 2).  block and
+// histogram[_range]_thread_private: block (256, 512 or 768 threads; 256 or 288 bytes of shared
+// memory each), blocks_per_sm, and for u8 ilp (counter updates in flight per thread: 1 or 2) and
+// few_bins (a warp whose 32 sampled bytes take at most this many values counts the batch with
+// shared atomics; 0: never).  The tuner draws uniform bytes, where few_bins never triggers, so
+// its default comes from the skewed-data timings in the README, not from tuning.  block and
 // ilp are template arguments: all six u8 pairs and the three f32 blocks are instantiated.
 // histogram_range needs bins <= kMaxThreadPrivateBins.
 inline constexpr int kMaxThreadPrivateBins = 256;
+inline constexpr int kDefaultFewBins = 8;
+// Shared memory per thread: 256 8-bit counters, plus (u8) a 1 KiB 32-bit histogram per warp.
+constexpr std::size_t thread_private_smem_per_thread(bool range) { return range ? 256 : 256 + 32; }
 ParamSpace thread_private_space(bool range);
 Config thread_private_default(const DeviceInfo& device, bool range);
 

@@ -11,13 +11,21 @@
 // into per-thread register totals and zeroes it.
 //
 // The bin rule is a template argument: ByteBins (u8: the address of a byte's counter is one PRMT
-// of the loaded word; a 16-byte load of one repeated byte is a single +16 update, so constant data
-// and long runs cost a sixteenth of the updates) or RangeBins (f32, at most 256 bins: range_bin,
-// then the same counters; values outside [lo, hi) and NaN update nothing).  kIlp = 2 (bytes only)
-// updates two bytes at once: both counters are read, then written back, the first one plus one
-// more when both bytes are equal (that write lands last and holds both counts).
+// of the loaded word) or RangeBins (f32, at most 256 bins: range_bin, then the same counters;
+// values outside [lo, hi) and NaN update nothing).  kIlp = 2 (bytes only) updates two bytes at
+// once: both counters are read, then written back, the first one plus one more when both bytes are
+// equal (that write lands last and holds both counts).
+//
+// Bytes: the counters cost the same whatever the data, but CUB's shared-memory atomics get faster
+// when a warp's bytes fall in few bins (the hardware merges a warp's atomics to one address).  So
+// each warp looks at every batch of loads first (warp-uniform decisions, no divergence):
+//   - every lane's loads are 16 equal bytes (constant data, long runs): one +16 per load;
+//   - the first bytes of the 32 lanes take at most `few_bins` values (skewed, few-valued data): the
+//     batch goes into the warp's own 256 32-bit counters with shared atomics, one per byte;
+//   - else the private 8-bit counters, four instructions per byte.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_runtime.h>
 
@@ -26,7 +34,14 @@
 namespace kiln::histogram {
 
 inline constexpr int kCountsPerFlush = 240;  // elements per thread between flushes (<= 255)
-inline constexpr int kBatch = 5;             // 16-byte loads in flight per thread, double-buffered
+
+// 16-byte loads in flight per thread, double-buffered: floats need more bytes in flight to reach
+// the DRAM bandwidth (768 threads per SM); bytes are bound by the counters, not by the loads.
+template <class Bins>
+inline constexpr int kBatch = std::is_same_v<Bins, RangeBins> ? 6 : 5;
+// Shared memory of the per-warp 32-bit histograms (bytes only), per thread of the block.
+template <class Bins>
+inline constexpr int kWarpHistBytesPerThread = std::is_same_v<Bins, ByteBins> ? 256 * 4 / 32 : 0;
 
 // 16-byte loads per thread between flushes: 15 for bytes, 60 for floats.
 template <class Bins>
@@ -63,32 +78,88 @@ __device__ __forceinline__ void count_word(unsigned char* tile, unsigned where, 
   }
 }
 
-// Counts the 16 bytes of one load.  Sixteen equal bytes (constant data, runs) are one update.
-template <int kIlp>
-__device__ __forceinline__ void count_vector(unsigned char* tile, unsigned where, const uint4& v, const ByteBins&) {
-  const unsigned rep = __byte_perm(v.x, 0, 0);
-  if (v.x == rep && v.y == rep && v.z == rep && v.w == rep) {
-    unsigned char* c = tile + counter_address<0>(v.x, where);
-    *c = static_cast<unsigned char>(*c + 16);
+// How a warp counts a batch of bytes (see the file comment); loads u < lim / kBlock are this
+// thread's.  Called by all 32 lanes of the warp together; the answer is the same for all.
+enum class BytePath { equal16, few_bins, private8 };
+
+template <int kB, int kBlock>
+__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, int few_bins) {
+  bool same = true;
+#pragma unroll
+  for (int u = 0; u < kB; ++u) {
+    const unsigned rep = __byte_perm(v[u].x, 0, 0);
+    const bool eq = v[u].x == rep && v[u].y == rep && v[u].z == rep && v[u].w == rep;
+    same = same && (u * kBlock >= lim || eq);
+  }
+  if (__all_sync(0xFFFFFFFFu, same)) return BytePath::equal16;
+  const int lane = threadIdx.x & 31;
+  const unsigned sample = lim > 0 ? (v[0].x & 0xFFu) : 256u + unsigned(lane);  // no load: a bin of its own
+  const unsigned peers = __match_any_sync(0xFFFFFFFFu, sample);
+  const int distinct = __popc(__ballot_sync(0xFFFFFFFFu, (__ffs(peers) - 1) == lane));
+  return distinct <= few_bins ? BytePath::few_bins : BytePath::private8;
+}
+
+template <int kIlp, int kB, int kBlock>
+__device__ __forceinline__ void count_batch(BytePath path, unsigned char* tile, std::uint32_t* warp_hist,
+                                            unsigned where, const uint4 (&v)[kB], int lim, const ByteBins&) {
+  if (path == BytePath::equal16) {
+#pragma unroll
+    for (int u = 0; u < kB; ++u) {
+      if (u * kBlock < lim) {
+        unsigned char* c = tile + counter_address<0>(v[u].x, where);
+        *c = static_cast<unsigned char>(*c + 16);
+      }
+    }
+  } else if (path == BytePath::few_bins) {
+#pragma unroll
+    for (int u = 0; u < kB; ++u) {
+      if (u * kBlock < lim) {
+        const unsigned w[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) atomicAdd(warp_hist + ((w[i] >> (8 * j)) & 0xFFu), 1u);
+        }
+      }
+    }
   } else {
-    count_word<kIlp>(tile, where, v.x);
-    count_word<kIlp>(tile, where, v.y);
-    count_word<kIlp>(tile, where, v.z);
-    count_word<kIlp>(tile, where, v.w);
+#pragma unroll
+    for (int u = 0; u < kB; ++u) {
+      if (u * kBlock < lim) {
+        count_word<kIlp>(tile, where, v[u].x);
+        count_word<kIlp>(tile, where, v[u].y);
+        count_word<kIlp>(tile, where, v[u].z);
+        count_word<kIlp>(tile, where, v[u].w);
+      }
+    }
   }
 }
 
-// Counts the 4 floats of one load (bins <= 256, so a bin is one byte of the address).
-template <int kIlp>
-__device__ __forceinline__ void count_vector(unsigned char* tile, unsigned where, const uint4& v,
-                                             const RangeBins& rule) {
-  int b[RangeBins::kPerVector];
-  rule.bins_of(v, b);
+template <int kB, int kBlock>
+__device__ __forceinline__ BytePath choose_path(const uint4 (&)[kB], int, int, const RangeBins&) {
+  return BytePath::private8;
+}
+template <int kB, int kBlock>
+__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, int few_bins, const ByteBins&) {
+  return choose_path<kB, kBlock>(v, lim, few_bins);
+}
+
+// Counts one batch of loads of floats (bins <= 256, so a bin is one byte of the address).
+template <int kIlp, int kB, int kBlock>
+__device__ __forceinline__ void count_batch(BytePath, unsigned char* tile, std::uint32_t*, unsigned where,
+                                            const uint4 (&v)[kB], int lim, const RangeBins& rule) {
 #pragma unroll
-  for (int j = 0; j < RangeBins::kPerVector; ++j) {
-    if (b[j] >= 0) {
-      const unsigned a = counter_address<0>(unsigned(b[j]), where);
-      tile[a] = static_cast<unsigned char>(tile[a] + 1);
+  for (int u = 0; u < kB; ++u) {
+    if (u * kBlock < lim) {
+      int b[RangeBins::kPerVector];
+      rule.bins_of(v[u], b);
+#pragma unroll
+      for (int j = 0; j < RangeBins::kPerVector; ++j) {
+        if (b[j] >= 0) {
+          const unsigned a = counter_address<0>(unsigned(b[j]), where);
+          tile[a] = static_cast<unsigned char>(tile[a] + 1);
+        }
+      }
     }
   }
 }
@@ -127,24 +198,28 @@ __device__ __forceinline__ std::int64_t aligned_head(const Element* data, std::i
   return head < n ? head : n;
 }
 
-// `nbins` <= 256 (the ByteBins rule: 256).  Each block takes a contiguous range of vectors, in
+// `nbins` <= 256 (the ByteBins rule: 256); `few_bins` (bytes): see the file comment, 0 = never.  Each block takes a contiguous range of vectors, in
 // rounds of kFlushVectors per thread, loaded kBatch at a time with the next batch in flight while
 // this one is counted; the scalar head (up to the first 16-byte boundary) and tail are counted by
 // block 0 with global atomics.
 template <class Bins, int kBlock, int kIlp>
 __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
     histogram_thread_private_kernel(const typename Bins::Element* __restrict__ data, std::int64_t n, Bins rule,
-                                    int nbins, std::uint32_t* __restrict__ out) {
+                                    int nbins, int few_bins, std::uint32_t* __restrict__ out) {
   using Element = typename Bins::Element;
   constexpr int V = Bins::kPerVector;
   constexpr int kRound = kFlushVectors<Bins>;
   static_assert(kBlock % 256 == 0 && kBlock <= 1024, "groups of 256 threads");
-  static_assert(kRound % kBatch == 0, "a round is whole batches");
-  extern __shared__ __align__(16) unsigned char tile[];  // 256 * kBlock bytes
+  constexpr int kB = kBatch<Bins>;
+  static_assert(kRound % kB == 0, "a round is whole batches");
+  // 256 * kBlock bytes of 8-bit counters, then (bytes) one 256-bin u32 histogram per warp.
+  extern __shared__ __align__(16) unsigned char tile[];
+  std::uint32_t* const warp_hists = reinterpret_cast<std::uint32_t*>(tile + 256 * kBlock);
   const int tid = threadIdx.x;
   {
     uint4* words = reinterpret_cast<uint4*>(tile);
-    for (int i = tid; i < 16 * kBlock; i += kBlock) words[i] = make_uint4(0, 0, 0, 0);
+    constexpr int kWords = (256 + kWarpHistBytesPerThread<Bins>) * kBlock / 16;
+    for (int i = tid; i < kWords; i += kBlock) words[i] = make_uint4(0, 0, 0, 0);
   }
   const unsigned where = counter_where(tid);
   std::uint32_t total = 0;
@@ -168,34 +243,40 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
   // How far past `base` this thread's vectors may go, capped to a batch (32-bit compares below).
   auto limit = [&](std::int64_t base) {
     const std::int64_t left = end - base - tid;
-    return left <= 0 ? 0 : left >= kBatch * kBlock ? kBatch * kBlock : int(left);
+    return left <= 0 ? 0 : left >= kB * kBlock ? kB * kBlock : int(left);
   };
-  auto load = [&](std::int64_t base, uint4 (&v)[kBatch]) {
+  auto load = [&](std::int64_t base, uint4 (&v)[kB]) {
     const int lim = limit(base);
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      if (u * kBlock < lim) v[u] = __ldg(vec + base + u * kBlock);
+    for (int u = 0; u < kB; ++u) {
+      v[u] = u * kBlock < lim ? __ldg(vec + base + u * kBlock) : make_uint4(0, 0, 0, 0);
     }
   };
-  uint4 cur[kBatch];
+  std::uint32_t* const warp_hist = warp_hists + 256 * (tid >> 5);
+  uint4 cur[kB];
   load(begin, cur);
   for (std::int64_t base = begin; base < end;) {  // block-uniform: every thread flushes together
-#pragma unroll
-    for (int b = 0; b < kRound / kBatch; ++b) {
-      const std::int64_t next = base + std::int64_t(kBatch) * kBlock;
+    // Not unrolled: the three paths of a byte batch, unrolled three times, would spill registers.
+#pragma unroll 1
+    for (int b = 0; b < kRound / kB; ++b) {
+      const std::int64_t next = base + std::int64_t(kB) * kBlock;
       const int lim = limit(base);
-      uint4 ahead[kBatch];
+      const BytePath path = choose_path<kB, kBlock>(cur, lim, few_bins, rule);  // before the next loads: fewer live registers
+      uint4 ahead[kB];
       load(next, ahead);
+      count_batch<kIlp, kB, kBlock>(path, tile, warp_hist, where, cur, lim, rule);
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        if (u * kBlock < lim) count_vector<kIlp>(tile, where, cur[u], rule);
-        cur[u] = ahead[u];
-      }
+      for (int u = 0; u < kB; ++u) cur[u] = ahead[u];
       base = next;
     }
     __syncthreads();
     flush_tile(tile, tid, total);
     __syncthreads();
+  }
+  if constexpr (kWarpHistBytesPerThread<Bins> > 0) {  // group 0 adds the warps' histograms
+    if (tid < 256) {
+      for (int w = 0; w < kBlock / 32; ++w) total += warp_hists[256 * w + tid];
+    }
   }
   const int bin = tid & 255;  // the bin this thread summed
   if (total != 0 && bin < nbins) atomicAdd(out + bin, total);

@@ -88,8 +88,7 @@ TEST_CASE("histogram variants against CUB on skewed and constant data (printed)"
       const kiln::Args args({view, bins.ref()});
       const kiln::Problem p = rt.make_problem(schema, args);
       // Median of 15 runs after 3 warm-ups, the L2 flushed before each; the bins of the last run.
-      auto time = [&](const kiln::Variant& v, std::vector<std::uint32_t>& result) {
-        const kiln::Config c = v.default_config(dev);
+      auto time = [&](const kiln::Variant& v, const kiln::Config& c, std::vector<std::uint32_t>& result) {
         kiln::Buffer ws = kiln::Buffer::alloc(gpu, kiln::u8, {std::max<std::int64_t>(1, v.workspace_bytes(p, c))});
         std::vector<float> ms;
         for (int i = 0; i < 18; ++i) {
@@ -107,14 +106,24 @@ TEST_CASE("histogram variants against CUB on skewed and constant data (printed)"
         return double(ms[ms.size() / 2]) * 1e3;
       };
       std::vector<std::uint32_t> expected, got;
-      const double cub_us = time(*cub, expected);
+      const double cub_us = time(*cub, cub->default_config(dev), expected);
       for (const kiln::Variant* v : mine) {
-        bins.fill_bytes(0xFF);
-        const double us = time(*v, got);
-        CHECK(got == expected);
-        std::printf("histperf %-8s n=%-10lld %-26s %9.1f us %6.0f GB/s  CUB %9.1f us %6.0f GB/s  %.2fx\n", kind,
-                    static_cast<long long>(n), v->name().c_str(), us, double(n) / us * 1e-3, cub_us,
-                    double(n) / cub_us * 1e-3, cub_us / us);
+        std::vector<kiln::Config> configs{v->default_config(dev)};
+        if (configs.front().has("few_bins")) {  // the default, then the other thresholds
+          for (int f : {0, 16, 24}) {
+            kiln::Config c = configs.front();
+            c.set("few_bins", f);
+            configs.push_back(c);
+          }
+        }
+        for (const kiln::Config& c : configs) {
+          bins.fill_bytes(0xFF);
+          const double us = time(*v, c, got);
+          CHECK(got == expected);
+          std::printf("histperf %-8s n=%-10lld %-26s %-44s %8.1f us %5.0f GB/s  CUB %8.1f us %5.0f GB/s  %.2fx\n",
+                      kind, static_cast<long long>(n), v->name().c_str(), c.to_string().c_str(), us,
+                      double(n) / us * 1e-3, cub_us, double(n) / cub_us * 1e-3, cub_us / us);
+        }
       }
     }
   }
