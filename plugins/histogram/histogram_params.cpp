@@ -48,7 +48,7 @@ Config smem_default(const DeviceInfo&) { return {{"block", 256}, {"blocks_per_sm
 ParamSpace thread_private_space(bool range) {
   ParamSpace s;
   s.param("block", {256, 512, 768}).param("blocks_per_sm", {1, 2, 3});
-  if (!range) s.param("ilp", {1, 2}).param("few_bins", {0, 8, 16, 24});
+  if (!range) s.param("ilp", {1, 2}).param("adaptive", {0, 1, 2});
   s.constraint("block * (256 or 288) bytes <= shared memory per block",
                [range](const Config& c, const DeviceInfo& d, const Problem&) {
                  return std::size_t(c.get("block")) * thread_private_smem_per_thread(range) <= smem_limit(d);
@@ -67,7 +67,7 @@ ParamSpace thread_private_space(bool range) {
 // f32: the same residency, not yet tuned.
 Config thread_private_default(const DeviceInfo&, bool range) {
   if (range) return {{"block", 256}, {"blocks_per_sm", 3}};
-  return {{"block", 256}, {"blocks_per_sm", 3}, {"ilp", 1}, {"few_bins", kDefaultFewBins}};
+  return {{"block", 256}, {"blocks_per_sm", 3}, {"ilp", 1}, {"adaptive", kDefaultAdaptive}};
 }
 
 ParamSpace warp_private_space(bool range) {

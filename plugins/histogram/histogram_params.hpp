@@ -32,13 +32,14 @@ Config smem_default(const DeviceInfo& device);
 
 // histogram[_range]_thread_private: block (256, 512 or 768 threads; 256 or 288 bytes of shared
 // memory each), blocks_per_sm, and for u8 ilp (counter updates in flight per thread: 1 or 2) and
-// few_bins (a warp whose 32 sampled bytes take at most this many values counts the batch with
-// shared atomics; 0: never).  The tuner draws uniform bytes, where few_bins never triggers, so
-// its default comes from the skewed-data timings in the README, not from tuning.  block and
-// ilp are template arguments: all six u8 pairs and the three f32 blocks are instantiated.
+// adaptive (0: the private counters only; 1: a batch of loads that are all 16 equal bytes in
+// every lane of a warp is one +16 per load; 2: also shared atomics for batches whose sampled
+// bytes take few values).  block, ilp and adaptive are template arguments: all 18 u8 triples and
+// the three f32 blocks are instantiated.  The tuner draws uniform bytes, where adaptive only
+// costs, so its default comes from the skewed-data timings in the README, not from tuning.
 // histogram_range needs bins <= kMaxThreadPrivateBins.
 inline constexpr int kMaxThreadPrivateBins = 256;
-inline constexpr int kDefaultFewBins = 8;
+inline constexpr int kDefaultAdaptive = 1;
 // Shared memory per thread: 256 8-bit counters, plus (u8) a 1 KiB 32-bit histogram per warp.
 constexpr std::size_t thread_private_smem_per_thread(bool range) { return range ? 256 : 256 + 32; }
 ParamSpace thread_private_space(bool range);

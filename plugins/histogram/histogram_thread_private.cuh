@@ -17,12 +17,16 @@
 // equal (that write lands last and holds both counts).
 //
 // Bytes: the counters cost the same whatever the data, but CUB's shared-memory atomics get faster
-// when a warp's bytes fall in few bins (the hardware merges a warp's atomics to one address).  So
-// each warp looks at every batch of loads first (warp-uniform decisions, no divergence):
+// when a warp's bytes fall in few bins (the hardware merges a warp's atomics to one address).
+// kAdaptive (bytes only) > 0 makes each warp look at every batch of loads first (warp-uniform
+// decisions, no divergence):
 //   - every lane's loads are 16 equal bytes (constant data, long runs): one +16 per load;
-//   - the first bytes of the 32 lanes take at most `few_bins` values (skewed, few-valued data): the
-//     batch goes into the warp's own 256 32-bit counters with shared atomics, one per byte;
+//   - kAdaptive = 2: the first bytes of the 32 lanes take at most kFewBins values (skewed,
+//     few-valued data): the batch goes into the warp's own 256 32-bit counters with shared
+//     atomics, one per byte;
 //   - else the private 8-bit counters, four instructions per byte.
+// kAdaptive = 0 is the private counters alone, the round fully unrolled (the fastest on uniform
+// bytes); kAdaptive > 0 leaves the round's batch loop rolled, else the three paths spill registers.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -34,6 +38,7 @@
 namespace kiln::histogram {
 
 inline constexpr int kCountsPerFlush = 240;  // elements per thread between flushes (<= 255)
+inline constexpr int kFewBins = 8;           // kAdaptive = 2: distinct sampled bytes that take the atomics
 
 // 16-byte loads in flight per thread, double-buffered: floats need more bytes in flight to reach
 // the DRAM bandwidth (768 threads per SM); bytes are bound by the counters, not by the loads.
@@ -82,8 +87,9 @@ __device__ __forceinline__ void count_word(unsigned char* tile, unsigned where, 
 // thread's.  Called by all 32 lanes of the warp together; the answer is the same for all.
 enum class BytePath { equal16, few_bins, private8 };
 
-template <int kB, int kBlock>
-__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, int few_bins) {
+template <int kB, int kBlock, int kAdaptive>
+__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim) {
+  if constexpr (kAdaptive == 0) return BytePath::private8;
   bool same = true;
 #pragma unroll
   for (int u = 0; u < kB; ++u) {
@@ -92,11 +98,12 @@ __device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, i
     same = same && (u * kBlock >= lim || eq);
   }
   if (__all_sync(0xFFFFFFFFu, same)) return BytePath::equal16;
+  if constexpr (kAdaptive == 1) return BytePath::private8;
   const int lane = threadIdx.x & 31;
   const unsigned sample = lim > 0 ? (v[0].x & 0xFFu) : 256u + unsigned(lane);  // no load: a bin of its own
   const unsigned peers = __match_any_sync(0xFFFFFFFFu, sample);
   const int distinct = __popc(__ballot_sync(0xFFFFFFFFu, (__ffs(peers) - 1) == lane));
-  return distinct <= few_bins ? BytePath::few_bins : BytePath::private8;
+  return distinct <= kFewBins ? BytePath::few_bins : BytePath::private8;
 }
 
 template <int kIlp, int kB, int kBlock>
@@ -135,13 +142,13 @@ __device__ __forceinline__ void count_batch(BytePath path, unsigned char* tile, 
   }
 }
 
-template <int kB, int kBlock>
-__device__ __forceinline__ BytePath choose_path(const uint4 (&)[kB], int, int, const RangeBins&) {
+template <int kB, int kBlock, int kAdaptive>
+__device__ __forceinline__ BytePath choose_path(const uint4 (&)[kB], int, const RangeBins&) {
   return BytePath::private8;
 }
-template <int kB, int kBlock>
-__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, int few_bins, const ByteBins&) {
-  return choose_path<kB, kBlock>(v, lim, few_bins);
+template <int kB, int kBlock, int kAdaptive>
+__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, const ByteBins&) {
+  return choose_path<kB, kBlock, kAdaptive>(v, lim);
 }
 
 // Counts one batch of loads of floats (bins <= 256, so a bin is one byte of the address).
@@ -198,14 +205,14 @@ __device__ __forceinline__ std::int64_t aligned_head(const Element* data, std::i
   return head < n ? head : n;
 }
 
-// `nbins` <= 256 (the ByteBins rule: 256); `few_bins` (bytes): see the file comment, 0 = never.  Each block takes a contiguous range of vectors, in
+// `nbins` <= 256 (the ByteBins rule: 256); kAdaptive (bytes): see the file comment.  Each block takes a contiguous range of vectors, in
 // rounds of kFlushVectors per thread, loaded kBatch at a time with the next batch in flight while
 // this one is counted; the scalar head (up to the first 16-byte boundary) and tail are counted by
 // block 0 with global atomics.
-template <class Bins, int kBlock, int kIlp>
+template <class Bins, int kBlock, int kIlp, int kAdaptive>
 __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
     histogram_thread_private_kernel(const typename Bins::Element* __restrict__ data, std::int64_t n, Bins rule,
-                                    int nbins, int few_bins, std::uint32_t* __restrict__ out) {
+                                    int nbins, std::uint32_t* __restrict__ out) {
   using Element = typename Bins::Element;
   constexpr int V = Bins::kPerVector;
   constexpr int kRound = kFlushVectors<Bins>;
@@ -256,18 +263,25 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
   uint4 cur[kB];
   load(begin, cur);
   for (std::int64_t base = begin; base < end;) {  // block-uniform: every thread flushes together
-    // Not unrolled: the three paths of a byte batch, unrolled three times, would spill registers.
-#pragma unroll 1
-    for (int b = 0; b < kRound / kB; ++b) {
+    // One batch: choose the path (before the next loads are in flight: fewer live registers),
+    // load the next batch, count this one.
+    auto batch = [&] {
       const std::int64_t next = base + std::int64_t(kB) * kBlock;
       const int lim = limit(base);
-      const BytePath path = choose_path<kB, kBlock>(cur, lim, few_bins, rule);  // before the next loads: fewer live registers
+      const BytePath path = choose_path<kB, kBlock, kAdaptive>(cur, lim, rule);
       uint4 ahead[kB];
       load(next, ahead);
       count_batch<kIlp, kB, kBlock>(path, tile, warp_hist, where, cur, lim, rule);
 #pragma unroll
       for (int u = 0; u < kB; ++u) cur[u] = ahead[u];
       base = next;
+    };
+    if constexpr (kAdaptive == 0) {
+#pragma unroll
+      for (int b = 0; b < kRound / kB; ++b) batch();
+    } else {
+#pragma unroll 1
+      for (int b = 0; b < kRound / kB; ++b) batch();
     }
     __syncthreads();
     flush_tile(tile, tid, total);

@@ -237,43 +237,56 @@ class ThreadPrivate final : public Variant {
     }
     const int block = c.get_or("block", 256);
     const int ilp = range_ ? 1 : c.get_or("ilp", 1);
-    const int few_bins = range_ ? 0 : c.get_or("few_bins", kDefaultFewBins);
+    const int adaptive = range_ ? 0 : c.get_or("adaptive", kDefaultAdaptive);
     // At least one batch of 16-byte loads per thread: small inputs get fewer blocks, each of
     // which still pays for zeroing and flushing its 64 KiB per 256 threads once.
     const int per_vector = range_ ? RangeBins::kPerVector : ByteBins::kPerVector;
     const std::int64_t nvec = (l.n + per_vector - 1) / per_vector;
     const int batch = range_ ? kBatch<RangeBins> : kBatch<ByteBins>;
     const unsigned grid = grid_for((nvec + batch - 1) / batch, block, c.get_or("blocks_per_sm", 3), l.sms);
-    switch (block * 10 + ilp) {
-      case 2561: return run<256, 1>(grid, l, few_bins);
-      case 2562: return run<256, 2>(grid, l, few_bins);
-      case 5121: return run<512, 1>(grid, l, few_bins);
-      case 5122: return run<512, 2>(grid, l, few_bins);
-      case 7681: return run<768, 1>(grid, l, few_bins);
-      case 7682: return run<768, 2>(grid, l, few_bins);
+    switch (block * 100 + ilp * 10 + adaptive) {
+      case 25610: return run<256, 1, 0>(grid, l);
+      case 25611: return run<256, 1, 1>(grid, l);
+      case 25612: return run<256, 1, 2>(grid, l);
+      case 25620: return run<256, 2, 0>(grid, l);
+      case 25621: return run<256, 2, 1>(grid, l);
+      case 25622: return run<256, 2, 2>(grid, l);
+      case 51210: return run<512, 1, 0>(grid, l);
+      case 51211: return run<512, 1, 1>(grid, l);
+      case 51212: return run<512, 1, 2>(grid, l);
+      case 51220: return run<512, 2, 0>(grid, l);
+      case 51221: return run<512, 2, 1>(grid, l);
+      case 51222: return run<512, 2, 2>(grid, l);
+      case 76810: return run<768, 1, 0>(grid, l);
+      case 76811: return run<768, 1, 1>(grid, l);
+      case 76812: return run<768, 1, 2>(grid, l);
+      case 76820: return run<768, 2, 0>(grid, l);
+      case 76821: return run<768, 2, 1>(grid, l);
+      case 76822: return run<768, 2, 2>(grid, l);
       default:
-        return Status::fail(ErrorKind::argument, name() + ": block must be 256, 512 or 768 and ilp 1 or 2");
+        return Status::fail(ErrorKind::argument,
+                            name() + ": block must be 256, 512 or 768, ilp 1 or 2 and adaptive 0, 1 or 2");
     }
   }
 
  private:
-  template <int kBlock, int kIlp>
-  Status run(unsigned grid, const Launch& l, int few_bins) const {
+  template <int kBlock, int kIlp, int kAdaptive>
+  Status run(unsigned grid, const Launch& l) const {
     const std::size_t smem = std::size_t(kBlock) * thread_private_smem_per_thread(range_);
     if (range_) {
-      if constexpr (kIlp == 1) {  // floats have no ilp parameter: one instantiation per block
-        auto* kernel = histogram_thread_private_kernel<RangeBins, kBlock, 1>;
+      if constexpr (kIlp == 1 && kAdaptive == 0) {  // floats: neither ilp nor adaptive, one kernel per block
+        auto* kernel = histogram_thread_private_kernel<RangeBins, kBlock, 1, 0>;
         Status st = allow_smem(kernel, smem, name());
         if (!st.ok()) return st;
         kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const float*>(l.data), l.n, RangeBins{l.range}, l.nbins,
-                                                 0, l.out);
+                                                 l.out);
       }
     } else {
-      auto* kernel = histogram_thread_private_kernel<ByteBins, kBlock, kIlp>;
+      auto* kernel = histogram_thread_private_kernel<ByteBins, kBlock, kIlp, kAdaptive>;
       Status st = allow_smem(kernel, smem, name());
       if (!st.ok()) return st;
       kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n, ByteBins{}, kByteBins,
-                                               few_bins, l.out);
+                                               l.out);
     }
     return cuda_launch_status(name());
   }

@@ -38,8 +38,11 @@ std::vector<const kiln::Variant*> cuda_variants(const kiln::Registry& reg, const
 }
 
 // Every valid config when there are at most `limit`, else the default plus a fixed random sample.
+// Under KILN_TEST_QUICK (compute-sanitizer runs, where racecheck slows shared-memory kernels
+// ~1000x) at most 6: the default and a sample.
 std::vector<kiln::Config> configs_for(const kiln::Variant& v, const kiln::DeviceInfo& dev, const kiln::Problem& p,
                                       std::size_t limit) {
+  if (kiln_test::quick_mode()) limit = std::min<std::size_t>(limit, 6);
   std::vector<kiln::Config> all = v.space().enumerate(dev, p);
   if (all.size() <= limit) return all;
   std::vector<kiln::Config> out;
