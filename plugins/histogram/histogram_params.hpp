@@ -39,9 +39,12 @@ Config smem_default(const DeviceInfo& device);
 // costs, so its default comes from the skewed-data timings in the README, not from tuning.
 // histogram_range needs bins <= kMaxThreadPrivateBins.
 inline constexpr int kMaxThreadPrivateBins = 256;
-inline constexpr int kDefaultAdaptive = 1;
-// Shared memory per thread: 256 8-bit counters, plus (u8) a 1 KiB 32-bit histogram per warp.
-constexpr std::size_t thread_private_smem_per_thread(bool range) { return range ? 256 : 256 + 32; }
+inline constexpr int kDefaultAdaptive = 1;  // see thread_private_default
+// Shared memory per thread: 256 8-bit counters, plus (u8, adaptive > 0) a 1 KiB 32-bit histogram
+// per warp.
+constexpr std::size_t thread_private_smem_per_thread(bool range, int adaptive) {
+  return range || adaptive == 0 ? 256 : 256 + 32;
+}
 ParamSpace thread_private_space(bool range);
 Config thread_private_default(const DeviceInfo& device, bool range);
 

@@ -272,7 +272,7 @@ class ThreadPrivate final : public Variant {
  private:
   template <int kBlock, int kIlp, int kAdaptive>
   Status run(unsigned grid, const Launch& l) const {
-    const std::size_t smem = std::size_t(kBlock) * thread_private_smem_per_thread(range_);
+    const std::size_t smem = std::size_t(kBlock) * thread_private_smem_per_thread(range_, kAdaptive);
     if (range_) {
       if constexpr (kIlp == 1 && kAdaptive == 0) {  // floats: neither ilp nor adaptive, one kernel per block
         auto* kernel = histogram_thread_private_kernel<RangeBins, kBlock, 1, 0>;
@@ -281,6 +281,11 @@ class ThreadPrivate final : public Variant {
         kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const float*>(l.data), l.n, RangeBins{l.range}, l.nbins,
                                                  l.out);
       }
+    } else if constexpr (kAdaptive == 0) {
+      auto* kernel = histogram_thread_private_plain_kernel<kBlock, kIlp>;
+      Status st = allow_smem(kernel, smem, name());
+      if (!st.ok()) return st;
+      kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n, l.out);
     } else {
       auto* kernel = histogram_thread_private_kernel<ByteBins, kBlock, kIlp, kAdaptive>;
       Status st = allow_smem(kernel, smem, name());
