@@ -1,5 +1,6 @@
 // Kernel bodies of the histogram family.  They read their parameters from launch arguments and
-// the template arguments only; the adapters are in histogram_variants.cu.  Each kernel is
+// the template arguments only; the adapters are in histogram_variants.cu (the thread_private
+// kernels are in histogram_thread_private.cuh).  Each kernel is
 // generic over a bin rule: ByteBins (histogram, u8) or RangeBins (histogram_range, f32).
 // Every kernel adds into `out`, which the adapter zeroes first.
 #pragma once
