@@ -47,4 +47,17 @@ ParamSpace warp_per_row_space();
 Config warp_per_row_default(const DeviceInfo& device);
 Support warp_per_row_supports(const Problem& problem, const Config& config);
 
+// gemv_half_warp_per_row: gemv_warp_per_row for f16 / bf16 A and x (f32 accumulation, y in f32 or
+// the input dtype).
+//   rows_per_block   rows per block (launch argument)
+//   threads_per_row  template parameter, see kHalfWarpPerRowKernels
+//   vector_width     8 (16-byte loads of 8 halves of A and x: needs 16-byte aligned pointers and
+//                    row pitches; the last n % 8 columns are read singly) or 1 (2-byte loads)
+// Same block rule as gemv_warp_per_row.  A curated list is instantiated (per dtype): every
+// threads_per_row with 16-byte loads, and one scalar kernel for misaligned views.
+inline constexpr WarpPerRowKernel kHalfWarpPerRowKernels[] = {{8, 8}, {16, 8}, {32, 8}, {64, 8}, {128, 8}, {32, 1}};
+ParamSpace half_warp_per_row_space();
+Config half_warp_per_row_default(const DeviceInfo& device);
+Support half_warp_per_row_supports(const Problem& problem, const Config& config);
+
 }  // namespace kiln::gemv
