@@ -18,19 +18,22 @@ namespace {
 
 template <class Bits, std::size_t I>
 void launch_half(const GemvHalfOperands& o, int rows_per_block, cudaStream_t stream) {
-  constexpr WarpPerRowKernel k = kHalfWarpPerRowKernels[I];
+  constexpr HalfWarpPerRowKernel k = kHalfWarpPerRowKernels[I];
   const dim3 block(k.threads_per_row, rows_per_block);
-  const auto grid = static_cast<unsigned>((o.m + rows_per_block - 1) / rows_per_block);
-  gemv_half_warp_per_row_kernel<Bits, k.threads_per_row, k.vector_width>
+  const std::int64_t rows_per_grid_block = std::int64_t{rows_per_block} * k.rows_per_thread;
+  const auto grid = static_cast<unsigned>((o.m + rows_per_grid_block - 1) / rows_per_grid_block);
+  gemv_half_warp_per_row_kernel<Bits, k.threads_per_row, k.vector_width, k.rows_per_thread>
       <<<grid, block, 0, stream>>>(o.a, o.lda, o.x, o.y, o.y_half, o.m, o.n);
 }
 
-// Launches the instantiated kernel matching (threads_per_row, vector_width); false when none does.
+// Launches the instantiated kernel matching (threads_per_row, vector_width, rows_per_thread);
+// false when none does.
 template <class Bits, std::size_t... I>
-bool dispatch(int threads_per_row, int vector_width, const GemvHalfOperands& o, int rows_per_block,
-              cudaStream_t stream, std::index_sequence<I...>) {
+bool dispatch(int threads_per_row, int vector_width, int rows_per_thread, const GemvHalfOperands& o,
+              int rows_per_block, cudaStream_t stream, std::index_sequence<I...>) {
   return ((kHalfWarpPerRowKernels[I].threads_per_row == threads_per_row &&
-                   kHalfWarpPerRowKernels[I].vector_width == vector_width
+                   kHalfWarpPerRowKernels[I].vector_width == vector_width &&
+                   kHalfWarpPerRowKernels[I].rows_per_thread == rows_per_thread
                ? (launch_half<Bits, I>(o, rows_per_block, stream), true)
                : false) ||
           ...);
@@ -58,6 +61,7 @@ class GemvHalfWarpPerRow final : public Variant {
     const int rows_per_block = config.get_or("rows_per_block", 0);
     const int threads_per_row = config.get_or("threads_per_row", 0);
     const int vector_width = config.get_or("vector_width", 0);
+    const int rows_per_thread = config.get_or("rows_per_thread", 1);
     const int threads = rows_per_block * threads_per_row;
     if (rows_per_block <= 0 || threads <= 0 || threads % 32 != 0 || threads > 1024)
       return Status::fail(ErrorKind::argument, "gemv_half_warp_per_row: bad config " + config.to_string());
@@ -70,14 +74,15 @@ class GemvHalfWarpPerRow final : public Variant {
     const auto s = static_cast<cudaStream_t>(stream.handle());
     constexpr auto kernels = std::make_index_sequence<std::size(kHalfWarpPerRowKernels)>{};
     const bool found = problem.dtype == DType::bf16
-                           ? dispatch<Bf16Bits>(threads_per_row, vector_width, o, rows_per_block, s, kernels)
+                           ? dispatch<Bf16Bits>(threads_per_row, vector_width, rows_per_thread, o, rows_per_block, s, kernels)
                            : problem.dtype == DType::f16
-                                 ? dispatch<F16Bits>(threads_per_row, vector_width, o, rows_per_block, s, kernels)
+                                 ? dispatch<F16Bits>(threads_per_row, vector_width, rows_per_thread, o, rows_per_block, s, kernels)
                                  : false;
     if (!found)
       return Status::fail(ErrorKind::argument, "gemv_half_warp_per_row: threads_per_row=" +
                                                    std::to_string(threads_per_row) + " vector_width=" +
-                                                   std::to_string(vector_width) + " is not instantiated for " +
+                                                   std::to_string(vector_width) + " rows_per_thread=" +
+                                                   std::to_string(rows_per_thread) + " is not instantiated for " +
                                                    std::string(dtype_name(problem.dtype)));
     return cuda_launch_status("gemv_half_warp_per_row");
   }

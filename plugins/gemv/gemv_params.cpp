@@ -94,18 +94,21 @@ ParamSpace half_warp_per_row_space() {
   ParamSpace s;
   s.param("rows_per_block", {1, 2, 4, 8, 16})
       .param("threads_per_row", {8, 16, 32, 64, 128})
-      .param("vector_width", {1, 8});
+      .param("vector_width", {1, 8})
+      .param("rows_per_thread", {1, 2});
   s.constraint("threads_per_row * rows_per_block is a multiple of 32 and <= 1024",
                [](const Config& c, const DeviceInfo&, const Problem&) {
                  const int threads = c.get_or("threads_per_row", 0) * c.get_or("rows_per_block", 0);
                  return threads > 0 && threads % 32 == 0 && threads <= 1024;
                });
-  s.constraint("instantiated (threads_per_row, vector_width)", [](const Config& c, const DeviceInfo&, const Problem&) {
-    const int tpr = c.get_or("threads_per_row", 0), vec = c.get_or("vector_width", 0);
-    for (const WarpPerRowKernel& k : kHalfWarpPerRowKernels)
-      if (k.threads_per_row == tpr && k.vector_width == vec) return true;
-    return false;
-  });
+  s.constraint("instantiated (threads_per_row, vector_width, rows_per_thread)",
+               [](const Config& c, const DeviceInfo&, const Problem&) {
+                 const int tpr = c.get_or("threads_per_row", 0), vec = c.get_or("vector_width", 0),
+                           rpt = c.get_or("rows_per_thread", 0);
+                 for (const HalfWarpPerRowKernel& k : kHalfWarpPerRowKernels)
+                   if (k.threads_per_row == tpr && k.vector_width == vec && k.rows_per_thread == rpt) return true;
+                 return false;
+               });
   return s;
 }
 
@@ -113,7 +116,7 @@ Config half_warp_per_row_default(const DeviceInfo& device) {
   (void)device;
   // Not measured yet: 64 threads per row, each with 4 x 16-byte loads of A in flight (the f32
   // default's bytes per thread), 4 rows per 256-thread block.
-  return {{"rows_per_block", 4}, {"threads_per_row", 64}, {"vector_width", 8}};
+  return {{"rows_per_block", 4}, {"threads_per_row", 64}, {"vector_width", 8}, {"rows_per_thread", 1}};
 }
 
 Support half_warp_per_row_supports(const Problem& problem, const Config& config) {
@@ -125,7 +128,8 @@ Support half_warp_per_row_supports(const Problem& problem, const Config& config)
                        "are " + std::to_string(problem.align_bytes) + "-byte aligned");
   if (problem.align_bytes < 2)
     return Support::no("gemv_half_warp_per_row: f16 / bf16 elements must be 2-byte aligned");
-  return grid_fits("gemv_half_warp_per_row", problem, config.get_or("rows_per_block", 0));
+  return grid_fits("gemv_half_warp_per_row", problem,
+                   config.get_or("rows_per_block", 0) * config.get_or("rows_per_thread", 1));
 }
 
 }  // namespace kiln::gemv

@@ -372,10 +372,10 @@ TEST_CASE("gemv_half_warp_per_row parameter space", "[gemv][half]") {
   const kiln::OpSchema& schema = reg.op("gemv");
   kiln::Problem p = schema.problem_from_dims(kiln::bf16, {1000, 999}, kiln::Device::cuda(0));
   const kiln::ParamSpace s = gv::half_warp_per_row_space();
-  CHECK(s.count() == 5 * 5 * 2);
-  // Instantiated (tpr, vec) with whole warps <= 1024: tpr 8: rows 4, 8, 16; 16: 2..16 (4); 32: 1..16
-  // (5, twice: vec 8 and 1); 64: 1..16 (5); 128: 1..8 (4).
-  CHECK(s.count_valid(dev, p) == 3 + 4 + 5 + 5 + 5 + 4);
+  CHECK(s.count() == 5 * 5 * 2 * 2);
+  // Instantiated (tpr, vec, rows per thread) with whole warps <= 1024 per block: tpr 8: rows 4, 8,
+  // 16; 16: 2..16 (4); 32: 1..16 (5, three kernels); 64: 1..16 (5, two kernels); 128: 1..8 (4, two).
+  CHECK(s.count_valid(dev, p) == 3 + 4 + 3 * 5 + 2 * 5 + 2 * 4);
   const kiln::Config d = gv::half_warp_per_row_default(dev);
   CHECK(!s.violated(d, dev, p));
   p.align_bytes = 16;
@@ -384,7 +384,9 @@ TEST_CASE("gemv_half_warp_per_row parameter space", "[gemv][half]") {
   const kiln::Support no = gv::half_warp_per_row_supports(p, d);
   CHECK(!no.ok);
   CHECK(contains(no.reason, "16-byte"));
-  CHECK(gv::half_warp_per_row_supports(p, {{"rows_per_block", 8}, {"threads_per_row", 32}, {"vector_width", 1}}).ok);
+  CHECK(gv::half_warp_per_row_supports(
+            p, {{"rows_per_block", 8}, {"threads_per_row", 32}, {"vector_width", 1}, {"rows_per_thread", 1}})
+            .ok);
   p.dtype = kiln::f32;
   p.align_bytes = 16;
   CHECK(!gv::half_warp_per_row_supports(p, d).ok);
