@@ -150,9 +150,10 @@ ParamSpace half_warp_shuffle_space(ReduceOp op) {
 
 Config half_warp_shuffle_default(const DeviceInfo& device) {
   (void)device;
-  // Not measured yet (no tuning run): the f32 default's shape, 256 threads x 4 blocks per SM x 4
-  // 16-byte loads per thread and stream (64 KiB per SM in flight per stream).
-  return {{"block", 256}, {"blocks_per_sm", 4}, {"items_per_thread", 4}, {"vector_width", 8}};
+  // Measured (H200, kiln tune over every config at n = 2^28 bf16, 2026-11-24): 1024 threads x 4
+  // blocks per SM x 4 16-byte loads was within 0.3% of the fastest for both ops (reduce_sum
+  // 131.8 us, 4074 GB/s; dot 247.4 us, 4340 GB/s); 256 threads x 4 x 4 took 134.9 and 254.0 us.
+  return {{"block", 1024}, {"blocks_per_sm", 4}, {"items_per_thread", 4}, {"vector_width", 8}};
 }
 
 Status half_warp_shuffle_config_from(const Config& config, WarpShuffleConfig& out) {
