@@ -12,7 +12,10 @@ std::string dtype_str(DType t) { return std::string(dtype_name(t)); }
 
 bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
 
-Status dtype_error(const char* op, const char* role, DType got, const std::string& expected);
+Status dtype_error(const char* op, const char* role, DType got, const std::string& expected) {
+  return Status::fail(ErrorKind::dtype, std::string(op) + ": " + role + " has dtype " + dtype_str(got) +
+                                            "; expected " + expected);
+}
 
 // The out16 mode dim: 1 when out has the (16-bit) input dtype, 0 when it is f32 or the f32/i32
 // input's own dtype.  Half inputs always accumulate in f32.
@@ -29,11 +32,6 @@ Status check_out_dtype(const char* op, DType in, const TensorRef& out) {
 
 DType out_dtype_of(const Problem& p) {
   return is_half(p.dtype) && p.n_dims > kDimOut16 && p.dims[kDimOut16] == 0 ? DType::f32 : p.dtype;
-}
-
-Status dtype_error(const char* op, const char* role, DType got, const std::string& expected) {
-  return Status::fail(ErrorKind::dtype, std::string(op) + ": " + role + " has dtype " + dtype_str(got) +
-                                            "; expected " + expected);
 }
 
 Status shape_error(const char* op, const char* role, const Shape& got, const std::string& expected) {
