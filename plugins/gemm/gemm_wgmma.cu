@@ -95,12 +95,13 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
   constexpr WgmmaConfig c = kWgmmaConfigs[I];
   static_assert(c.bk == 64, "the kernel's k step is one 128-byte swizzled row of 16-bit elements");
   constexpr int smem = wgmma_smem_bytes(c);
-  auto kernel = gemm_wgmma_kernel<BF16, c.bm, c.bn, c.stages, c.consumers, c.pingpong == 1>;
+  auto kernel = gemm_wgmma_kernel<BF16, c.bm, c.bn, c.stages, c.consumers, c.pingpong == 1, c.cluster>;
   const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (attr != cudaSuccess)
     return Status::fail(ErrorKind::cuda, std::string("gemm_wgmma: cudaFuncSetAttribute: ") + cudaGetErrorString(attr));
   WgmmaKernelArgs k{g.c, g.m, g.n, g.k, g.batch, g.ldc, g.stride_c, g.alpha, g.beta, g.c_half ? 1 : 0,
                     g.beta == 0.0f ? 1 : 0, 0, 0, 0, (g.m + c.bm - 1) / c.bm, (g.n + c.bn - 1) / c.bn, c.group};
+  static_assert(c.cluster == 1 || c.cluster == 2, "clusters of 1 or 2 blocks");
   // The maps depend on the operands' addresses, extents and strides only; a repeated call (the
   // usual case: the same weights and activations buffers) reuses this thread's last encoding
   // (one per instantiation, so config and input type are fixed).
@@ -112,7 +113,8 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
     // A is m rows of k, B (column-major) n rows of k: both K-major, boxes of 64 k.
     Status s = encode_matrix(last.a, g.a, in_type, 2, g.m, g.k, g.lda, g.batch, g.stride_a, c.bm, last.a_batched);
     if (!s.ok()) return s;
-    s = encode_matrix(last.b, g.b, in_type, 2, g.n, g.k, g.ldb, g.batch, g.stride_b, c.bn, last.b_batched);
+    // With a cluster each block loads BN / cluster rows of B (and multicasts them).
+    s = encode_matrix(last.b, g.b, in_type, 2, g.n, g.k, g.ldb, g.batch, g.stride_b, c.bn / c.cluster, last.b_batched);
     if (!s.ok()) return s;
     // C: m rows of n, stored 64 rows x 128 bytes at a time by the epilogue.
     s = encode_matrix(last.c, g.c, g.c_half ? in_type : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, g.c_half ? 2 : 4, g.m, g.n,
@@ -124,9 +126,34 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
   k.a_batched = last.a_batched ? 1 : 0;
   k.b_batched = last.b_batched ? 1 : 0;
   k.c_batched = last.c_batched ? 1 : 0;
-  const long long tiles = static_cast<long long>(k.tiles_m) * k.tiles_n * g.batch;
-  const unsigned grid = static_cast<unsigned>(std::min<long long>(tiles, std::max(1, g.sm_count)));
-  kernel<<<grid, wgmma_threads(c), smem, stream>>>(last.a, last.b, last.c, k);
+  // One block per SM, in whole clusters: as many clusters as the device can hold at once.
+  const long long units = static_cast<long long>((k.tiles_m + c.cluster - 1) / c.cluster) * k.tiles_n * g.batch;
+  long long resident = std::max(1, g.sm_count / c.cluster);
+  cudaLaunchConfig_t launch{};
+  cudaLaunchAttribute cluster_attr{};
+  launch.blockDim = dim3(wgmma_threads(c));
+  launch.dynamicSmemBytes = smem;
+  launch.stream = stream;
+  if constexpr (c.cluster > 1) {
+    cluster_attr.id = cudaLaunchAttributeClusterDimension;
+    cluster_attr.val.clusterDim.x = c.cluster;
+    cluster_attr.val.clusterDim.y = 1;
+    cluster_attr.val.clusterDim.z = 1;
+    launch.attrs = &cluster_attr;
+    launch.numAttrs = 1;
+    // Clusters need their blocks in one GPC, so fewer than sm_count / 2 may fit; asked once.
+    static const int max_clusters = [&] {
+      cudaLaunchConfig_t probe = launch;
+      probe.gridDim = dim3(c.cluster * static_cast<unsigned>(resident));
+      int n = 0;
+      return cudaOccupancyMaxActiveClusters(&n, kernel, &probe) == cudaSuccess && n > 0 ? n : 0;
+    }();
+    if (max_clusters > 0) resident = std::min<long long>(resident, max_clusters);
+  }
+  launch.gridDim = dim3(static_cast<unsigned>(c.cluster * std::min(units, resident)));
+  const cudaError_t err = cudaLaunchKernelEx(&launch, kernel, last.a, last.b, last.c, k);
+  if (err != cudaSuccess)
+    return Status::fail(ErrorKind::cuda, std::string("gemm_wgmma: launch: ") + cudaGetErrorString(err));
   return cuda_launch_status("gemm_wgmma");
 }
 

@@ -14,7 +14,9 @@
 //    released when the group after it has been issued and it has retired.
 //  - Persistent: the grid has at most one block per SM; block b computes tiles b, b + grid, ...
 //    in a rasterised order (groups of `group` tile rows, gemm_common.cuh's grouped_tile), batch
-//    entries one after the other.  The producer runs ahead into the next tile while the consumers
+//    entries one after the other.  With CLUSTER = 2 the two blocks of a thread-block cluster take
+//    vertically adjacent tiles, which share the B tile: each loads half of it with a TMA multicast
+//    to both, and a stage is released only when both blocks' consumers are done with it.  The producer runs ahead into the next tile while the consumers
 //    store the last one.
 //  - Edges: TMA fills elements outside A and B with zeros (k past its end adds nothing, rows
 //    past m or n give outputs that are not stored); stores are guarded.
@@ -181,7 +183,7 @@ __device__ __forceinline__ void store_tile_tma_impl(float (&acc)[M_ITERS][BN / 2
 inline constexpr int kWgmmaProducerRegs = 40;
 inline constexpr int kWgmmaConsumerRegs = 232;
 
-template <bool BF16, int BM, int BN, int STAGES, int CONSUMERS, bool PINGPONG>
+template <bool BF16, int BM, int BN, int STAGES, int CONSUMERS, bool PINGPONG, int CLUSTER>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_c, const WgmmaKernelArgs g) {
@@ -195,6 +197,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
   static_assert(BN == 128 || BN == 256, "wgmma widths instantiated in wgmma_ops.cuh");
   static_assert(BM <= 256 && BN <= 256, "a TMA box has at most 256 rows");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "tiles stay 1024-byte aligned (128-byte swizzle)");
+  static_assert(CLUSTER == 1 || (CLUSTER == 2 && !PINGPONG), "clusters of 2, cooperative consumers only");
+  static_assert((BN / CLUSTER) * 128 % 1024 == 0, "each block's share of the B tile stays 1024-byte aligned");
 
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) std::uint64_t full_bar[STAGES];
@@ -211,21 +215,31 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       hopper::mbarrier_init(&full_bar[s], 1);
-      hopper::mbarrier_init(&empty_bar[s], kReaders);
+      hopper::mbarrier_init(&empty_bar[s], kReaders * CLUSTER);  // every block's readers release
     }
     for (int c = 0; c < CONSUMERS; ++c) hopper::mbarrier_init(&turn_bar[c], 1);
     hopper::fence_barrier_init();
   }
-  __syncthreads();
+  // With a cluster, the peer's barriers must be initialised before any multicast or remote arrival.
+  if constexpr (CLUSTER > 1)
+    hopper::cluster_sync();
+  else
+    __syncthreads();
 
-  const int tiles_per_batch = g.tiles_m * g.tiles_n;
-  const long long total_tiles = static_cast<long long>(tiles_per_batch) * g.batch;
+  // Work units: a unit is CLUSTER vertically adjacent tiles (one per block of the cluster, which
+  // share the B tile: each block loads its half and multicasts it to both).  Clusters walk the
+  // units in the rastered order; without a cluster a unit is one tile.
+  const unsigned rank = CLUSTER > 1 ? hopper::cluster_ctarank() : 0;
+  const long long first_unit = blockIdx.x / CLUSTER, unit_step = gridDim.x / CLUSTER;
+  const int units_m = (g.tiles_m + CLUSTER - 1) / CLUSTER;
+  const int units_per_batch = units_m * g.tiles_n;
+  const long long total_units = static_cast<long long>(units_per_batch) * g.batch;
   const int k_blocks = (g.k + BK - 1) / BK;
-  auto tile_origin = [&](long long tile, int& m0, int& n0, int& bz) {
-    bz = static_cast<int>(tile / tiles_per_batch);
-    int tm, tn;
-    grouped_tile(static_cast<int>(tile % tiles_per_batch), g.tiles_m, g.tiles_n, g.group, tm, tn);
-    m0 = tm * BM;
+  auto tile_origin = [&](long long unit, int& m0, int& n0, int& bz) {
+    bz = static_cast<int>(unit / units_per_batch);
+    int um, tn;
+    grouped_tile(static_cast<int>(unit % units_per_batch), units_m, g.tiles_n, g.group, um, tn);
+    m0 = (um * CLUSTER + static_cast<int>(rank)) * BM;  // past m when tiles_m is odd: all zeros, nothing stored
     n0 = tn * BN;
   };
 
@@ -235,9 +249,9 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
       hopper::prefetch_tensor_map(&map_a);
       hopper::prefetch_tensor_map(&map_b);
       unsigned it = 0;
-      for (long long tile = blockIdx.x; tile < total_tiles; tile += gridDim.x) {
+      for (long long unit = first_unit; unit < total_units; unit += unit_step) {
         int m0, n0, bz;
-        tile_origin(tile, m0, n0, bz);
+        tile_origin(unit, m0, n0, bz);
         for (int kb = 0; kb < k_blocks; ++kb, ++it) {
           const int stage = static_cast<int>(it % STAGES);
           hopper::mbarrier_wait(&empty_bar[stage], ((it / STAGES) & 1) ^ 1);
@@ -248,10 +262,19 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
             hopper::tma_load_3d(a_tile, &map_a, &full_bar[stage], kb * BK, m0, bz);
           else
             hopper::tma_load_2d(a_tile, &map_a, &full_bar[stage], kb * BK, m0);
-          if (g.b_batched)
+          if constexpr (CLUSTER > 1) {  // this block's BN / CLUSTER rows of B, to every block
+            constexpr std::uint16_t kAll = (1u << CLUSTER) - 1;
+            unsigned char* b_part = b_tile + rank * (BN / CLUSTER) * 128;
+            const int n_part = n0 + static_cast<int>(rank) * (BN / CLUSTER);
+            if (g.b_batched)
+              hopper::tma_load_3d_multicast(b_part, &map_b, &full_bar[stage], kb * BK, n_part, bz, kAll);
+            else
+              hopper::tma_load_2d_multicast(b_part, &map_b, &full_bar[stage], kb * BK, n_part, kAll);
+          } else if (g.b_batched) {
             hopper::tma_load_3d(b_tile, &map_b, &full_bar[stage], kb * BK, n0, bz);
-          else
+          } else {
             hopper::tma_load_2d(b_tile, &map_b, &full_bar[stage], kb * BK, n0);
+          }
         }
       }
     }
@@ -261,11 +284,20 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     const int warp = wg_thread / 32, lane = wg_thread % 32;
     float acc[kMIters][BN / 2];
     const int wg_row0 = PINGPONG ? 0 : consumer * kWgRows;
+    // A stage is free once every block's readers are done with it (the next multicast writes all).
+    auto release = [&](int stage) {
+      if constexpr (CLUSTER > 1) {
+#pragma unroll
+        for (unsigned r = 0; r < CLUSTER; ++r) hopper::mbarrier_arrive_cluster(&empty_bar[stage], r);
+      } else {
+        hopper::mbarrier_arrive(&empty_bar[stage]);
+      }
+    };
     unsigned char* epi = smem + STAGES * kStageBytes + consumer * 2 * kWgmmaEpilogueChunkBytes;
     unsigned epi_count = 0;  // chunks this consumer has stored (alternating buffers)
     unsigned it = 0;
     long long turn = 0;  // this block's tile count so far
-    for (long long tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, ++turn) {
+    for (long long unit = first_unit; unit < total_units; unit += unit_step, ++turn) {
       if (PINGPONG && turn % CONSUMERS != consumer) {  // the other consumer's tile: skip its stages
         it += k_blocks;
         continue;
@@ -275,7 +307,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         hopper::mbarrier_wait(&turn_bar[prev], static_cast<unsigned>((turn - 1) / CONSUMERS) & 1);
       }
       int m0, n0, bz;
-      tile_origin(tile, m0, n0, bz);
+      tile_origin(unit, m0, n0, bz);
 #pragma unroll
       for (int i = 0; i < kMIters; ++i)
 #pragma unroll
@@ -299,14 +331,14 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         }
         hopper::wgmma_commit();
         hopper::wgmma_wait<1>();  // the previous k block's wgmmas have retired: release its buffer
-        if (prev_stage >= 0 && wg_thread == 0) hopper::mbarrier_arrive(&empty_bar[prev_stage]);
+        if (prev_stage >= 0 && wg_thread == 0) release(prev_stage);
         prev_stage = stage;
       }
       if (PINGPONG && wg_thread == 0) hopper::mbarrier_arrive(&turn_bar[consumer]);
       hopper::wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < kMIters; ++i) hopper::fence_registers(acc[i]);
-      if (prev_stage >= 0 && wg_thread == 0) hopper::mbarrier_arrive(&empty_bar[prev_stage]);
+      if (prev_stage >= 0 && wg_thread == 0) release(prev_stage);
 
       const long long c_off = static_cast<long long>(bz) * g.stride_c;
       if (g.c_tma) {
@@ -330,6 +362,11 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
       }
     }
     if (g.c_tma && wg_thread == 0) hopper::bulk_wait<0>();  // the last stores have landed
+  }
+  // No block leaves while its peer may still arrive on its barriers or multicast into it.
+  if constexpr (CLUSTER > 1) {
+    __syncwarp();  // the producer warp's lanes meet again before the aligned cluster barrier
+    hopper::cluster_sync();
   }
 #else
   __trap();  // built without sm_90a features; supports() declines every other device

@@ -14,7 +14,7 @@ namespace kiln::gemm {
 Config wgmma_config(int index) {
   const WgmmaConfig& r = kWgmmaConfigs[index];
   return {{"BM", r.bm}, {"BN", r.bn}, {"BK", r.bk}, {"stages", r.stages}, {"consumers", r.consumers},
-          {"pingpong", r.pingpong}, {"group", r.group}};
+          {"pingpong", r.pingpong}, {"cluster", r.cluster}, {"group", r.group}};
 }
 
 int wgmma_index(const Config& c) {
@@ -24,17 +24,17 @@ int wgmma_index(const Config& c) {
 }
 
 ParamSpace wgmma_space() {
-  std::vector<int> bm, bn, bk, stages, consumers, pingpong, group;
+  std::vector<int> bm, bn, bk, stages, consumers, pingpong, cluster, group;
   auto add = [](std::vector<int>& v, int x) {
     if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
   };
   for (const WgmmaConfig& r : kWgmmaConfigs) {
-    add(bm, r.bm), add(bn, r.bn), add(bk, r.bk), add(stages, r.stages), add(consumers, r.consumers), add(pingpong, r.pingpong);
+    add(bm, r.bm), add(bn, r.bn), add(bk, r.bk), add(stages, r.stages), add(consumers, r.consumers), add(pingpong, r.pingpong), add(cluster, r.cluster);
     add(group, r.group);
   }
   ParamSpace s;
   s.param("BM", bm).param("BN", bn).param("BK", bk).param("stages", stages).param("consumers", consumers)
-      .param("pingpong", pingpong).param("group", group);
+      .param("pingpong", pingpong).param("cluster", cluster).param("group", group);
   std::vector<Config> rows;
   for (int i = 0; i < kWgmmaConfigCount; ++i) rows.push_back(wgmma_config(i));
   s.only(std::move(rows));

@@ -6,7 +6,7 @@
 
 namespace kiln::gemm {
 
-// BM, BN, BK, stages, consumers, pingpong, group; restricted to kWgmmaConfigs.
+// BM, BN, BK, stages, consumers, pingpong, cluster, group; restricted to kWgmmaConfigs.
 ParamSpace wgmma_space();
 Config wgmma_config(int index);
 int wgmma_index(const Config& c);  // -1 when not instantiated
