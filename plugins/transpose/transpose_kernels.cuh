@@ -70,20 +70,31 @@ template <> struct Bits<4> { using type = unsigned int; };
 template <> struct Bits<8> { using type = uint2; };
 template <> struct Bits<16> { using type = uint4; };
 
-// N consecutive elements at p (aligned to N * sizeof(T)), loaded evict-first: read once.
-template <class T, int N>
+// N consecutive elements at p (aligned to N * sizeof(T)); kEvictFirst: __ldcs (read once,
+// evict first), else __ldg (the read-only path, default cache policy).
+template <bool kEvictFirst, class T, int N>
 __device__ __forceinline__ void load_vec(const T* p, T (&v)[N]) {
   using V = typename Bits<static_cast<int>(sizeof(T)) * N>::type;
-  const V x = __ldcs(reinterpret_cast<const V*>(p));
+  V x;
+  if constexpr (kEvictFirst) {
+    x = __ldcs(reinterpret_cast<const V*>(p));
+  } else {
+    x = __ldg(reinterpret_cast<const V*>(p));
+  }
   memcpy(v, &x, sizeof x);
 }
 
-template <class T, int N>
+// N consecutive elements to p (aligned to N * sizeof(T)); kStreaming: __stcs (evict-first).
+template <bool kStreaming, class T, int N>
 __device__ __forceinline__ void store_vec(T* p, const T (&v)[N]) {
   using V = typename Bits<static_cast<int>(sizeof(T)) * N>::type;
   V x;
   memcpy(&x, v, sizeof x);
-  *reinterpret_cast<V*>(p) = x;
+  if constexpr (kStreaming) {
+    __stcs(reinterpret_cast<V*>(p), x);
+  } else {
+    *reinterpret_cast<V*>(p) = x;
+  }
 }
 
 // A kTile x kTile block moves one tile at a time through shared memory: coalesced reads of a tile
@@ -119,8 +130,11 @@ __global__ void __launch_bounds__(kTile* kTile)
 // rows are padded by one element; with 4-byte T, kTile == 32 and kVec == 4 the eight lanes of a
 // row and the four rows of a warp then hit 32 distinct banks in both phases.  Tiles are numbered
 // row-major over the tile grid (tiles_x per tile row) and taken in a 1-D grid-stride loop.
-// Interior tiles (`full`) skip the edge checks.
-template <class T, int kTile, int kBlockRows, int kVec>
+// Interior tiles (`full`) skip the edge checks.  Cache hints: kLoadHint 0 loads whole vectors
+// evict-first (__ldcs), 1 through the read-only path with the default policy (__ldg), which keeps
+// a sector that two tiles share (rows not aligned to 32 bytes) for the second one; kStoreHint 1
+// stores whole vectors evict-first (__stcs), 0 plainly.
+template <class T, int kTile, int kBlockRows, int kVec, int kLoadHint, int kStoreHint>
 __global__ void __launch_bounds__(kTile / kVec * kBlockRows)
     transpose_tiled_multirow_kernel(const T* __restrict__ in, std::int64_t ld_in, T* __restrict__ out,
                                     std::int64_t ld_out, std::int64_t m, std::int64_t n, std::int64_t tiles_x,
@@ -143,7 +157,7 @@ __global__ void __launch_bounds__(kTile / kVec * kBlockRows)
     for (int k = 0; k < kRowsPerThread; ++k) {
       const std::int64_t r = r0 + ty + k * kBlockRows;
       if (full || (r < m && c + kVec - 1 < n)) {
-        load_vec(in + r * ld_in + c, v[k]);
+        load_vec<kLoadHint == 0>(in + r * ld_in + c, v[k]);
       } else {
 #pragma unroll
         for (int i = 0; i < kVec; ++i) v[k][i] = (r < m && c + i < n) ? in[r * ld_in + c + i] : T(0);
@@ -166,7 +180,7 @@ __global__ void __launch_bounds__(kTile / kVec * kBlockRows)
 #pragma unroll
       for (int i = 0; i < kVec; ++i) w[i] = tile[lc + i][lr];
       if (full || (orow < n && oc + kVec - 1 < m)) {
-        store_vec(out + orow * ld_out + oc, w);
+        store_vec<kStoreHint == 1>(out + orow * ld_out + oc, w);
       } else if (orow < n) {
         T* dst = out + orow * ld_out;
 #pragma unroll

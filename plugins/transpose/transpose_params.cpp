@@ -65,7 +65,8 @@ Config tiled_padded_default(const DeviceInfo& device) {
 const MultirowKernel* multirow_kernel(const Config& c, int elem_bytes) {
   for (const MultirowKernel& k : kMultirowKernels)
     if (k.elem_bytes == elem_bytes && k.tile == c.get_or("tile", 0) && k.block_rows == c.get_or("block_rows", 0) &&
-        k.vector_width == c.get_or("vector_width", 0))
+        k.vector_width == c.get_or("vector_width", 0) && k.load_hint == c.get_or("load_hint", 0) &&
+        k.store_hint == c.get_or("store_hint", 0))
       return &k;
   return nullptr;
 }
@@ -75,18 +76,23 @@ ParamSpace tiled_multirow_space() {
   s.param("tile", {32, 64, 128})
       .param("block_rows", {4, 8, 16, 32})
       .param("vector_width", {1, 2, 4, 8})
+      .param("load_hint", {0, 1})
+      .param("store_hint", {0, 1})
       .param("tiles_per_block", {1, 2, 4, 8});
   std::vector<Config> instantiated;
   for (const MultirowKernel& k : kMultirowKernels) {
-    bool seen = false;  // the same (tile, block_rows, vector_width) for two element sizes
+    bool seen = false;  // the same shape and hints for two element sizes
     for (const Config& c : instantiated)
       seen |= c.get_or("tile", 0) == k.tile && c.get_or("block_rows", 0) == k.block_rows &&
-              c.get_or("vector_width", 0) == k.vector_width;
+              c.get_or("vector_width", 0) == k.vector_width && c.get_or("load_hint", 0) == k.load_hint &&
+              c.get_or("store_hint", 0) == k.store_hint;
     if (seen) continue;
     for (int tiles_per_block : {1, 2, 4, 8})
       instantiated.push_back(Config{{"tile", k.tile},
                                     {"block_rows", k.block_rows},
                                     {"vector_width", k.vector_width},
+                                    {"load_hint", k.load_hint},
+                                    {"store_hint", k.store_hint},
                                     {"tiles_per_block", tiles_per_block}});
   }
   s.only(std::move(instantiated));
@@ -103,7 +109,8 @@ Config tiled_multirow_default(const DeviceInfo& device) {
   // scalar accesses and 8 rows per thread beat the float4 configs at 16384^2 (555.5 us against
   // 617.9 for the earlier default, 32 x 32 float4, and 543.4 for cuBLAS geam) and at 4097 x 4099
   // (54.3 us; geam 48.0).  Scalar accesses take any 4-byte alignment, so one default serves all.
-  return {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"tiles_per_block", 1}};
+  return {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"load_hint", 0}, {"store_hint", 0},
+          {"tiles_per_block", 1}};
 }
 
 Support tiled_multirow_supports(const Problem& problem, const Config& config) {

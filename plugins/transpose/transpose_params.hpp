@@ -45,22 +45,33 @@ Config tiled_padded_default(const DeviceInfo& device);
 //   vector_width     elements per access (template): 1, or up to 16 bytes (4 for 4-byte types,
 //                    2 or 8 for 2-byte ones); needs pointers and row pitches aligned to
 //                    vector_width * element size; partial vectors at the matrix edges are moved singly
+//   load_hint        0: whole vectors loaded evict-first (__ldcs); 1: __ldg, default policy (template)
+//   store_hint       0: plain stores; 1: whole vectors stored evict-first (__stcs) (template)
 //   tiles_per_block  grid = ceil(tiles / tiles_per_block) (a launch argument)
-// Instantiated (element bytes, tile, block_rows, vector_width): kMultirowKernels; a config is
-// valid for a problem when its kernel is instantiated for the problem's element size.
+// Instantiated (element bytes, tile, block_rows, vector_width, load_hint, store_hint):
+// kMultirowKernels; a config is valid for a problem when its kernel is instantiated for the
+// problem's element size.
 struct MultirowKernel {
   int elem_bytes;
   int tile;
   int block_rows;
   int vector_width;
+  int load_hint;
+  int store_hint;
 };
 inline constexpr MultirowKernel kMultirowKernels[] = {
-    // 4-byte types (f32, i32)
-    {4, 32, 4, 1}, {4, 32, 8, 1}, {4, 32, 16, 1}, {4, 64, 4, 1}, {4, 64, 8, 1}, {4, 64, 16, 1},
-    {4, 32, 8, 4}, {4, 32, 16, 4}, {4, 64, 4, 4}, {4, 64, 8, 4}, {4, 64, 16, 4},
+    // 4-byte types (f32, i32): the tile shapes, then the cache hints on the likely winners
+    {4, 32, 4, 1, 0, 0}, {4, 32, 8, 1, 0, 0}, {4, 32, 16, 1, 0, 0}, {4, 64, 4, 1, 0, 0}, {4, 64, 8, 1, 0, 0},
+    {4, 64, 16, 1, 0, 0}, {4, 32, 8, 4, 0, 0}, {4, 32, 16, 4, 0, 0}, {4, 64, 4, 4, 0, 0}, {4, 64, 8, 4, 0, 0},
+    {4, 64, 16, 4, 0, 0},
+    {4, 32, 8, 1, 0, 1}, {4, 64, 8, 1, 0, 1}, {4, 64, 16, 1, 0, 1}, {4, 32, 8, 4, 0, 1}, {4, 64, 8, 4, 0, 1},
+    {4, 32, 8, 1, 1, 0}, {4, 64, 8, 1, 1, 0}, {4, 64, 16, 1, 1, 0}, {4, 64, 8, 1, 1, 1}, {4, 32, 8, 4, 1, 0},
+    {4, 64, 8, 4, 1, 0},
     // 2-byte types (f16, bf16): scalar, 4-byte pairs and 16-byte vectors of 8
-    {2, 64, 8, 1}, {2, 64, 16, 1}, {2, 64, 8, 2}, {2, 64, 16, 2}, {2, 64, 4, 8}, {2, 64, 8, 8},
-    {2, 128, 16, 8}, {2, 128, 32, 8}};
+    {2, 64, 8, 1, 0, 0}, {2, 64, 16, 1, 0, 0}, {2, 64, 8, 2, 0, 0}, {2, 64, 16, 2, 0, 0}, {2, 64, 4, 8, 0, 0},
+    {2, 64, 8, 8, 0, 0}, {2, 128, 16, 8, 0, 0}, {2, 128, 32, 8, 0, 0},
+    {2, 64, 8, 1, 0, 1}, {2, 64, 8, 8, 0, 1}, {2, 128, 16, 8, 0, 1},
+    {2, 64, 8, 1, 1, 0}, {2, 64, 8, 8, 1, 0}, {2, 128, 16, 8, 1, 0}};
 // The instantiated kernel of `config` for `elem_bytes`-byte elements, or null.
 const MultirowKernel* multirow_kernel(const Config& config, int elem_bytes);
 ParamSpace tiled_multirow_space();

@@ -26,7 +26,7 @@ void launch_multirow(const TransposeOperands& o, int tiles_per_block, cudaStream
   const std::int64_t tiles = tiles_x * ((o.m + k.tile - 1) / k.tile);
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>((tiles + tiles_per_block - 1) / tiles_per_block, 2147483647));
   const dim3 block(k.tile / k.vector_width, k.block_rows);
-  transpose_tiled_multirow_kernel<T, k.tile, k.block_rows, k.vector_width>
+  transpose_tiled_multirow_kernel<T, k.tile, k.block_rows, k.vector_width, k.load_hint, k.store_hint>
       <<<grid, block, 0, stream>>>(o.in_as<T>(), o.ld_in, o.out_as<T>(), o.ld_out, o.m, o.n, tiles_x, tiles);
 }
 
@@ -36,7 +36,8 @@ bool dispatch(const MultirowKernel& want, const TransposeOperands& o, int tiles_
               std::index_sequence<I...>) {
   return ((kMultirowKernels[I].elem_bytes == want.elem_bytes && kMultirowKernels[I].tile == want.tile &&
                    kMultirowKernels[I].block_rows == want.block_rows &&
-                   kMultirowKernels[I].vector_width == want.vector_width
+                   kMultirowKernels[I].vector_width == want.vector_width &&
+                   kMultirowKernels[I].load_hint == want.load_hint && kMultirowKernels[I].store_hint == want.store_hint
                ? (launch_multirow<I>(o, tiles_per_block, stream), true)
                : false) ||
           ...);
@@ -64,7 +65,8 @@ class TransposeTiledMultirow final : public Variant {
     const auto s = static_cast<cudaStream_t>(stream.handle());
     if (o.copy) return transpose_copy(o, s, name());
     const MultirowKernel want{o.elem_bytes, config.get_or("tile", 0), config.get_or("block_rows", 0),
-                              config.get_or("vector_width", 0)};
+                              config.get_or("vector_width", 0), config.get_or("load_hint", 0),
+                              config.get_or("store_hint", 0)};
     const int tiles_per_block = config.get_or("tiles_per_block", 0);
     if (tiles_per_block <= 0 || want.vector_width <= 0)
       return Status::fail(ErrorKind::argument, "transpose_tiled_multirow: bad config " + config.to_string());

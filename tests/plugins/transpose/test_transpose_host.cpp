@@ -279,13 +279,13 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
   }
   SECTION("tiled_multirow") {
     const kiln::ParamSpace s = tr::tiled_multirow_space();
-    CHECK(s.count() == 3 * 4 * 4 * 4);
-    // 11 kernels for 4-byte types and 8 for 2-byte ones (two shapes shared) x 4 tiles_per_block.
-    CHECK(std::size(tr::kMultirowKernels) == 19);
-    CHECK(s.count_valid(dev, p) == 44);
+    CHECK(s.count() == 3 * 4 * 4 * 2 * 2 * 4);
+    // 22 kernels for 4-byte types and 14 for 2-byte ones x 4 tiles_per_block.
+    CHECK(std::size(tr::kMultirowKernels) == 36);
+    CHECK(s.count_valid(dev, p) == 88);
     kiln::Problem half = reg.op("transpose").problem_from_dims(kiln::bf16, {1025, 2047}, kiln::Device::cuda(0));
-    CHECK(s.count_valid(dev, half) == 32);
-    const kiln::Config eight{{"tile", 64}, {"block_rows", 8}, {"vector_width", 8}, {"tiles_per_block", 1}};
+    CHECK(s.count_valid(dev, half) == 56);
+    const kiln::Config eight{{"tile", 64}, {"block_rows", 8}, {"vector_width", 8}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
     CHECK(s.violated(eight, dev, p).has_value());  // 8 floats = 32 bytes: not built
     CHECK(!s.violated(eight, dev, half).has_value());
     half.align_bytes = 16;
@@ -293,7 +293,7 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     half.align_bytes = 4;
     CHECK(!tr::tiled_multirow_supports(half, eight).ok);
     CHECK(contains(tr::tiled_multirow_supports(half, eight).reason, "16-byte"));
-    const kiln::Config pairs{{"tile", 64}, {"block_rows", 8}, {"vector_width", 2}, {"tiles_per_block", 1}};
+    const kiln::Config pairs{{"tile", 64}, {"block_rows", 8}, {"vector_width", 2}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
     CHECK(tr::tiled_multirow_supports(half, pairs).ok);  // 4 bytes
     half.align_bytes = 2;
     CHECK(!tr::tiled_multirow_supports(half, pairs).ok);
@@ -301,7 +301,7 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     CHECK(!s.violated(tr::tiled_multirow_default(dev), dev, half).has_value());
     const kiln::Config d = tr::tiled_multirow_default(dev);
     CHECK(!s.violated(d, dev, p));
-    const kiln::Config not_built{{"tile", 32}, {"block_rows", 4}, {"vector_width", 4}, {"tiles_per_block", 1}};
+    const kiln::Config not_built{{"tile", 32}, {"block_rows", 4}, {"vector_width", 4}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
     const auto why = s.violated(not_built, dev, p);
     REQUIRE(why.has_value());
     CHECK(contains(*why, "instantiated"));
@@ -309,13 +309,13 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     p.align_bytes = 16;
     CHECK(tr::tiled_multirow_supports(p, d).ok);
     p.align_bytes = 8;
-    const kiln::Config float4{{"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"tiles_per_block", 1}};
+    const kiln::Config float4{{"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
     const kiln::Support no = tr::tiled_multirow_supports(p, float4);
     CHECK(!no.ok);
     CHECK(contains(no.reason, "16-byte"));
     CHECK(contains(no.reason, "8-byte"));
     CHECK(tr::tiled_multirow_supports(
-              p, {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"tiles_per_block", 2}})
+              p, {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"load_hint", 1}, {"store_hint", 1}, {"tiles_per_block", 2}})
               .ok);
     // The default uses scalar accesses: it supports misaligned problems too.
     CHECK(d.get("vector_width") == 1);
@@ -331,7 +331,7 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
       CHECK(v->device_kind() == kiln::DeviceKind::cuda);
       CHECK(!v->space().violated(v->default_config(dev), dev, p));
     }
-    CHECK(reg.find_variant("transpose_tiled_multirow")->space().count_valid(dev, p) == 44);
+    CHECK(reg.find_variant("transpose_tiled_multirow")->space().count_valid(dev, p) == 88);
   }
 #endif
 }
