@@ -85,6 +85,10 @@ function(kiln_add_plugin name)
   endif()
   add_library(kiln_${name}_impl STATIC ${sources})
   target_link_libraries(kiln_${name}_impl PUBLIC ${kiln_target} ${P_LINK_LIBRARIES})
+  # kiln/plugin.hpp (the plugin-author header) uses Boost.DLL's alias; kiln itself keeps Boost private.
+  if(TARGET Boost::headers)
+    target_link_libraries(kiln_${name}_impl PUBLIC Boost::headers)
+  endif()
   target_include_directories(kiln_${name}_impl PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
   set_target_properties(kiln_${name}_impl PROPERTIES
     POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden CUDA_VISIBILITY_PRESET hidden

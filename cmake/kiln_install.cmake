@@ -1,7 +1,7 @@
 # Install rules and the CMake package (find_package(kiln)).  Included at the end of the
 # top-level CMakeLists.txt, once every target exists.
 #
-#   <prefix>/lib/libkiln.so                     the library (CMAKE_INSTALL_LIBDIR)
+#   <prefix>/lib/libkiln.so, libkiln_tuner.so   the libraries (CMAKE_INSTALL_LIBDIR)
 #   <prefix>/lib/kiln/plugins/libkiln_*.so      shipped plugins (installed by kiln_add_plugin)
 #   <prefix>/lib/cmake/kiln/                    kilnConfig.cmake, kilnTargets.cmake, kiln_add_plugin.cmake,
 #                                               kiln_plugin_build_id.cmake
@@ -21,12 +21,20 @@ set_property(SOURCE ${PROJECT_SOURCE_DIR}/core/src/install_paths.cpp TARGET_DIRE
              COMPILE_DEFINITIONS KILN_PLUGIN_REL_DIR="${kiln_plugin_rel_dir}"
                                  KILN_CONFIG_REL_DIR="${kiln_config_rel_dir}")
 
-install(TARGETS kiln EXPORT kilnTargets
+# kiln::kiln (the core) and, when built, kiln::tuner (the tuner library, also what the core loads
+# for KILN_TUNE=lazy|record from the same directory).
+set(kiln_exported_targets kiln)
+if(TARGET kiln_tuner)
+  list(APPEND kiln_exported_targets kiln_tuner)
+endif()
+install(TARGETS ${kiln_exported_targets} EXPORT kilnTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/kiln ${PROJECT_SOURCE_DIR}/tuner/include/kiln
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TARGET kiln_tuner)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/tuner/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endif()
 install(FILES ${PROJECT_BINARY_DIR}/include/kiln/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln)
 
 # The CLI: the executable target in tuner/cli whose output name is `kiln` (its target name cannot

@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "evidence.hpp"
-#include "kiln/log.hpp"
+#include "logger.hpp"
 #include "kiln/op_schema.hpp"
 
 namespace kiln {

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -46,5 +48,23 @@ std::string library_dir() {
 std::string installed_plugin_dir() { return under_library_dir(KILN_PLUGIN_REL_DIR); }
 
 std::string installed_config_dir() { return under_library_dir(KILN_CONFIG_REL_DIR); }
+
+std::optional<std::vector<std::string>> env_path_list(const char* name, const std::string& installed_default) {
+  const char* env = std::getenv(name);
+  if (env == nullptr) return std::nullopt;
+  std::vector<std::string> entries;
+  const std::string path = env;
+  if (path.empty()) return entries;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = path.find(':', begin);
+    std::string entry = path.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (entry.empty()) entry = installed_default;
+    if (!entry.empty() && std::find(entries.begin(), entries.end(), entry) == entries.end()) entries.push_back(entry);
+    if (end == std::string::npos) break;
+    begin = end + 1;
+  }
+  return entries;
+}
 
 }  // namespace kiln::detail

@@ -5,7 +5,9 @@
 //   kiln::detail::installed_plugin_dir();  // "/opt/kiln/lib/kiln/plugins"
 //   kiln::detail::installed_config_dir();  // "/opt/kiln/share/kiln/configs"
 #pragma once
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln::detail {
 
@@ -16,5 +18,11 @@ std::string installed_plugin_dir();
 // <libdir>/../share/kiln/configs (following the build's GNUInstallDirs layout): shipped tuning
 // databases and tuning plans.
 std::string installed_config_dir();
+
+// A ':'-separated path variable, read by one rule for KILN_PLUGIN_PATH and KILN_CONFIG_PATH:
+// unset -> nothing (the caller uses its installed default); set to "" -> an empty list (none);
+// otherwise its entries in order, each empty entry ("/mine:", "a::b") replaced by
+// `installed_default` as in MANPATH, duplicates dropped.
+std::optional<std::vector<std::string>> env_path_list(const char* name, const std::string& installed_default);
 
 }  // namespace kiln::detail

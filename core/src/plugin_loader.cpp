@@ -1,10 +1,7 @@
 // PluginLoader: finds libkiln_*.so files, probes the Boost.DLL alias, checks the ABI, registers
 // into a staging registry and merges it all or nothing.  A bad file is skipped with a reason;
 // nothing thrown gets out.
-#ifndef BOOST_DLL_USE_STD_FS
-#define BOOST_DLL_USE_STD_FS 1  // std::filesystem paths: no Boost.Filesystem to link
-#endif
-#include "kiln/plugin.hpp"
+#include "kiln/plugin_loader.hpp"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -23,11 +20,13 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/plugin.hpp"  // PluginInfo, kPluginAbiVersion (and BOOST_DLL_USE_STD_FS)
+
 #include <boost/dll/shared_library.hpp>
 
 #include "install_paths.hpp"
 #include "kiln/errors.hpp"
-#include "kiln/log.hpp"
+#include "logger.hpp"
 
 namespace kiln {
 namespace fs = std::filesystem;
@@ -202,25 +201,14 @@ void PluginLoader::check_defaults(const Registry& staged, const std::string& fil
 }
 
 std::vector<std::string> PluginLoader::default_search_path() {
-  const char* env = std::getenv("KILN_PLUGIN_PATH");
-  if (env == nullptr || *env == '\0') return {detail::installed_plugin_dir()};
-  // An empty entry ("/my/plugins:" or "a::b") stands for the installed plugin directory, as in
-  // MANPATH, so a user can add a directory without losing the shipped plugins.
-  std::vector<std::string> dirs;
-  const std::string path = env;
-  std::size_t begin = 0;
-  while (true) {
-    const std::size_t end = path.find(':', begin);
-    std::string dir = path.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    if (dir.empty()) dir = detail::installed_plugin_dir();
-    if (!dir.empty() && std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
-    if (end == std::string::npos) break;
-    begin = end + 1;
-  }
-  return dirs;
+  // One rule with KILN_CONFIG_PATH (install_paths.hpp): unset, the installed plugins; "" none;
+  // an empty entry ("/my/plugins:") stands for the installed directory, as in MANPATH.
+  const std::string installed = detail::installed_plugin_dir();
+  if (auto listed = detail::env_path_list("KILN_PLUGIN_PATH", installed)) return *listed;
+  return {installed};
 }
 
-void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& registry, const PluginHost& host) {
+void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& registry) {
   // The shipped directory goes first, so no other plugin can take the names of its schemas and
   // variants (first registered keeps a name).
   std::vector<std::string> dirs = listed;
@@ -294,12 +282,12 @@ void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& r
       // loaded once, silently.
       const bool seen = std::any_of(loaded_.begin(), loaded_.end(),
                                     [&](const std::string& done) { return same_file(done, file); });
-      if (!seen) load_file(file, registry, host);
+      if (!seen) load_file(file, registry);
     }
   }
 }
 
-bool PluginLoader::load_file(const std::string& file, Registry& registry, const PluginHost& host) {
+bool PluginLoader::load_file(const std::string& file, Registry& registry) {
   const auto skip = [&](const std::string& reason) {
     try {
       logger()->error("plugin {} skipped: {}", file, reason);
@@ -342,7 +330,7 @@ bool PluginLoader::load_file(const std::string& file, Registry& registry, const 
     // Declared after `library`, so whatever the plugin put here is destroyed while its code is
     // still mapped.
     Registry staged;
-    const Status status = info.register_fn(staged, host);
+    const Status status = info.register_fn(staged);
     if (!status.ok()) return skip("plugin " + source.plugin + " failed to register: " + status.message());
     check_defaults(staged, file);
     // Names already taken stay with their owner (the shipped plugins load first); this plugin's

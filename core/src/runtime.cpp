@@ -7,7 +7,7 @@
 
 #include "cuda_backend.hpp"
 #include "kiln/buffer.hpp"
-#include "kiln/log.hpp"
+#include "logger.hpp"
 #include "spelling.hpp"
 #include "tune_modes.hpp"
 
@@ -58,11 +58,13 @@ Runtime::Runtime(Registry registry, RuntimeOptions options)
 Runtime::~Runtime() = default;
 
 void Runtime::init(RuntimeOptions options) {
+  if (options.log_level) set_log_level(*options.log_level);
+  if (options.log_callback) set_log_callback(std::move(options.log_callback));
   auto log = logger();
   if (options.load_plugins) {
     PluginLoader loader;
     const auto dirs = options.plugin_dirs.empty() ? PluginLoader::default_search_path() : options.plugin_dirs;
-    loader.load_dirs(dirs, registry_, PluginHost{log});
+    loader.load_dirs(dirs, registry_);
     plugin_errors_ = loader.errors();
     loaded_plugins_ = loader.loaded();
   }
@@ -90,8 +92,7 @@ void Runtime::init(RuntimeOptions options) {
       mode = "off";
     }
   }
-  detail::install_tune_mode(*this, mode);
-  tune_mode_ = mode;
+  tune_mode_ = detail::install_tune_mode(*this, mode) ? mode : "off";
   const char* check = std::getenv("KILN_CHECK");
   check_every_call_ = check && std::string(check) == "1";
   multi_device_ = cuda_device_count() > 1;

@@ -640,22 +640,18 @@ std::string TuningDb::default_user_path() {
 }
 
 std::vector<std::string> TuningDb::default_shipped_paths() {
+  // One rule with KILN_PLUGIN_PATH (install_paths.hpp): unset, the installed configs; "" none;
+  // an empty entry ("/my/configs:") stands for the installed directory.
+  const std::string installed = detail::installed_config_dir();
+  const std::vector<std::string> listed =
+      detail::env_path_list("KILN_CONFIG_PATH", installed).value_or(std::vector<std::string>{installed});
   std::vector<std::string> out;
-  if (const char* env = std::getenv("KILN_CONFIG_PATH")) {
-    // Set, even to "", means: exactly these (an empty value disables the shipped files).
-    std::stringstream ss(env);
-    std::string item;
-    while (std::getline(ss, item, ':')) {
-      if (item.empty()) continue;
-      std::error_code ec;
-      if (fs::is_directory(item, ec)) append_yaml_files(item, out);
-      else out.push_back(item);  // a missing file is reported by the constructor
-    }
-    return out;
+  for (const std::string& item : listed) {
+    if (item.empty()) continue;  // no installed directory known
+    std::error_code ec;
+    if (fs::is_directory(item, ec)) append_yaml_files(item, out);
+    else if (item != installed) out.push_back(item);  // a missing file is reported by the constructor
   }
-  std::string dir = detail::installed_config_dir();
-  std::error_code ec;
-  if (!dir.empty() && fs::is_directory(dir, ec)) append_yaml_files(dir, out);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <kiln/kiln.hpp>
+#include <kiln/plugin.hpp>  // kPluginAbiVersion
 
 #include "catch.hpp"
 #include "test_util.hpp"
@@ -146,14 +147,13 @@ TEST_CASE("PluginLoader reports each file with its reason and never throws", "[p
   FixtureDir dir("direct");
   kiln::Registry registry;
   kiln::PluginLoader loader;
-  const kiln::PluginHost host{kiln::logger()};
 
-  CHECK_FALSE(loader.load_file(dir.file("libkiln_garbage.so"), registry, host));
-  CHECK_FALSE(loader.load_file(dir.file("libkiln_fixture_noentry.so"), registry, host));
-  CHECK_FALSE(loader.load_file(dir.file("libkiln_fixture_abi.so"), registry, host));
-  CHECK_FALSE(loader.load_file(dir.file("no_such_file.so"), registry, host));
-  CHECK(loader.load_file(dir.file("libkiln_fixture_good.so"), registry, host));
-  CHECK(loader.load_file(dir.file("libkiln_fixture_rival.so"), registry, host));  // less its clashing op
+  CHECK_FALSE(loader.load_file(dir.file("libkiln_garbage.so"), registry));
+  CHECK_FALSE(loader.load_file(dir.file("libkiln_fixture_noentry.so"), registry));
+  CHECK_FALSE(loader.load_file(dir.file("libkiln_fixture_abi.so"), registry));
+  CHECK_FALSE(loader.load_file(dir.file("no_such_file.so"), registry));
+  CHECK(loader.load_file(dir.file("libkiln_fixture_good.so"), registry));
+  CHECK(loader.load_file(dir.file("libkiln_fixture_rival.so"), registry));  // less its clashing op
   REQUIRE(loader.errors().size() == 5);
   CHECK(loader.errors()[0].file == dir.file("libkiln_garbage.so"));
   CHECK(loader.errors()[1].reason == "no kiln_plugin_entry (not a kiln plugin)");
@@ -172,7 +172,7 @@ TEST_CASE("a second library with an already loaded plugin name is skipped", "[pl
   kiln::Registry registry;
   kiln::PluginLoader loader;
   // The first directory listed twice: its files load once, without errors for the repeat.
-  loader.load_dirs({dir.str(), dir.str(), second.string()}, registry, kiln::PluginHost{kiln::logger()});
+  loader.load_dirs({dir.str(), dir.str(), second.string()}, registry);
   CHECK(loader.loaded() ==
         std::vector<std::string>{dir.file("libkiln_fixture_good.so"), dir.file("libkiln_fixture_rival.so")});
   const std::string reason = reason_for(loader.errors(), (second / "libkiln_fixture_good_copy.so").string());
@@ -187,7 +187,7 @@ TEST_CASE("a loaded variant keeps its library alive after the loader is gone", "
   kiln::Registry registry;
   {
     kiln::PluginLoader loader;
-    REQUIRE(loader.load_file(good, registry, kiln::PluginHost{kiln::logger()}));
+    REQUIRE(loader.load_file(good, registry));
   }
   // Still mapped: RTLD_NOLOAD only finds a library that is loaded.
   void* handle = dlopen(good.c_str(), RTLD_LAZY | RTLD_NOLOAD);
@@ -226,7 +226,10 @@ TEST_CASE("the default search path follows KILN_PLUGIN_PATH, else the install", 
   // An empty entry stands for the installed directory.
   ::setenv("KILN_PLUGIN_PATH", "/opt/a:", 1);
   CHECK(kiln::PluginLoader::default_search_path() == std::vector<std::string>{"/opt/a", installed[0]});
+  // Set but empty: no plugin directory (the rule of KILN_CONFIG_PATH too).
   ::setenv("KILN_PLUGIN_PATH", "", 1);
+  CHECK(kiln::PluginLoader::default_search_path().empty());
+  ::setenv("KILN_PLUGIN_PATH", ":", 1);
   CHECK(kiln::PluginLoader::default_search_path() == installed);
 
   if (saved != nullptr) {
@@ -276,7 +279,7 @@ TEST_CASE("shipped plugins keep their names whoever is found first", "[plugin_lo
   kiln::PluginLoader loader;
   loader.set_shipped_dir(shipped.str());
   // The third-party directory is listed first; the shipped directory still loads first.
-  loader.load_dirs({third.str(), shipped.str()}, registry, kiln::PluginHost{kiln::logger()});
+  loader.load_dirs({third.str(), shipped.str()}, registry);
 
   REQUIRE(loader.loaded() == std::vector<std::string>{good, rival});
   CHECK(registry.source_of(registry.op("fixture_scale")).file == good);
@@ -302,7 +305,7 @@ TEST_CASE("between other plugins the first found keeps a name; the rest of the s
   kiln::Registry registry;
   kiln::PluginLoader loader;
   loader.set_shipped_dir("");
-  loader.load_dirs({dir.str()}, registry, kiln::PluginHost{kiln::logger()});
+  loader.load_dirs({dir.str()}, registry);
   CHECK(loader.loaded() == std::vector<std::string>{rival, good});
   CHECK(registry.source_of(registry.op("fixture_scale")).file == rival);
   CHECK(registry.find_variant("fixture_scale_host") != nullptr);  // the good one's variant, kept
@@ -318,7 +321,7 @@ TEST_CASE("relative plugin directories are ignored with a reason", "[plugin_load
   fs::current_path(dir.path());  // "." would find the plugin
   kiln::Registry registry;
   kiln::PluginLoader loader;
-  loader.load_dirs({".", "plugins", ""}, registry, kiln::PluginHost{kiln::logger()});
+  loader.load_dirs({".", "plugins", ""}, registry);
   fs::current_path(saved);
   CHECK(loader.loaded().empty());
   CHECK(registry.find_op("fixture_scale") == nullptr);
@@ -366,7 +369,7 @@ TEST_CASE("files that cannot be whole libraries are refused before dlopen, named
 
   kiln::Registry registry;
   kiln::PluginLoader loader;
-  loader.load_dirs({dir.str()}, registry, kiln::PluginHost{kiln::logger()});
+  loader.load_dirs({dir.str()}, registry);
   CHECK(loader.loaded() == std::vector<std::string>{good});
   CHECK(contains(reason_for(loader.errors(), truncated), "truncated"));
   CHECK(contains(reason_for(loader.errors(), tiny), "ELF header"));
@@ -383,7 +386,7 @@ TEST_CASE("non-files named like plugins and off-space defaults are reported, not
 
   kiln::Registry registry;
   kiln::PluginLoader loader;
-  loader.load_dirs({dir.str()}, registry, kiln::PluginHost{kiln::logger()});  // must not block on the FIFO
+  loader.load_dirs({dir.str()}, registry);  // must not block on the FIFO
   CHECK(loader.errors().empty());
   CHECK(loader.loaded() == std::vector<std::string>{dir.file("libkiln_fixture_offspace.so")});
   std::string all;

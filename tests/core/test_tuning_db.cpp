@@ -650,11 +650,23 @@ TEST_CASE("tuning db: default paths from the environment") {
   spit(dir.file("configs/a.yaml"), "schema: 1\n");
   spit(dir.file("configs/notes.txt"), "not a database\n");
   spit(dir.file("extra.yaml"), "schema: 1\n");
-  const std::string path = dir.file("configs") + "::" + dir.file("extra.yaml");
+  // One rule with KILN_PLUGIN_PATH: unset, the installed files; set, exactly the entries, an
+  // empty entry standing for the installed directory; set to "", none.
+  env.set("KILN_CONFIG_PATH", nullptr);
+  const std::vector<std::string> installed = kiln::TuningDb::default_shipped_paths();
+  const std::string path = dir.file("configs") + ":" + dir.file("extra.yaml");
   env.set("KILN_CONFIG_PATH", path.c_str());
   const std::vector<std::string> expected = {dir.file("configs/a.yaml"), dir.file("configs/b.yaml"),
                                              dir.file("extra.yaml")};
   CHECK(kiln::TuningDb::default_shipped_paths() == expected);
+  const std::string with_installed = dir.file("configs") + "::" + dir.file("extra.yaml");
+  env.set("KILN_CONFIG_PATH", with_installed.c_str());
+  std::vector<std::string> expected_with_installed = {dir.file("configs/a.yaml"), dir.file("configs/b.yaml")};
+  expected_with_installed.insert(expected_with_installed.end(), installed.begin(), installed.end());
+  expected_with_installed.push_back(dir.file("extra.yaml"));
+  CHECK(kiln::TuningDb::default_shipped_paths() == expected_with_installed);
+  env.set("KILN_CONFIG_PATH", ":");
+  CHECK(kiln::TuningDb::default_shipped_paths() == installed);
   env.set("KILN_CONFIG_PATH", "");
   CHECK(kiln::TuningDb::default_shipped_paths().empty());
 }

@@ -60,3 +60,11 @@ set_tests_properties(header_table PROPERTIES LABELS cpu)
 add_test(NAME plugin_guide_code
          COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -P ${CMAKE_CURRENT_LIST_DIR}/plugin_guide.cmake)
 set_tests_properties(plugin_guide_code PROPERTIES LABELS cpu)
+
+# header_diet: kiln/kiln.hpp exposes kiln's types only (no spdlog, fmt, Boost, yaml-cpp or CUDA
+# header or macro; fmt::format does not compile with it alone).
+add_test(NAME header_diet
+         COMMAND ${CMAKE_COMMAND} -DCXX=${CMAKE_CXX_COMPILER}
+                 "-DINCLUDES=${PROJECT_SOURCE_DIR}/core/include;${PROJECT_BINARY_DIR}/include"
+                 -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/header_diet -P ${CMAKE_CURRENT_LIST_DIR}/header_diet.cmake)
+set_tests_properties(header_diet PROPERTIES LABELS cpu)

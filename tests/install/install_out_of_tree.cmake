@@ -1,6 +1,7 @@
 # cmake -P script behind the install_out_of_tree test (see install.cmake for the arguments):
 #   1. cmake --install <build> --prefix <work>/prefix; a probe project's find_package(kiln) must
 #      report KILN_PLUGIN_DIR and KILN_CONFIG_DIR inside that prefix (with the plugins and plans)
+#      and export kiln::kiln and kiln::tuner with no dependency in their interfaces
 #   2. configure and build examples/out_of_tree_plugin with CMAKE_PREFIX_PATH=<work>/prefix and
 #      KILN_HAS_CUDA=OFF (the example's plugin host-only, whatever kiln was built with)
 #   3. run its ctest (the plugin's test), then its executable with KILN_PLUGIN_PATH=<its build dir>: (the empty entry: the installed
@@ -41,6 +42,21 @@ project(kiln_package_probe LANGUAGES CXX)
 find_package(kiln 0.1 REQUIRED)
 message(STATUS "KILN_PLUGIN_DIR=[${KILN_PLUGIN_DIR}]")
 message(STATUS "KILN_CONFIG_DIR=[${KILN_CONFIG_DIR}]")
+# Both libraries are exported, and neither puts a dependency on its consumers' command lines
+# (no spdlog, yaml-cpp, Boost or CUDA target, no BOOST_DLL_USE_STD_FS).
+foreach(target kiln::kiln kiln::tuner)
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "the package does not export ${target}")
+  endif()
+  foreach(prop INTERFACE_COMPILE_DEFINITIONS INTERFACE_LINK_LIBRARIES INTERFACE_INCLUDE_DIRECTORIES
+               INTERFACE_COMPILE_OPTIONS)
+    get_target_property(value ${target} ${prop})
+    if(value AND value MATCHES "spdlog|yaml|Boost|BOOST|CUDA|cuda|fmt")
+      message(FATAL_ERROR "${target} ${prop} leaks a dependency into consumers: ${value}")
+    endif()
+  endforeach()
+endforeach()
+message(STATUS "exported targets: kiln::kiln and kiln::tuner, no dependency in their interfaces")
 ]=])
 set(probe_args -S ${probe} -B ${probe}/build -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix} -DKILN_HAS_CUDA=OFF)
 if(MAKE_PROGRAM)

@@ -1,6 +1,8 @@
 # kiln_add_test(<name> SOURCES <files> [LIBS <targets>] [GPU])
 # One executable and one ctest test per call.  GPU tests get the label `gpu`, and exit 77 (ctest:
-# skipped) when no CUDA device is usable; they are only built with the CUDA backend.
+# skipped) when no CUDA device is usable; they are only built with the CUDA backend (and link the
+# CUDA runtime, which libkiln keeps private).  Tests link kiln::kiln and kiln::tuner, except
+# where the directory sets KILN_TEST_CORE_ONLY (tests/core: the core is tested alone).
 add_library(kiln_test_main OBJECT ${CMAKE_CURRENT_LIST_DIR}/test_main.cpp)
 target_link_libraries(kiln_test_main PUBLIC kiln Catch2::Catch2)
 add_library(kiln_test_main_gpu OBJECT ${CMAKE_CURRENT_LIST_DIR}/test_main.cpp)
@@ -19,6 +21,12 @@ function(kiln_add_test name)
     target_link_libraries(${name} PRIVATE kiln_test_main)
   endif()
   target_link_libraries(${name} PRIVATE kiln Catch2::Catch2 ${T_LIBS})
+  if(NOT KILN_TEST_CORE_ONLY)
+    target_link_libraries(${name} PRIVATE kiln_tuner)
+  endif()
+  if(T_GPU)
+    target_link_libraries(${name} PRIVATE CUDA::cudart)
+  endif()
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "KILN_LOG_LEVEL=warn")

@@ -185,7 +185,7 @@ std::vector<std::string> plugin_files(const std::vector<std::string>& dirs, std:
 int run_load_one(const std::string& file) {
   Registry registry;
   PluginLoader loader;
-  const bool ok = loader.load_file(file, registry, PluginHost{logger()});
+  const bool ok = loader.load_file(file, registry);
   std::string line;
   if (ok) {
     Source src;

@@ -9,7 +9,7 @@
 
 #include "cuda_backend.hpp"
 #include "kiln/errors.hpp"
-#include "kiln/log.hpp"
+#include "logger.hpp"
 #include "kiln/op_schema.hpp"
 
 namespace kiln {

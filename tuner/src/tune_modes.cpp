@@ -1,4 +1,4 @@
-// KILN_TUNE modes.
+// KILN_TUNE modes: the tuner's side (the core finds kiln_tuner_install_tune_mode at run time).
 //
 // lazy: on a database miss, Dispatcher::decide calls the miss handler installed here, on the
 // calling thread, before it memoises: the problem is tuned within a small, bounded budget (anneal,
@@ -25,7 +25,7 @@
 #include <unordered_map>
 
 #include "kiln/errors.hpp"
-#include "kiln/log.hpp"
+#include "logger.hpp"
 #include "kiln/runtime.hpp"
 #include "kiln/tuner/plan.hpp"
 #include "kiln/tuner/tuner.hpp"
@@ -135,9 +135,7 @@ struct Recorder {
   }
 };
 
-}  // namespace
-
-void install_tune_mode(Runtime& rt, const std::string& mode) {
+void install(Runtime& rt, const std::string& mode) {
   if (mode == "off") return;
   if (mode == "lazy") {
     auto lazy = std::make_shared<LazyTuner>();
@@ -164,4 +162,10 @@ void install_tune_mode(Runtime& rt, const std::string& mode) {
   throw ArgumentError("KILN_TUNE='" + mode + "': expected off, lazy or record");
 }
 
+}  // namespace
 }  // namespace kiln::detail
+
+// Called by the core (core/src/tune_modes.cpp) for a Runtime whose KILN_TUNE mode needs the tuner.
+extern "C" void kiln_tuner_install_tune_mode(kiln::Runtime& rt, const char* mode) {
+  kiln::detail::install(rt, mode);
+}

@@ -7,7 +7,7 @@
 #include <ctime>
 
 #include "kiln/errors.hpp"
-#include "kiln/log.hpp"
+#include "logger.hpp"
 
 namespace kiln {
 

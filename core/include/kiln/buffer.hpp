@@ -1,15 +1,21 @@
 // Buffer: owning, move-only memory on the host or a CUDA device.
 //
-//   auto a = kiln::Buffer::alloc(kiln::Device::cuda(0), kiln::f32, {m, k});
-//   auto p = kiln::Buffer::alloc_pitched(kiln::Device::cuda(0), kiln::f32, rows, cols);
-//   p.ref().row_stride;            // pitch / sizeof(float): rows padded for coalesced access
+//   kiln::Device dev = kiln::Device::host();       // or kiln::Device::cuda(0)
+//   std::size_t m = 64, k = 32;
+//   auto a = kiln::Buffer::alloc(dev, kiln::f32, {m, k});
+//   auto p = kiln::Buffer::alloc_pitched(dev, kiln::f32, m, k);
+//   std::int64_t ld = p.ref().row_stride;          // pitch / sizeof(float): rows padded for coalesced access
+//   std::vector<float> host_vec(m * k, 1.0f);
 //   a.copy_from_host(host_vec.data(), host_vec.size() * sizeof(float));
-//   std::vector<float> back = a.to_host<float>();
-//   rt.op("add")({a, b, c}, s);   // a Buffer converts to the TensorRef view of itself
+//   p.copy_from(a);                                // any two views of one dtype and shape
+//   std::vector<float> back = p.to_host<float>();  // rows packed, the padding left out
+//   kiln::TensorRef view = a;                      // a Buffer converts to the view of itself
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/errors.hpp"
@@ -29,6 +35,21 @@ class Buffer {
   // Dense allocation; `shape` has one, two or three ({batch, rows, cols}) extents.  Memory is
   // left uninitialised.
   static Buffer alloc(Device device, DType dtype, std::initializer_list<std::int64_t> shape);
+  // The same for extents of one other integer type, e.g. std::size_t ({m, k} with size_t m, k
+  // would otherwise be a narrowing error); ShapeError for an extent past int64.
+  template <class I, class = std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, std::int64_t>>>
+  static Buffer alloc(Device device, DType dtype, std::initializer_list<I> shape) {
+    if (shape.size() < 1 || shape.size() > 3)
+      throw ShapeError("Buffer::alloc: shape must have 1, 2 or 3 extents, got " + std::to_string(shape.size()));
+    std::int64_t e[3] = {0, 0, 0};
+    int i = 0;
+    for (I extent : shape) {
+      if (std::is_unsigned_v<I> && static_cast<std::uint64_t>(extent) > static_cast<std::uint64_t>(INT64_MAX))
+        throw ShapeError("Buffer::alloc: extent " + std::to_string(extent) + " does not fit in int64");
+      e[i++] = static_cast<std::int64_t>(extent);  // a negative one: alloc(Shape) names it
+    }
+    return alloc(device, dtype, i == 1 ? Shape::vector(e[0]) : i == 2 ? Shape::matrix(e[0], e[1]) : Shape::batched(e[0], e[1], e[2]));
+  }
   static Buffer alloc(Device device, DType dtype, const Shape& shape);
   // 2-D allocation whose rows start on aligned addresses (cudaMallocPitch on CUDA, 256-byte rows
   // on the host); the row stride of ref() is the pitch in elements.

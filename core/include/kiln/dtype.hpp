@@ -1,6 +1,7 @@
 // Element types kiln knows.  Example:
 //   kiln::DType t = kiln::parse_dtype("f32");   // kiln::f32
-//   kiln::dtype_size(t) == 4; kiln::dtype_name(t) == "f32"
+//   std::size_t bytes = kiln::dtype_size(t);        // 4
+//   std::string_view name = kiln::dtype_name(t);    // "f32"
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -4,7 +4,7 @@
 //  - code inside a plugin never lets an exception out: functions a plugin exposes return a Status
 //    (or a Support), and the host turns a failed Status into an exception.
 //
-//   try { rt.op("gemm")({a, b, c}, s); }
+//   try { rt.op("gemm")({a, b, c}, stream); }
 //   catch (const kiln::ShapeError& e) { std::cerr << e.what(); }
 #pragma once
 #include <stdexcept>

@@ -9,6 +9,14 @@
 //
 // Both directions handle signed zeros, subnormals, infinities and NaN: a NaN converts to the
 // canonical 0x7fff (what CUDA produces), a finite float too large for f16 (>= 65520) to infinity.
+//
+// kiln::Half and kiln::BFloat16 are those bit patterns as element types, so typed views deduce
+// f16 and bf16 (kiln/view.hpp):
+//
+//   std::vector<kiln::Half> x(1024, kiln::Half(0.5f));       // f16 elements, from float
+//   kiln::TensorRef xv = kiln::view(x);                      // dtype f16, 1024 elements
+//   float first = static_cast<float>(x[0]);                  // 0.5f
+//   kiln::BFloat16 y = kiln::BFloat16::from_bits(0x3eab);    // 1/3 rounded to bf16
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -74,5 +82,39 @@ inline std::uint16_t float_to_bf16(float f) {
 }
 
 inline float bf16_to_float(std::uint16_t b) { return float_from_bits(static_cast<std::uint32_t>(b) << 16); }
+
+// An f16 element: its IEEE binary16 bit pattern.  Converts from and to float explicitly (round to
+// nearest even), so no arithmetic happens in 16 bits by accident.
+struct Half {
+  std::uint16_t bits = 0;
+  Half() = default;
+  explicit Half(float f) : bits(float_to_f16(f)) {}
+  static Half from_bits(std::uint16_t b) {
+    Half h;
+    h.bits = b;
+    return h;
+  }
+  explicit operator float() const { return f16_to_float(bits); }
+  // Bitwise: +0 and -0 differ, a NaN equals its own bit pattern.
+  friend bool operator==(Half a, Half b) { return a.bits == b.bits; }
+  friend bool operator!=(Half a, Half b) { return a.bits != b.bits; }
+};
+
+// A bf16 element: the upper 16 bits of a float.
+struct BFloat16 {
+  std::uint16_t bits = 0;
+  BFloat16() = default;
+  explicit BFloat16(float f) : bits(float_to_bf16(f)) {}
+  static BFloat16 from_bits(std::uint16_t b) {
+    BFloat16 h;
+    h.bits = b;
+    return h;
+  }
+  explicit operator float() const { return bf16_to_float(bits); }
+  friend bool operator==(BFloat16 a, BFloat16 b) { return a.bits == b.bits; }
+  friend bool operator!=(BFloat16 a, BFloat16 b) { return a.bits != b.bits; }
+};
+
+static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2, "kiln's 16-bit floats are their bit patterns");
 
 }  // namespace kiln

@@ -3,6 +3,7 @@
 // pure function of (seed, i), so the same seed gives the same bits on the host and on a GPU, and
 // the tuner fills device tensors in place (no host copy of a 1 GiB input).
 //
+//   auto buffer = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {256, 64});
 //   kiln::fill_random(buffer.ref(), kiln::InputDistribution::real(0.0, 1.0), /*seed=*/42);
 //   kiln::fill_random(buffer.ref(), kiln::InputDistribution::default_for(buffer.dtype()), 7);
 //

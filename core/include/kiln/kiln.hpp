@@ -1,11 +1,17 @@
-// kiln: a plugin-based GPU kernel registry with an autotuner.  The umbrella header.
+// kiln: a plugin-based GPU kernel registry with an autotuner.  The umbrella header for programs
+// that use ops: kiln's own types only (no spdlog, fmt, Boost or yaml-cpp, no CUDA header).  Plugin
+// code includes kiln/plugin.hpp instead, the tuner's API is under kiln/tuner/.
 //
 //   #include <kiln/kiln.hpp>
 //   kiln::Runtime rt;
-//   auto a = kiln::Buffer::alloc(rt.device(0), kiln::f32, {m, n});
-//   auto b = kiln::Buffer::alloc(rt.device(0), kiln::f32, {m, n});
-//   auto c = kiln::Buffer::alloc(rt.device(0), kiln::f32, {m, n});
-//   rt.op("add")({a, b, c});
+//   kiln::Device dev = rt.default_device();      // CUDA device 0, else the host
+//   std::size_t m = 1000, n = 300;
+//   auto a = kiln::Buffer::alloc(dev, kiln::f32, {m, n});
+//   auto b = kiln::Buffer::alloc(dev, kiln::f32, {m, n});
+//   auto c = kiln::Buffer::alloc(dev, kiln::f32, {m, n});
+//   rt.op("add")({a, b, c});                     // on the default stream
+//
+// A whole program, with the caller's own memory: README.md.
 #pragma once
 #include "kiln/args.hpp"
 #include "kiln/buffer.hpp"
@@ -13,10 +19,11 @@
 #include "kiln/dispatcher.hpp"
 #include "kiln/dtype.hpp"
 #include "kiln/errors.hpp"
+#include "kiln/half.hpp"
 #include "kiln/log.hpp"
 #include "kiln/op_schema.hpp"
 #include "kiln/param_space.hpp"
-#include "kiln/plugin.hpp"
+#include "kiln/plugin_loader.hpp"
 #include "kiln/problem.hpp"
 #include "kiln/registry.hpp"
 #include "kiln/runtime.hpp"
@@ -25,3 +32,4 @@
 #include "kiln/tuning_db.hpp"
 #include "kiln/variant.hpp"
 #include "kiln/version.hpp"
+#include "kiln/view.hpp"

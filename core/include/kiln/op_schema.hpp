@@ -11,7 +11,13 @@
 //   s->tensors = {{"a", kiln::Role::input}, {"b", kiln::Role::input}, {"c", kiln::Role::output}};
 //   s->dim_names = {"m", "n"};
 //   s->dtypes = {kiln::f32};
-//   s->make_problem = [](const kiln::Args& args, kiln::Problem& p) { ...; return kiln::Status(); };
+//   s->make_problem = [](const kiln::Args& args, kiln::Problem& p) {   // the real one checks b and c too
+//     p.dtype = args.tensor(0).dtype;
+//     p.n_dims = 2;
+//     p.dims[0] = args.tensor(0).rows();
+//     p.dims[1] = args.tensor(0).cols();
+//     return kiln::Status::success();
+//   };
 #pragma once
 #include <cstdint>
 #include <functional>

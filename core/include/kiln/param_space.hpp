@@ -6,7 +6,8 @@
 //   s.param("block", {128, 256, 512}).param("items", {1, 2, 4})
 //    .constraint("threads <= 1024", [](const kiln::Config& c, const kiln::DeviceInfo&,
 //                                      const kiln::Problem&) { return c.get("block") <= 1024; });
-//   for (const kiln::Config& c : s.enumerate(device, problem)) ...   // valid configs only
+//   for (const kiln::Config& c : s.enumerate(device, problem))         // valid configs only
+//     std::cout << c.to_string() << "\n";                                // "block=128 items=1", ...
 #pragma once
 #include <cstdint>
 #include <functional>

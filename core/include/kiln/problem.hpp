@@ -1,7 +1,8 @@
 // Problem: what a variant is chosen for — op, dtype, named integer extents (m, n, k, ...), the
 // device, and the alignment class of the arguments.  Its key() is the tuning-database key.
 //
-//   kiln::Problem p = schema.problem_from_shape(kiln::f32, {4096, 4096, 4096});
+//   const kiln::OpSchema& gemm = rt.registry().op("gemm");
+//   kiln::Problem p = gemm.problem_from_shape(kiln::f32, "4096x4096x4096", kiln::Device::host());
 //   p.key();                       // "f32|m=4096|n=4096|k=4096"
 //   p.dim("k");                    // 4096
 #pragma once

@@ -1,9 +1,12 @@
 // Registry: op schemas and variants, with where each came from.  Plugins fill it through their
 // register function; tests fill it directly:
 //
+//   kiln::Status register_elementwise(kiln::Registry& r) noexcept;   // a plugin's register function
 //   kiln::Registry reg;
-//   register_elementwise(reg);                 // the plugin's register function, no library load
-//   kiln::Runtime rt(std::move(reg));
+//   register_elementwise(reg).throw_if_error("elementwise");       // no library load
+//   kiln::RuntimeOptions opts;
+//   opts.load_plugins = false;
+//   kiln::Runtime rt(std::move(reg), opts);
 //
 // Names are unique: a second op or variant of the same name is refused with an error naming both
 // sources.  The registry is read-only once a Runtime owns it.

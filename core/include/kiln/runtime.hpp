@@ -1,9 +1,12 @@
 // Runtime: loads the plugins, opens the tuning database, and hands out ops.
 //
-//   kiln::Runtime rt;                                   // plugins from KILN_PLUGIN_PATH or the install
-//   auto a = kiln::Buffer::alloc(rt.device(0), kiln::f32, {m, k});
-//   ...
-//   rt.op("gemm")({a, b, c}, stream);                   // tuned choice, else the default
+//   kiln::Runtime rt;                          // plugins from KILN_PLUGIN_PATH or the install
+//   kiln::Device dev = rt.default_device();    // CUDA device 0, else the host
+//   kiln::OwnedStream stream(dev);
+//   auto a = kiln::Buffer::alloc(dev, kiln::f32, {64, 32});
+//   auto b = kiln::Buffer::alloc(dev, kiln::f32, {32, 16});
+//   auto c = kiln::Buffer::alloc(dev, kiln::f32, {64, 16});
+//   rt.op("gemm")({a, b, c}, stream);          // tuned choice, else the default
 //
 // Tests build a Runtime from a registry filled in code: kiln::Runtime rt(std::move(reg), opts).
 //
@@ -23,12 +26,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kiln/args.hpp"
 #include "kiln/dispatcher.hpp"
-#include "kiln/plugin.hpp"
+#include "kiln/log.hpp"
+#include "kiln/plugin_loader.hpp"
 #include "kiln/registry.hpp"
 #include "kiln/stream.hpp"
 #include "kiln/tuning_db.hpp"
@@ -43,6 +48,11 @@ struct RuntimeOptions {
   std::string user_db_path;                   // used when !use_default_db_paths ("" = none)
   // KILN_TUNE mode: "off" | "lazy" | "record"; empty reads the environment variable.
   std::string tune_mode;
+  // kiln's log (kiln/log.hpp; one per process, so the last Runtime that sets these wins):
+  // the level, else KILN_LOG_LEVEL, else warn; and a callback that receives the messages instead
+  // of standard error (empty: leave it as it is).
+  std::optional<LogLevel> log_level;
+  LogCallback log_callback;
 };
 
 class Runtime;

@@ -1,7 +1,7 @@
 // A non-owning CUDA stream handle (the default stream when empty) and an owning one.
 // Public headers stay free of CUDA headers: the handle is kept as void*.
 //
-//   kiln::OwnedStream s(kiln::Device::cuda(0));
+//   kiln::OwnedStream s(rt.default_device());   // no stream on the host: the calls are synchronous
 //   rt.op("add")({a, b, c}, s.get());
 //   s.synchronize();
 #pragma once

@@ -4,9 +4,10 @@
 // swapped) are views, not copies; a rank-3 view adds a batch stride (0 broadcasts one matrix to
 // every batch entry).  Memory kiln did not allocate is wrapped the same way:
 //
-//   float* d_ptr = ...;                                          // from cudaMalloc, torch, ...
-//   auto a = kiln::TensorRef::matrix(d_ptr, kiln::f32, rows, cols, /*row_stride=*/ld,
-//                                    kiln::Device::cuda(0));
+//   void* d_ptr = device_memory;        // from cudaMalloc, torch, ...; typed: kiln::view (view.hpp)
+//   kiln::Device dev = kiln::Device::cuda(0);
+//   std::int64_t rows = 512, cols = 256, ld = 320;
+//   auto a = kiln::TensorRef::matrix(d_ptr, kiln::f32, rows, cols, /*row_stride=*/ld, dev);
 //   auto at = a.transposed();                  // cols x rows, row stride 1, column stride ld
 //   auto w = kiln::TensorRef::col_major(d_ptr, kiln::bf16, rows, cols, /*col_stride=*/ld, dev);
 //   auto x = a.batched(/*batch=*/8, /*batch_stride=*/rows * ld);   // 8 x rows x cols

@@ -104,8 +104,9 @@ class TuningDb {
   // The user file from the environment: $KILN_CACHE_DIR/tuning.yaml, else
   // $XDG_CACHE_HOME/kiln/tuning.yaml, else ~/.cache/kiln/tuning.yaml ("" when none is set).
   static std::string default_user_path();
-  // The shipped files: KILN_CONFIG_PATH (':'-separated files or dirs) when set, else every
-  // *.yaml in the installed configs dir.
+  // The shipped files: every *.yaml in the installed configs dir, or KILN_CONFIG_PATH
+  // (':'-separated files or dirs) when set: set to "" means none, and an empty entry stands for
+  // the installed dir (the rule of KILN_PLUGIN_PATH too).
   static std::vector<std::string> default_shipped_paths();
 
   // Finds the entry for (device, op, problem): exact device key first, then the fallback levels;

@@ -5,8 +5,8 @@
 //   class AddGridStride final : public kiln::Variant {
 //    public:
 //     AddGridStride() : Variant({"add_grid_stride", "add", kiln::DeviceKind::cuda, {kiln::f32}, 20},
-//                               make_space()) {}
-//     kiln::Config default_config(const kiln::DeviceInfo&) const override { return {{"block", 256}, ...}; }
+//                               kiln::ParamSpace().param("block", {128, 256, 512}).param("items", {1, 4})) {}
+//     kiln::Config default_config(const kiln::DeviceInfo&) const override { return {{"block", 256}, {"items", 4}}; }
 //     kiln::Support supports(const kiln::Problem&, const kiln::DeviceInfo&, const kiln::Config&) const override;
 //     kiln::Status launch(const kiln::Args&, const kiln::Problem&, const kiln::Config&, void*,
 //                         kiln::Stream) const override;

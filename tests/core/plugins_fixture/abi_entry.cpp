@@ -4,7 +4,7 @@
 
 namespace {
 
-kiln::Status must_not_be_called(kiln::Registry&, const kiln::PluginHost&) {
+kiln::Status must_not_be_called(kiln::Registry&) {
   return kiln::Status::fail(kiln::ErrorKind::internal, "register called despite an ABI mismatch");
 }
 

@@ -4,7 +4,7 @@
 //   kiln::Candidate c{variant, variant->default_config(device)};
 //   c.to_string();                              // "gemm_tiled [tile=32]"
 //   kiln::CandidateResult r = evaluator.check(c);
-//   if (r.ok()) ... r.timing.median_us ...      // else r.outcome and r.reason say why
+//   if (r.ok()) std::cout << r.timing.median_us << " us\n";   // else r.outcome and r.reason say why
 #pragma once
 #include <string>
 

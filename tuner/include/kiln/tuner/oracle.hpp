@@ -1,7 +1,8 @@
 // The oracle rule: which trusted variant, if any, computes a problem's expected outputs on the
 // GPU instead of the host reference (see ProblemData::use_oracle, docs/tuning.md).
 //
-//   if (auto o = kiln::choose_oracle(rt.registry(), problem, device_info(problem.device), options))
+//   kiln::EvaluatorOptions options;
+//   if (auto o = kiln::choose_oracle(rt.registry(), problem, kiln::device_info(problem.device), options))
 //     options.oracle = *o;        // e.g. gemm_cublas [] for gemm 4096^3
 //
 // The rule: only on a GPU, only for an op whose schema has reference_element (so the oracle can

@@ -2,9 +2,11 @@
 // outputs, and the device tensors candidates run on.  Used by the tuner's validation and by
 // every family's tests.
 //
-//   kiln::ProblemData data(schema, problem, kiln::Device::cuda(0), /*seed=*/42, {.pitched = true});
+//   kiln::ProblemDataOptions pitched;
+//   pitched.pitched = true;
+//   kiln::ProblemData data(schema, problem, kiln::Device::cuda(0), /*seed=*/42, pitched);
 //   data.poison_outputs();                                   // 0xFF bytes: NaN for floats
-//   variant.launch(data.device_args(), problem, config, ws, stream);
+//   variant->launch(data.device_args(), problem, config, workspace, stream);
 //   double err = data.error();                               // vs the expected outputs
 //
 // Inputs are drawn by kiln::fill_random from the schema's input_distribution (or the default),

@@ -4,8 +4,8 @@
 // and reason, so a space restricted by ParamSpace::only() does not list thousands of configs).
 //
 //   kiln::SearchSpace s = kiln::build_search_space(rt.registry(), problem, device_info(problem.device));
-//   s.candidates.size();                  // each variant's default config first, priority order
-//   for (const auto& r : s.rejected) std::cout << r.candidate.to_string() << ": " << r.reason;
+//   std::size_t n = s.candidates.size();  // each variant's default config first, priority order
+//   for (const kiln::Rejection& r : s.rejected) std::cout << r.to_string() << "\n";
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -6,7 +6,8 @@
 //
 //   kiln::Plan plan = kiln::load_plan("plan.yaml");
 //   kiln::Shard s = kiln::parse_shard("1/4");
-//   for (std::size_t i : kiln::shard_indices(plan, s)) tune(plan.problems[i]);
+//   for (std::size_t i : kiln::shard_indices(plan, s))
+//     std::cout << plan.problems[i].op << " " << plan.problems[i].shape << "\n";   // this shard's share
 //
 // Why a hash of the problem and not round-robin over the plan's order: a problem keeps its
 // shard when lines are added to or removed from the plan, so a host that resumes an edited plan

@@ -4,6 +4,8 @@
 // strategy only decides which candidate to evaluate next; the SearchContext evaluates (validate,
 // then time), remembers every result, and enforces the budget.
 //
+//   kiln::SearchOptions options;
+//   options.budget.evals = 40;
 //   auto s = kiln::make_strategy("anneal");             // ArgumentError for an unknown name
 //   kiln::SearchContext ctx(evaluator, space.candidates, options);
 //   s->run(ctx);                                         // stops when ctx.done()

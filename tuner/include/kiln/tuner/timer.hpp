@@ -3,8 +3,8 @@
 // runs the L2 cache is flushed (a memset over a buffer larger than L2) unless `warm` is set.
 //
 //   kiln::TimingOptions o;  o.warmup = 3;  o.runs = 20;
-//   kiln::Timing t = kiln::time_runs(kiln::Device::cuda(0), stream, [&] { launch(); }, o);
-//   t.median_us, t.mad_us
+//   kiln::Timing t = kiln::time_runs(kiln::Device::cuda(0), stream, [&] { rt.op("add")({a, b, c}, stream); }, o);
+//   std::cout << t.median_us << " us +- " << t.mad_us << "\n";
 #pragma once
 #include <functional>
 #include <limits>

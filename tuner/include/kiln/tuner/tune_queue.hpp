@@ -6,9 +6,11 @@
 //
 //   kiln::TuneQueue q;                         // a task gets 2 attempts
 //   q.add(0, "NVIDIA H200|sm_90|132sm");
-//   if (auto id = q.take("NVIDIA H200|sm_90|132sm")) { ...tune...; q.finish(*id); }
-//   // the worker died while tuning it: put it back once, then give up
-//   if (!q.retry(*id)) report_failed(q.task(*id));
+//   if (auto id = q.take("NVIDIA H200|sm_90|132sm")) {
+//     bool worker_died = false;                // a worker tunes task *id here
+//     if (!worker_died) q.finish(*id);
+//     else if (!q.retry(*id)) q.fail(*id);     // put it back once, then give up
+//   }
 #pragma once
 #include <cstddef>
 #include <deque>

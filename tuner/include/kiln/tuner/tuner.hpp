@@ -7,7 +7,8 @@
 //   kiln::Problem p = schema.problem_from_shape(kiln::f32, "4096x4096x4096", rt.default_device());
 //   kiln::TuneOptions o;  o.search.strategy = "anneal";  o.search.budget.evals = 40;
 //   kiln::TuneReport r = tuner.tune(p, o);
-//   if (r.stored) ... op() on this problem now runs r.entry->variant with r.entry->config
+//   if (r.stored)                                  // op() on this problem now runs it
+//     std::cout << r.entry->variant << " " << r.entry->config.to_string() << "\n";
 #pragma once
 #include <optional>
 #include <string>

@@ -1,0 +1,113 @@
+// Typed views of memory the caller owns: the dtype is deduced from the element type, extents may
+// be any integer type (std::size_t included), and const memory makes an input view without a
+// const_cast in the caller's code.  Host vectors are host views; a pointer names its device.
+//
+//   std::vector<float> a(64 * 32, 1.0f), b(32 * 16, 0.5f), c(64 * 16);
+//   const std::vector<float>& in = a;
+//   kiln::TensorRef av = kiln::view(in, 64, 32);                 // f32, 64 x 32, host, an input
+//   kiln::TensorRef cv = kiln::view(c, 64, 16);                  // f32, 64 x 16, host
+//   kiln::TensorRef flat = kiln::view(c);                        // f32, 1024 elements
+//   std::size_t rows = 64, cols = 16, ld = 20;
+//   std::vector<double> padded(rows * ld);
+//   kiln::TensorRef pv = kiln::view(padded.data(), rows, cols, ld, kiln::Device::host());  // row stride 20
+//   std::vector<kiln::Half> h(8, kiln::Half(1.0f));
+//   kiln::TensorRef hv = kiln::view(h.data(), h.size(), kiln::Device::host());  // f16, 8 elements
+//
+// Device memory from elsewhere (cudaMalloc, a framework's tensor): kiln::view(ptr, rows, cols,
+// kiln::Device::cuda(0)).  A view of const memory is for inputs: an op writes only its outputs.
+// Extents that are negative or past int64 throw ShapeError naming the extent.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kiln/device.hpp"
+#include "kiln/dtype.hpp"
+#include "kiln/errors.hpp"
+#include "kiln/half.hpp"
+#include "kiln/tensor_ref.hpp"
+
+namespace kiln {
+
+// The DType of an element type; a type kiln has no dtype for does not compile.
+template <class T> struct dtype_of;
+template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
+template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
+template <> struct dtype_of<Half> { static constexpr DType value = DType::f16; };
+template <> struct dtype_of<BFloat16> { static constexpr DType value = DType::bf16; };
+template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::i32; };
+template <> struct dtype_of<std::uint32_t> { static constexpr DType value = DType::u32; };
+template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType::u8; };
+template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::i64; };
+template <class T> inline constexpr DType dtype_of_v = dtype_of<std::remove_cv_t<T>>::value;
+
+namespace detail {
+
+// An extent of any integer type as int64, or ShapeError naming it.
+template <class I> std::int64_t view_extent(I value, const char* what) {
+  static_assert(std::is_integral_v<I>, "kiln::view: extents must be integers");
+  if constexpr (std::is_signed_v<I>) {
+    if (value < 0) throw ShapeError(std::string("kiln::view: ") + what + " is negative (" + std::to_string(value) + ")");
+  } else {
+    if (static_cast<std::uint64_t>(value) > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      throw ShapeError(std::string("kiln::view: ") + what + " " + std::to_string(value) + " does not fit in int64");
+  }
+  return static_cast<std::int64_t>(value);
+}
+
+// TensorRef holds a void*: a view of const memory is an input, never written by an op.
+template <class T> void* view_data(T* data) { return const_cast<std::remove_cv_t<T>*>(data); }
+
+}  // namespace detail
+
+// `n` elements at `data` on `device` (a rank-1 view).
+template <class T, class N>
+TensorRef view(T* data, N n, Device device) {
+  return TensorRef::vector(detail::view_data(data), dtype_of_v<T>, detail::view_extent(n, "n"), device);
+}
+
+// A dense row-major rows x cols matrix at `data` on `device`.
+template <class T, class R, class C>
+TensorRef view(T* data, R rows, C cols, Device device) {
+  const std::int64_t c = detail::view_extent(cols, "cols");
+  return TensorRef::matrix(detail::view_data(data), dtype_of_v<T>, detail::view_extent(rows, "rows"), c, c, device);
+}
+
+// A row-major rows x cols matrix whose rows are `ld` elements apart (ld >= cols).
+template <class T, class R, class C, class L>
+TensorRef view(T* data, R rows, C cols, L ld, Device device) {
+  return TensorRef::matrix(detail::view_data(data), dtype_of_v<T>, detail::view_extent(rows, "rows"),
+                           detail::view_extent(cols, "cols"), detail::view_extent(ld, "ld"), device);
+}
+
+// A host vector as a rank-1 host view of all its elements.
+template <class T, class A>
+TensorRef view(std::vector<T, A>& v) {
+  return view(v.data(), v.size(), Device::host());
+}
+template <class T, class A>
+TensorRef view(const std::vector<T, A>& v) {
+  return view(v.data(), v.size(), Device::host());
+}
+
+// A host vector as a dense row-major rows x cols host matrix; ShapeError unless it holds exactly
+// rows * cols elements.
+template <class T, class A, class R, class C>
+TensorRef view(const std::vector<T, A>& v, R rows, C cols) {
+  const std::int64_t r = detail::view_extent(rows, "rows"), c = detail::view_extent(cols, "cols");
+  if (r != 0 && c > std::numeric_limits<std::int64_t>::max() / r)
+    throw ShapeError("kiln::view: rows x cols does not fit in int64");
+  if (static_cast<std::uint64_t>(r * c) != v.size())
+    throw ShapeError("kiln::view: a vector of " + std::to_string(v.size()) + " elements is not " + std::to_string(r) +
+                     " x " + std::to_string(c));
+  return TensorRef::matrix(detail::view_data(v.data()), dtype_of_v<T>, r, c, c, Device::host());
+}
+template <class T, class A, class R, class C>
+TensorRef view(std::vector<T, A>& v, R rows, C cols) {
+  return view(static_cast<const std::vector<T, A>&>(v), rows, cols);
+}
+
+}  // namespace kiln
