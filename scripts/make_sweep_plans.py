@@ -103,6 +103,7 @@ def coverage():
             items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest=1"))
             if k in (1, 32):
                 items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest=0"))
+    items += half_memory_bound_coverage()
     # The extremes below may repeat a grid point (4 x 2^20 is both); each problem is listed once.
     seen = set()
     unique = []
@@ -112,6 +113,31 @@ def coverage():
             seen.add(key)
             unique.append((op, dt, shape))
     return unique
+
+
+def half_memory_bound_coverage():
+    """bf16 (and some f16) for the memory-bound ops: dtype and the out16/y16 output modes are
+    matched exactly, so each class needs evidence of its own; a coarse grid (factors of 64) is
+    enough for ops whose best config changes slowly with size."""
+    items = []
+    for i in (2, 5, 8, 11, 14):
+        for out16 in (0, 1):
+            items.append(("dot", "bf16", f"{4 ** i},out16={out16}"))
+            items.append(("reduce_sum", "bf16", f"{4 ** i},out16={out16}"))
+    g = [16, 1024, 65536, 1048576]
+    for m, n in itertools.product(g, g):
+        if m * n <= 2 ** 28:
+            items.append(("gemv", "bf16", f"{m}x{n}"))
+            items.append(("add", "bf16", f"{m}x{n}"))
+            items.append(("transpose", "bf16", f"{m}x{n}"))
+    for m, n in ((1024, 1024), (65536, 1024), (1024, 65536)):
+        items.append(("gemv", "bf16", f"{m}x{n},y16=1"))
+        items.append(("add", "f16", f"{m}x{n}"))
+        items.append(("transpose", "f16", f"{m}x{n}"))
+    for rows, n, k in itertools.product([1, 64, 4096], [1024, 1048576], [8, 256]):
+        if rows * n <= 2 ** 28:
+            items.append(("topk", "bf16", f"rows={rows},n={n},k={k},largest=1"))
+    return items
 
 
 def extremes():
@@ -205,6 +231,13 @@ def heldout():
               [(3, 1025, 1, 0), (1, 67108863, 100, 1), (1, 67108864, 100, 1), (7, 100003, 50, 1), (1000, 3000, 10, 1),
                (1, 999999, 2000, 0), (5000, 5000, 5, 1), (64, 1000000, 64, 1), (4096, 32767, 33, 0),
                (2, 3, 3, 1), (128, 20000, 500, 1)]]
+    # bf16 for the memory-bound ops (odd sizes, off the coverage grid).
+    items += [("dot", "bf16", f"{n},out16={o}") for n, o in (("77777", 0), ("33554431", 1), ("1000003", 0))]
+    items += [("reduce_sum", "bf16", f"{n},out16={o}") for n, o in (("77777", 1), ("33554431", 0), ("5000001", 1))]
+    items += [("gemv", "bf16", s) for s in ("4097x33", "777x5000", "12345x678")]
+    items += [("add", "bf16", s) for s in ("4097x4099", "1x1000003", "12345x6789")]
+    items += [("transpose", "bf16", s) for s in ("4097x4099", "1025x1023", "12345x6789")]
+    items += [("topk", "bf16", s) for s in ("rows=7,n=100003,k=50,largest=1", "rows=1000,n=3000,k=10,largest=1")]
     return items
 
 
