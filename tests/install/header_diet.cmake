@@ -6,6 +6,7 @@
 #   3. code that uses fmt::format, spdlog::info or boost::dll with only kiln.hpp included does
 #      not compile (and the same TU without that line does, so the failure is the one meant).
 #   cmake -DCXX=<compiler> -DINCLUDES=<dir;dir> -DWORK_DIR=<scratch> -P header_diet.cmake
+cmake_minimum_required(VERSION 3.20)  # policies for the script (while(TRUE), if())
 foreach(var CXX INCLUDES WORK_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "header_diet.cmake: -D${var}=... is required")
