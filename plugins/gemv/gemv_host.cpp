@@ -8,7 +8,7 @@ namespace {
 class GemvHost final : public Variant {
  public:
   GemvHost()
-      : Variant(VariantDesc{"gemv_host", "gemv", DeviceKind::host, {DType::f32}, 0,
+      : Variant(VariantDesc{"gemv_host", "gemv", DeviceKind::host, {DType::f32, DType::f16, DType::bf16}, 0,
                             "host loop over rows, double accumulation (the reference)", /*reference=*/true},
                 ParamSpace{}) {}
 

@@ -90,4 +90,47 @@ Support warp_per_row_supports(const Problem& problem, const Config& config) {
   return grid_fits("gemv_warp_per_row", problem, config.get_or("rows_per_block", 0));
 }
 
+ParamSpace half_warp_per_row_space() {
+  ParamSpace s;
+  s.param("rows_per_block", {1, 2, 4, 8, 16})
+      .param("threads_per_row", {8, 16, 32, 64, 128})
+      .param("vector_width", {1, 8})
+      .param("rows_per_thread", {1, 2});
+  s.constraint("threads_per_row * rows_per_block is a multiple of 32 and <= 1024",
+               [](const Config& c, const DeviceInfo&, const Problem&) {
+                 const int threads = c.get_or("threads_per_row", 0) * c.get_or("rows_per_block", 0);
+                 return threads > 0 && threads % 32 == 0 && threads <= 1024;
+               });
+  s.constraint("instantiated (threads_per_row, vector_width, rows_per_thread)",
+               [](const Config& c, const DeviceInfo&, const Problem&) {
+                 const int tpr = c.get_or("threads_per_row", 0), vec = c.get_or("vector_width", 0),
+                           rpt = c.get_or("rows_per_thread", 0);
+                 for (const HalfWarpPerRowKernel& k : kHalfWarpPerRowKernels)
+                   if (k.threads_per_row == tpr && k.vector_width == vec && k.rows_per_thread == rpt) return true;
+                 return false;
+               });
+  return s;
+}
+
+Config half_warp_per_row_default(const DeviceInfo& device) {
+  (void)device;
+  // Measured (H200, kiln tune gemv --shape 16384x16384 --dtype bf16, all 40 configs, 2026-11-24):
+  // one 128-thread row per block, 4 x 16-byte loads of A in flight per thread, was the fastest,
+  // 134.3 us (3999 GB/s; cuBLAS GemmEx 132.6 us); 4 rows x 64 threads took 140.4 us.
+  return {{"rows_per_block", 1}, {"threads_per_row", 128}, {"vector_width", 8}, {"rows_per_thread", 1}};
+}
+
+Support half_warp_per_row_supports(const Problem& problem, const Config& config) {
+  if (problem.dtype != DType::f16 && problem.dtype != DType::bf16)
+    return Support::no("gemv_half_warp_per_row: reads f16 or bf16 A and x, this problem has " +
+                       std::string(dtype_name(problem.dtype)));
+  if (config.get_or("vector_width", 1) == 8 && problem.align_bytes < 16)
+    return Support::no("gemv_half_warp_per_row: vector_width=8 needs 16-byte aligned pointers and row pitches, these "
+                       "are " + std::to_string(problem.align_bytes) + "-byte aligned");
+  if (problem.align_bytes < 2)
+    return Support::no("gemv_half_warp_per_row: f16 / bf16 elements must be 2-byte aligned");
+  return grid_fits("gemv_half_warp_per_row", problem,
+                   config.get_or("rows_per_block", 0) * config.get_or("rows_per_thread", 1));
+}
+
 }  // namespace kiln::gemv

@@ -47,4 +47,25 @@ ParamSpace warp_per_row_space();
 Config warp_per_row_default(const DeviceInfo& device);
 Support warp_per_row_supports(const Problem& problem, const Config& config);
 
+// gemv_half_warp_per_row: gemv_warp_per_row for f16 / bf16 A and x (f32 accumulation, y in f32 or
+// the input dtype).
+//   rows_per_block   thread groups per block (launch argument: blockDim.y)
+//   threads_per_row  threads of a group (template parameter)
+//   vector_width     8 (16-byte loads of 8 halves of A and x: needs 16-byte aligned pointers and
+//                    row pitches; the last n % 8 columns are read singly) or 1 (2-byte loads)
+//   rows_per_thread  1 or 2 rows per group (template parameter): with 2, each chunk of x is loaded
+//                    and converted once for two rows
+// A block holds threads_per_row * rows_per_block threads (whole warps, at most 1024) and computes
+// rows_per_block * rows_per_thread rows.  A curated list is instantiated (per dtype).
+struct HalfWarpPerRowKernel {
+  int threads_per_row;
+  int vector_width;
+  int rows_per_thread;
+};
+inline constexpr HalfWarpPerRowKernel kHalfWarpPerRowKernels[] = {
+    {8, 8, 1}, {16, 8, 1}, {32, 8, 1}, {64, 8, 1}, {128, 8, 1}, {32, 1, 1}, {32, 8, 2}, {64, 8, 2}, {128, 8, 2}};
+ParamSpace half_warp_per_row_space();
+Config half_warp_per_row_default(const DeviceInfo& device);
+Support half_warp_per_row_supports(const Problem& problem, const Config& config);
+
 }  // namespace kiln::gemv

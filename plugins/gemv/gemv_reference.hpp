@@ -1,5 +1,5 @@
 // The host reference of `gemv`: y = A x over host tensors, each dot product accumulated in double
-// and rounded once, honouring A's row stride.
+// and rounded once to float (then to y's dtype for an f16 / bf16 y), honouring A's row stride.
 //
 //   kiln::Status s = kiln::gemv::gemv_reference(args, problem);   // args: {a, x, y} on the host
 #pragma once

@@ -1,6 +1,8 @@
-// The contract of the `gemv` op: y = A x, f32.  A is [m, n] row-major with a row stride (pitched
-// and sub-matrix views work), x is [n], y is [m].  Problem dims {m, n}; work (m*n + n + m) * 4
-// bytes; tolerance 1e-4 (relative error norm).
+// The contract of the `gemv` op: y = A x; f32, or f16 / bf16 A and x (one dtype) accumulated in
+// f32 with y in f32 or the input dtype.  A is [m, n] row-major with a row stride (pitched and
+// sub-matrix views work), x is [n], y is [m].  Problem dims {m, n, y16} (y16, a mode: 1 when y is
+// in the half input dtype); work (m*n + n) * sizeof(a) + m * sizeof(y) bytes; tolerance 1e-4 for
+// f32, accumulation_tolerance(y dtype, n) for half inputs (relative error norm).
 //
 //   std::shared_ptr<const kiln::OpSchema> s = kiln::gemv::make_gemv_schema();
 //   registry.add_op(s);

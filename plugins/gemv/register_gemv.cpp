@@ -16,6 +16,7 @@ kiln::Status register_gemv(kiln::Registry& registry) {
     registry.add_variant(gv::make_gemv_host());
 #if KILN_HAS_CUDA
     registry.add_variant(gv::make_gemv_warp_per_row());
+    registry.add_variant(gv::make_gemv_half_warp_per_row());
     registry.add_variant(gv::make_gemv_smem_x());
     registry.add_variant(gv::make_gemv_row_per_thread());
 #endif

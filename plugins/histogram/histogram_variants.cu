@@ -12,6 +12,7 @@
 #include "histogram_kernels.cuh"
 #include "histogram_params.hpp"
 #include "histogram_reference.hpp"
+#include "histogram_thread_private.cuh"
 
 namespace kiln::histogram {
 namespace {
@@ -208,52 +209,101 @@ class WarpPrivate final : public Variant {
   bool range_;
 };
 
+// Both ops: per-thread 8-bit counters (histogram_thread_private.cuh).  histogram_range needs
+// bins <= 256 (a bin is one byte of the counter address).
 class ThreadPrivate final : public Variant {
  public:
-  ThreadPrivate()
-      : Variant(desc_of("thread_private", false, 40,
-                        "per-thread 8-bit counters in shared memory, no atomics in the main loop, 16-byte loads"),
-                thread_private_space()) {}
-  Config default_config(const DeviceInfo& d) const override { return thread_private_default(d); }
-  Support supports(const Problem&, const DeviceInfo&, const Config&) const override { return Support::yes(); }
+  explicit ThreadPrivate(bool range)
+      : Variant(desc_of("thread_private", range, 40,
+                        range ? "per-thread 8-bit counters in shared memory (bins <= 256), no atomics in the main "
+                                "loop, 16-byte loads"
+                              : "per-thread 8-bit counters in shared memory, no atomics in the main loop, 16-byte "
+                                "loads, 16 equal bytes counted at once"),
+                thread_private_space(range)),
+        range_(range) {}
+  Config default_config(const DeviceInfo& d) const override { return thread_private_default(d, range_); }
+  Support supports(const Problem& p, const DeviceInfo&, const Config&) const override {
+    if (!range_) return Support::yes();
+    if (bins_of(p, true) > kMaxThreadPrivateBins)
+      return Support::no("bins > 256: the 8-bit counters of a thread cover at most 256 bins");
+    return range_alignment(p);
+  }
   Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
     Launch l;
-    Status st = prepare_launch(name(), false, args, p, stream, l);
+    Status st = prepare_launch(name(), range_, args, p, stream, l);
     if (!st.ok() || l.n == 0) return st;
+    if (l.nbins > kMaxThreadPrivateBins) {
+      return Status::fail(ErrorKind::argument, name() + ": at most 256 bins (bins = " + std::to_string(l.nbins) + ")");
+    }
     const int block = c.get_or("block", 256);
-    const int ilp = c.get_or("ilp", 1);
-    const std::int64_t per_block_round = std::int64_t(block) * kFlushVectors * 16;
-    const unsigned grid =
-        grid_for((l.n + per_block_round - 1) / per_block_round, 1, c.get_or("blocks_per_sm", 3), l.sms);
-    const auto* data = static_cast<const std::uint8_t*>(l.data);
-    switch (block * 10 + ilp) {
-      case 2561: return run<256, 1>(grid, data, l);
-      case 2562: return run<256, 2>(grid, data, l);
-      case 5121: return run<512, 1>(grid, data, l);
-      case 5122: return run<512, 2>(grid, data, l);
-      case 7681: return run<768, 1>(grid, data, l);
-      case 7682: return run<768, 2>(grid, data, l);
+    const int ilp = range_ ? 1 : c.get_or("ilp", 1);
+    const int adaptive = range_ ? 0 : c.get_or("adaptive", kDefaultAdaptive);
+    // At least one batch of 16-byte loads per thread: small inputs get fewer blocks, each of
+    // which still pays for zeroing and flushing its 64 KiB per 256 threads once.
+    const int per_vector = range_ ? RangeBins::kPerVector : ByteBins::kPerVector;
+    const std::int64_t nvec = (l.n + per_vector - 1) / per_vector;
+    const int batch = range_ ? kBatch<RangeBins> : kBatch<ByteBins>;
+    const unsigned grid = grid_for((nvec + batch - 1) / batch, block, c.get_or("blocks_per_sm", 3), l.sms);
+    switch (block * 100 + ilp * 10 + adaptive) {
+      case 25610: return run<256, 1, 0>(grid, l);
+      case 25611: return run<256, 1, 1>(grid, l);
+      case 25612: return run<256, 1, 2>(grid, l);
+      case 25620: return run<256, 2, 0>(grid, l);
+      case 25621: return run<256, 2, 1>(grid, l);
+      case 25622: return run<256, 2, 2>(grid, l);
+      case 51210: return run<512, 1, 0>(grid, l);
+      case 51211: return run<512, 1, 1>(grid, l);
+      case 51212: return run<512, 1, 2>(grid, l);
+      case 51220: return run<512, 2, 0>(grid, l);
+      case 51221: return run<512, 2, 1>(grid, l);
+      case 51222: return run<512, 2, 2>(grid, l);
+      case 76810: return run<768, 1, 0>(grid, l);
+      case 76811: return run<768, 1, 1>(grid, l);
+      case 76812: return run<768, 1, 2>(grid, l);
+      case 76820: return run<768, 2, 0>(grid, l);
+      case 76821: return run<768, 2, 1>(grid, l);
+      case 76822: return run<768, 2, 2>(grid, l);
       default:
-        return Status::fail(ErrorKind::argument, name() + ": block must be 256, 512 or 768 and ilp 1 or 2");
+        return Status::fail(ErrorKind::argument,
+                            name() + ": block must be 256, 512 or 768, ilp 1 or 2 and adaptive 0, 1 or 2");
     }
   }
 
  private:
-  template <int kBlock, int kIlp>
-  Status run(unsigned grid, const std::uint8_t* data, const Launch& l) const {
-    const std::size_t smem = std::size_t(kBlock) * 256;
-    Status st = allow_smem(histogram_thread_private_kernel<kBlock, kIlp>, smem, name());
-    if (!st.ok()) return st;
-    histogram_thread_private_kernel<kBlock, kIlp><<<grid, kBlock, smem, l.stream>>>(data, l.n, l.out);
+  template <int kBlock, int kIlp, int kAdaptive>
+  Status run(unsigned grid, const Launch& l) const {
+    const std::size_t smem = std::size_t(kBlock) * thread_private_smem_per_thread(range_, kAdaptive);
+    if (range_) {
+      if constexpr (kIlp == 1 && kAdaptive == 0) {  // floats: neither ilp nor adaptive, one kernel per block
+        auto* kernel = histogram_thread_private_kernel<RangeBins, kBlock, 1, 0>;
+        Status st = allow_smem(kernel, smem, name());
+        if (!st.ok()) return st;
+        kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const float*>(l.data), l.n, RangeBins{l.range}, l.nbins,
+                                                 l.out);
+      }
+    } else if constexpr (kAdaptive == 0) {
+      auto* kernel = histogram_thread_private_plain_kernel<kBlock, kIlp>;
+      Status st = allow_smem(kernel, smem, name());
+      if (!st.ok()) return st;
+      kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n, l.out);
+    } else {
+      auto* kernel = histogram_thread_private_kernel<ByteBins, kBlock, kIlp, kAdaptive>;
+      Status st = allow_smem(kernel, smem, name());
+      if (!st.ok()) return st;
+      kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n, ByteBins{}, kByteBins,
+                                               l.out);
+    }
     return cuda_launch_status(name());
   }
+
+  bool range_;
 };
 
 }  // namespace
 
 void add_histogram_cuda_variants(Registry& registry) {
-  registry.add_variant(std::make_shared<ThreadPrivate>());
   for (bool range : {false, true}) {
+    registry.add_variant(std::make_shared<ThreadPrivate>(range));
     registry.add_variant(std::make_shared<GlobalAtomic>(range));
     registry.add_variant(std::make_shared<Smem>(range));
     registry.add_variant(std::make_shared<WarpPrivate>(range));

@@ -106,16 +106,24 @@ struct AtomicToOut {
   }
 };
 
+// Writes a result into an output element (float*, int*).  Outputs chosen at launch time
+// (reduction_half.cuh's HalfOut) overload it.
+template <class T, class Acc>
+__device__ __forceinline__ void store_result(T* out, const Acc& a) {
+  *out = a.template result<T>();
+}
+
 // Single pass: each block writes its partial, fences, and takes a ticket from the counter; the
 // block holding the last ticket has seen every other block's fenced partial, so it reduces all
 // of them in a fixed order (the result does not depend on block scheduling) and writes the
 // output.  It then puts the counter back to zero; the adapter also zeroes it before each launch,
-// since workspace contents are unspecified on first use.
-template <class Acc, class Out>
+// since workspace contents are unspecified on first use.  OutRef: a pointer to the output
+// element, or anything store_result() takes.
+template <class Acc, class OutRef>
 struct LastBlockToOut {
   Acc* partials;
   unsigned* counter;
-  Out* out;
+  OutRef out;
 
   template <class Tree>
   __device__ void finish(const Acc& total, Acc* smem) const {
@@ -133,7 +141,7 @@ struct LastBlockToOut {
     for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x) a.merge(Acc::load_coherent(partials + i));
     const Acc grand = Tree::reduce(a, smem);
     if (threadIdx.x == 0) {
-      *out = grand.template result<Out>();
+      store_result(out, grand);
       *counter = 0u;
     }
   }

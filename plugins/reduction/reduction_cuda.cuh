@@ -59,8 +59,8 @@ Status run_ladder(const Load& load, std::int64_t n, Out* out, const LadderConfig
     if (Status s = cuda_status(cudaMemsetAsync(ws.counter, 0, sizeof(unsigned), stream), std::string(variant) + ": cudaMemsetAsync");
         !s.ok())
       return s;
-    tree_reduce_kernel<Load, Acc, SequentialTree, LastBlockToOut<Acc, Out>>
-        <<<grid, block, smem, stream>>>(load, n, LastBlockToOut<Acc, Out>{ws.partials, ws.counter, out});
+    tree_reduce_kernel<Load, Acc, SequentialTree, LastBlockToOut<Acc, Out*>>
+        <<<grid, block, smem, stream>>>(load, n, LastBlockToOut<Acc, Out*>{ws.partials, ws.counter, out});
   }
   return cuda_launch_status(variant);
 }

@@ -15,6 +15,7 @@ ReduceCall make_call(ReduceOp op, const Args& args, const Problem& problem, int 
   ReduceCall call;
   call.op = op;
   call.dtype = problem.dtype;
+  call.out_dtype = args.tensor(op == ReduceOp::dot ? 2 : 1).dtype;
   call.x = args.tensor(0).data;
   call.y = op == ReduceOp::dot ? args.tensor(1).data : nullptr;
   call.out = args.tensor(op == ReduceOp::dot ? 2 : 1).data;
@@ -110,12 +111,56 @@ class WarpShuffleVariant final : public Variant {
   ReduceOp op_;
 };
 
+// f16 / bf16 inputs, f32 accumulation, out in f32 or the input dtype.  The 16-byte loads peel a
+// misaligned head (reduction_half.cuh), so any 2-byte aligned view runs vectorised.
+class HalfWarpShuffleVariant final : public Variant {
+ public:
+  explicit HalfWarpShuffleVariant(ReduceOp op)
+      : Variant(VariantDesc{half_warp_shuffle_variant_name(op), op_name(op), DeviceKind::cuda,
+                            {DType::f16, DType::bf16}, 100,
+                            "f16/bf16: 8 halves per 16-byte load (misaligned head peeled), f32 accumulation, "
+                            "warp-shuffle trees, last-block finish"},
+                half_warp_shuffle_space(op)),
+        op_(op) {}
+
+  Config default_config(const DeviceInfo& device) const override { return half_warp_shuffle_default(device); }
+
+  Support supports(const Problem& problem, const DeviceInfo& device, const Config& config) const override {
+    if (device.sm_count <= 0) return Support::no("the device reports no multiprocessors");
+    return half_warp_shuffle_supports(problem, config);
+  }
+
+  std::size_t workspace_bytes(const Problem& problem, const Config& config) const override {
+    WarpShuffleConfig c;
+    if (!half_warp_shuffle_config_from(config, c).ok()) return 0;  // launch() reports the bad config
+    return warp_shuffle_workspace_bytes(c, sm_count(problem.device));
+  }
+
+  Status launch(const Args& args, const Problem& problem, const Config& config, void* workspace,
+                Stream stream) const override {
+    const char* name = half_warp_shuffle_variant_name(op_);
+    WarpShuffleConfig c;
+    if (Status s = half_warp_shuffle_config_from(config, c); !s.ok()) return s;
+    const int sms = sm_count(problem.device);
+    if (sms <= 0) return no_sm_count(name);
+    const ReduceCall call = make_call(op_, args, problem, sms, stream);
+    const auto bits = reinterpret_cast<std::uintptr_t>(call.x) | reinterpret_cast<std::uintptr_t>(call.y);
+    if (bits % 2 != 0)
+      return Status::fail(ErrorKind::unsupported, std::string(name) + ": f16 / bf16 elements must be 2-byte aligned");
+    return launch_half_warp_shuffle(call, c, workspace);
+  }
+
+ private:
+  ReduceOp op_;
+};
+
 }  // namespace
 
 std::vector<std::shared_ptr<const Variant>> make_cuda_variants(ReduceOp op) {
   const bool dot = op == ReduceOp::dot;
   std::vector<std::shared_ptr<const Variant>> v;
   v.push_back(std::make_shared<WarpShuffleVariant>(op));
+  v.push_back(std::make_shared<HalfWarpShuffleVariant>(op));
   v.push_back(std::make_shared<LadderVariant>(
       op, Ladder::last_block, 80, "single pass: block partials, __threadfence and a block counter; the last block finishes"));
   v.push_back(std::make_shared<LadderVariant>(

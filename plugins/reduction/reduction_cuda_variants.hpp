@@ -15,7 +15,7 @@
 
 namespace kiln::reduction {
 
-// <op>_warp_shuffle (priority 100), _last_block (80), _atomic (70), _sequential (60),
+// <op>_warp_shuffle (priority 100, f32 / i32), <op>_half_warp_shuffle (100, f16 / bf16), _last_block (80), _atomic (70), _sequential (60),
 // _two_pass (55), _kahan (50, f32 only), _interleaved (40).
 std::vector<std::shared_ptr<const Variant>> make_cuda_variants(ReduceOp op);
 

@@ -15,7 +15,7 @@ class ReductionHost final : public Variant {
  public:
   ReductionHost(std::string name, std::string op, std::vector<DType> dtypes, ReferenceFn reference)
       : Variant(VariantDesc{std::move(name), std::move(op), DeviceKind::host, std::move(dtypes), 0,
-                            "host loop, double (f32) or modulo 2^32 (i32) accumulation: the reference",
+                            "host loop, double (f32, f16, bf16) or modulo 2^32 (i32) accumulation: the reference",
                             /*reference=*/true},
                 ParamSpace{}),
         reference_(reference) {}
@@ -34,11 +34,12 @@ class ReductionHost final : public Variant {
 }  // namespace
 
 std::shared_ptr<const Variant> make_dot_host() {
-  return std::make_shared<ReductionHost>("dot_host", "dot", std::vector<DType>{DType::f32}, &dot_reference);
+  return std::make_shared<ReductionHost>("dot_host", "dot", std::vector<DType>{DType::f32, DType::f16, DType::bf16},
+                                         &dot_reference);
 }
 
 std::shared_ptr<const Variant> make_reduce_sum_host() {
-  return std::make_shared<ReductionHost>("reduce_sum_host", "reduce_sum", std::vector<DType>{DType::f32, DType::i32},
+  return std::make_shared<ReductionHost>("reduce_sum_host", "reduce_sum", std::vector<DType>{DType::f32, DType::i32, DType::f16, DType::bf16},
                                          &reduce_sum_reference);
 }
 

@@ -42,12 +42,12 @@ __global__ void add_in_order_kernel(const Acc* partials, int count, Out* out) {
 // is coalesced) before it adds any, keeping kItems * kVec * sizeof(T) bytes per input in flight.
 // The < kVec elements past the last whole vector go to the first threads of the grid.  Warps
 // reduce by shuffles and the last block to finish combines the block partials.
-template <class Load, class Acc, class Out, int kItems, int kVec>
-__global__ void __launch_bounds__(1024)
-    warp_shuffle_kernel(Load load, std::int64_t n, Acc* partials, unsigned* counter, Out* out) {
+//
+// accumulate_tiles is that loop over `vectors` whole vectors (load.load<kVec>(0 .. vectors-1)),
+// shared with the half-precision kernel (reduction_half.cuh).
+template <class Load, int kItems, int kVec, class Acc>
+__device__ __forceinline__ void accumulate_tiles(const Load& load, std::int64_t vectors, Acc& acc) {
   using Frag = typename Load::template Frag<kVec>;
-  Acc acc = Acc::zero();
-  const std::int64_t vectors = n / kVec;
   const std::int64_t step = blockDim.x;
   const std::int64_t tile = step * kItems;
   const std::int64_t stride = tile * gridDim.x;
@@ -67,13 +67,21 @@ __global__ void __launch_bounds__(1024)
       }
     }
   }
+}
+
+template <class Load, class Acc, class Out, int kItems, int kVec>
+__global__ void __launch_bounds__(1024)
+    warp_shuffle_kernel(Load load, std::int64_t n, Acc* partials, unsigned* counter, Out* out) {
+  Acc acc = Acc::zero();
+  const std::int64_t vectors = n / kVec;
+  accumulate_tiles<Load, kItems, kVec>(load, vectors, acc);
   if (kVec > 1) {
     const std::int64_t i = vectors * kVec + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) load.accumulate(acc, i);
   }
   __shared__ Acc smem[32];
   const Acc total = ShuffleTree::reduce(acc, smem);
-  LastBlockToOut<Acc, Out>{partials, counter, out}.template finish<ShuffleTree>(total, smem);
+  LastBlockToOut<Acc, Out*>{partials, counter, out}.template finish<ShuffleTree>(total, smem);
 }
 
 }  // namespace kiln::reduction

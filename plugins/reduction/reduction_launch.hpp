@@ -17,7 +17,8 @@ namespace kiln::reduction {
 
 struct ReduceCall {
   ReduceOp op = ReduceOp::sum;
-  DType dtype = DType::f32;  // of x (and y, out)
+  DType dtype = DType::f32;      // of x (and y)
+  DType out_dtype = DType::f32;  // of out: dtype, or f32 for f16 / bf16 inputs with out16 = 0
   const void* x = nullptr;
   const void* y = nullptr;   // dot only
   void* out = nullptr;       // one element
@@ -31,6 +32,9 @@ Status launch_ladder_dot(Ladder ladder, const ReduceCall& call, const LadderConf
 Status launch_ladder_sum(Ladder ladder, const ReduceCall& call, const LadderConfig& c, void* workspace);  // ladder_sum.cu
 Status launch_warp_shuffle_dot(const ReduceCall& call, const WarpShuffleConfig& c, void* workspace);  // warp_shuffle_dot.cu
 Status launch_warp_shuffle_sum(const ReduceCall& call, const WarpShuffleConfig& c, void* workspace);  // warp_shuffle_sum.cu
+// f16 / bf16; c from half_warp_shuffle_config_from, workspace warp_shuffle_workspace_bytes(c, ...).
+Status launch_half_warp_shuffle_dot(const ReduceCall& call, const WarpShuffleConfig& c, void* workspace);  // half_warp_shuffle_dot.cu
+Status launch_half_warp_shuffle_sum(const ReduceCall& call, const WarpShuffleConfig& c, void* workspace);  // half_warp_shuffle_sum.cu
 
 inline Status launch_ladder(Ladder ladder, const ReduceCall& call, const LadderConfig& c, void* workspace) {
   return call.op == ReduceOp::dot ? launch_ladder_dot(ladder, call, c, workspace)
@@ -40,6 +44,11 @@ inline Status launch_ladder(Ladder ladder, const ReduceCall& call, const LadderC
 inline Status launch_warp_shuffle(const ReduceCall& call, const WarpShuffleConfig& c, void* workspace) {
   return call.op == ReduceOp::dot ? launch_warp_shuffle_dot(call, c, workspace)
                                   : launch_warp_shuffle_sum(call, c, workspace);
+}
+
+inline Status launch_half_warp_shuffle(const ReduceCall& call, const WarpShuffleConfig& c, void* workspace) {
+  return call.op == ReduceOp::dot ? launch_half_warp_shuffle_dot(call, c, workspace)
+                                  : launch_half_warp_shuffle_sum(call, c, workspace);
 }
 
 }  // namespace kiln::reduction

@@ -45,4 +45,9 @@ constexpr const char* warp_shuffle_variant_name(ReduceOp op) {
   return op == ReduceOp::dot ? "dot_warp_shuffle" : "reduce_sum_warp_shuffle";
 }
 
+// The f16 / bf16 variant (f32 accumulation).
+constexpr const char* half_warp_shuffle_variant_name(ReduceOp op) {
+  return op == ReduceOp::dot ? "dot_half_warp_shuffle" : "reduce_sum_half_warp_shuffle";
+}
+
 }  // namespace kiln::reduction

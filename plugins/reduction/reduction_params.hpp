@@ -80,4 +80,31 @@ int warp_shuffle_grid(std::int64_t n, const WarpShuffleConfig& c, int sm_count);
 // header + one partial per block (8 bytes with acc_double, else 4).
 std::size_t warp_shuffle_workspace_bytes(const WarpShuffleConfig& c, int sm_count);
 
+// --- half_warp_shuffle (f16 / bf16 inputs, f32 accumulation) -------------------------------------
+//   block, blocks_per_sm, items_per_thread  as warp_shuffle (a tile is block * items vectors)
+//   vector_width  8: 16-byte loads of 8 halves.  A misaligned start is peeled: the elements before
+//                 the first 16-byte boundary and after the last whole vector are read singly, so
+//                 every alignment runs vectorised (dot: when x and y are misaligned alike; else
+//                 launch() runs the scalar instance {items 8, vector_width 1}, same result).
+//                 1: one 2-byte load per element.
+// Accumulation is always f32 (PlainAcc<float>); out is f32 or the input dtype (the out16 dim), a
+// launch argument, so it costs no instantiation.  Curated instances as for warp_shuffle: dot
+// leaves out 8 x 16 bytes per stream.
+struct HalfWarpShuffleInstance {
+  int items_per_thread;
+  int vector_width;
+};
+inline constexpr std::array<HalfWarpShuffleInstance, 4> kDotHalfInstances = {{{1, 8}, {2, 8}, {4, 8}, {8, 1}}};
+inline constexpr std::array<HalfWarpShuffleInstance, 6> kSumHalfInstances = {
+    {{1, 8}, {2, 8}, {4, 8}, {8, 8}, {4, 1}, {8, 1}}};
+// The instance dot falls back to when x and y are misaligned differently (must be in both lists).
+inline constexpr HalfWarpShuffleInstance kHalfScalarFallback = {8, 1};
+
+ParamSpace half_warp_shuffle_space(ReduceOp op);
+Config half_warp_shuffle_default(const DeviceInfo& device);
+// acc_double is false in the result; vector_width is 1 or 8.
+Status half_warp_shuffle_config_from(const Config& config, WarpShuffleConfig& out);
+// f16 / bf16 problems only; elements must be at least 2-byte aligned.
+Support half_warp_shuffle_supports(const Problem& problem, const Config& config);
+
 }  // namespace kiln::reduction

@@ -4,6 +4,9 @@
 #include <random>
 #include <string>
 
+#include <kiln/half.hpp>
+#include <kiln/op_schema.hpp>
+
 namespace kiln::reduction {
 namespace {
 
@@ -31,6 +34,26 @@ double sum_terms(std::int64_t n, Term term) {
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
+// Element i of a host f16 / bf16 vector as a double (exact).
+struct HalfElements {
+  const std::uint16_t* bits;
+  bool bf16;
+  double operator()(std::int64_t i) const {
+    return static_cast<double>(bf16 ? bf16_to_float(bits[i]) : f16_to_float(bits[i]));
+  }
+};
+
+HalfElements half_elements(const TensorRef& t) { return {t.as<const std::uint16_t>(), t.dtype == DType::bf16}; }
+
+bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
+
+// The sum as the device variants write it: rounded to float once (they accumulate in f32 and
+// the reference's double sum stands for the exact one), then, for an f16 / bf16 out, rounded
+// to that dtype from the float (store_element: to nearest even).
+void write_result(const TensorRef& out, double total) {
+  store_element(out, 0, 0, 0, static_cast<double>(static_cast<float>(total)));
+}
+
 }  // namespace
 
 Status dot_reference(const Args& args, const Problem& problem) {
@@ -38,6 +61,11 @@ Status dot_reference(const Args& args, const Problem& problem) {
   if (args.tensor_count() != 3)
     return Status::fail(ErrorKind::argument, "dot reference: expected 3 tensors (x, y, out)");
   if (Status s = expect_host("dot", args); !s.ok()) return s;
+  if (is_half(args.tensor(0).dtype)) {
+    const HalfElements x = half_elements(args.tensor(0)), y = half_elements(args.tensor(1));
+    write_result(args.tensor(2), sum_terms(args.tensor(0).numel(), [x, y](std::int64_t i) { return x(i) * y(i); }));
+    return Status::success();
+  }
   const float* x = args.tensor(0).as<const float>();
   const float* y = args.tensor(1).as<const float>();
   const std::int64_t n = args.tensor(0).numel();
@@ -71,9 +99,15 @@ Status reduce_sum_reference(const Args& args, const Problem& problem) {
       *args.tensor(1).as<std::int32_t>() = result;
       return Status::success();
     }
+    case DType::f16:
+    case DType::bf16: {
+      const HalfElements xs = half_elements(x);
+      write_result(args.tensor(1), sum_terms(n, xs));
+      return Status::success();
+    }
     default:
       return Status::fail(ErrorKind::dtype, "reduce_sum reference: dtype " + std::string(dtype_name(problem.dtype)) +
-                                                " is not supported (f32, i32)");
+                                                " is not supported (f32, i32, f16, bf16)");
   }
 }
 

@@ -5,7 +5,8 @@
 //   reduce_sum_reference(args, problem);   // args = {x, out}
 //
 // f32 accumulates in double (a product of two floats is exact in double), then rounds once to
-// float.  i32 accumulates in uint32: the sum modulo 2^32 read as two's complement, which is what
+// float.  f16 / bf16 likewise (their values and products are exact in double); the float is then
+// rounded to out's dtype when out is f16 / bf16 (to nearest even), as the device variants do.  i32 accumulates in uint32: the sum modulo 2^32 read as two's complement, which is what
 // 32-bit integer arithmetic on the device produces in any order of addition.
 #pragma once
 #include <cstdint>

@@ -36,12 +36,14 @@ cudaError_t launch_tile(const TopkLaunch& l, const MergePlan& m, void* workspace
   const std::size_t smem = std::size_t(2) * m.kp * sizeof(std::uint64_t);
   auto* ws = static_cast<std::uint64_t*>(workspace);
   const dim3 grid(unsigned(l.rows), unsigned(m.chunking.chunks));
+  const auto* x = static_cast<const float*>(l.x);  // f32 only (the variant's dtypes)
+  auto* values = static_cast<float*>(l.values);
   topk_chunk_kernel<BLOCK, ITEMS><<<grid, BLOCK, smem, stream>>>(
-      l.x, l.x_stride, l.n, l.k, m.kp, l.largest, m.chunking.chunk_len, int(m.chunking.chunks), ws, l.values,
+      x, l.x_stride, l.n, l.k, m.kp, l.largest, m.chunking.chunk_len, int(m.chunking.chunks), ws, values,
       l.v_stride, l.indices, l.i_stride);
   if (m.chunking.chunks > 1) {
     topk_merge_kernel<kMergeBlock, kMergeItems><<<unsigned(l.rows), kMergeBlock, smem, stream>>>(
-        l.x, l.x_stride, l.k, m.kp, int(m.chunking.chunks), ws, l.values, l.v_stride, l.indices, l.i_stride);
+        x, l.x_stride, l.k, m.kp, int(m.chunking.chunks), ws, values, l.v_stride, l.indices, l.i_stride);
   }
   return cudaGetLastError();
 }
@@ -77,6 +79,7 @@ class BlockMerge final : public Variant {
   std::size_t workspace_bytes(const Problem& p, const Config& c) const override { return plan_of(p, c).workspace; }
   Status launch(const Args& args, const Problem& p, const Config& c, void* workspace, Stream stream) const override {
     const TopkLaunch l = topk_launch_of(args, p);
+    if (l.dtype != f32) return Status::fail(ErrorKind::unsupported, "topk_block_merge: f32 only");
     if (l.rows == 0) return Status::success();
     const int block = c.get_or("block", 256), items = c.get_or("items_per_thread", 8);
     for (std::size_t i = 0; i < kTiles; ++i) {

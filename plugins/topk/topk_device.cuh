@@ -3,14 +3,41 @@
 #pragma once
 #include <cstdint>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "topk_key.hpp"
 
 namespace kiln::topk {
 
-__device__ __forceinline__ std::uint64_t key_of(float v, std::int64_t index, bool largest) {
-  return composite_key(__float_as_uint(v), std::uint32_t(index), largest);
+// The element types the kernels are instantiated for: their key format and raw bits.
+template <class T>
+struct Element;
+template <>
+struct Element<float> {
+  static constexpr KeyFormat kFormat = KeyFormat::f32;
+  __device__ __forceinline__ static std::uint32_t bits(float v) { return __float_as_uint(v); }
+};
+template <>
+struct Element<__half> {
+  static constexpr KeyFormat kFormat = KeyFormat::f16;
+  __device__ __forceinline__ static std::uint32_t bits(__half v) { return __half_as_ushort(v); }
+};
+template <>
+struct Element<__nv_bfloat16> {
+  static constexpr KeyFormat kFormat = KeyFormat::bf16;
+  __device__ __forceinline__ static std::uint32_t bits(__nv_bfloat16 v) { return __bfloat16_as_ushort(v); }
+};
+
+template <class T>
+__device__ __forceinline__ std::uint32_t rank_of(T v, bool largest) {
+  return rank_key(Element<T>::bits(v), largest, Element<T>::kFormat);
+}
+
+template <class T>
+__device__ __forceinline__ std::uint64_t key_of(T v, std::int64_t index, bool largest) {
+  return (std::uint64_t(rank_of(v, largest)) << 32) | std::uint32_t(~std::uint32_t(index));
 }
 
 __device__ __forceinline__ std::uint64_t load_key(const std::uint64_t* p) {
@@ -56,8 +83,8 @@ __device__ void bitonic_merge_desc(std::uint64_t* s, int p) {
 
 // Writes the k best keys of a row (sorted, best first) as values gathered from the row (so the
 // bits of x come back unchanged: -0.0 stays -0.0, NaN payloads survive) and indices.
-template <int BLOCK>
-__device__ void write_row(const std::uint64_t* best, int k, const float* xr, float* values, std::int32_t* indices) {
+template <int BLOCK, class T>
+__device__ void write_row(const std::uint64_t* best, int k, const T* xr, T* values, std::int32_t* indices) {
   for (int i = threadIdx.x; i < k; i += BLOCK) {
     const std::uint32_t j = index_of(best[i]);
     indices[i] = std::int32_t(j);

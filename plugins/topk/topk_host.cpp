@@ -10,7 +10,7 @@ namespace {
 class TopkHost final : public Variant {
  public:
   TopkHost()
-      : Variant(VariantDesc{"topk_host", "topk", DeviceKind::host, {f32}, 0,
+      : Variant(VariantDesc{"topk_host", "topk", DeviceKind::host, {f32, f16, bf16}, 0,
                             "host reference: partial sort of (value, index) keys per row", /*reference=*/true,
                             /*vendor=*/false},
                 ParamSpace{}) {}

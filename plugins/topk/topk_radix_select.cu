@@ -44,8 +44,9 @@ RadixPlan plan_of(const Problem& p, const Config& c) {
   return r;
 }
 
-template <int BLOCK, int ITEMS>
-cudaError_t launch_tile(const TopkLaunch& l, const RadixPlan& r, void* workspace, cudaStream_t stream) {
+template <class T, int BLOCK, int ITEMS>
+cudaError_t launch_tile_as(const TopkLaunch& l, const RadixPlan& r, void* workspace, cudaStream_t stream) {
+  const auto* x = static_cast<const T*>(l.x);
   auto* bytes = static_cast<unsigned char*>(workspace);
   auto* states = reinterpret_cast<RadixRowState*>(bytes);
   auto* hists = reinterpret_cast<std::uint32_t*>(bytes + r.states_bytes);
@@ -56,16 +57,26 @@ cudaError_t launch_tile(const TopkLaunch& l, const RadixPlan& r, void* workspace
   const dim3 grid(unsigned(l.rows), unsigned(r.chunking.chunks));
   // Every pass is queued; rows that are done make its blocks return at once.
   for (int pass = 0; pass < kRadixPasses; ++pass) {
-    radix_hist_kernel<BLOCK, ITEMS><<<grid, BLOCK, 0, stream>>>(
-        l.x, l.x_stride, l.n, l.k, l.largest, kShift[pass], kWidth[pass], r.chunking.chunk_len, int(r.chunking.chunks),
+    radix_hist_kernel<T, BLOCK, ITEMS><<<grid, BLOCK, 0, stream>>>(
+        x, l.x_stride, l.n, l.k, l.largest, kShift[pass], kWidth[pass], r.chunking.chunk_len, int(r.chunking.chunks),
         r.cap, pass, r.cand_cap, states, hists, cands);
   }
-  radix_gather_kernel<BLOCK, ITEMS><<<grid, BLOCK, 0, stream>>>(l.x, l.x_stride, l.n, l.largest, r.chunking.chunk_len,
+  radix_gather_kernel<T, BLOCK, ITEMS><<<grid, BLOCK, 0, stream>>>(x, l.x_stride, l.n, l.largest, r.chunking.chunk_len,
                                                                 int(r.chunking.chunks), r.cap, r.cand_cap, states,
                                                                 cands, selected);
-  radix_sort_kernel<kSortBlock><<<unsigned(l.rows), kSortBlock, std::size_t(r.cap) * sizeof(std::uint64_t), stream>>>(
-      l.x, l.x_stride, l.k, r.cap, states, selected, l.values, l.v_stride, l.indices, l.i_stride);
+  radix_sort_kernel<T, kSortBlock><<<unsigned(l.rows), kSortBlock, std::size_t(r.cap) * sizeof(std::uint64_t), stream>>>(
+      x, l.x_stride, l.k, r.cap, states, selected, static_cast<T*>(l.values), l.v_stride, l.indices, l.i_stride);
   return cudaGetLastError();
+}
+
+// Every tile for each element type (f32, f16, bf16).
+template <int BLOCK, int ITEMS>
+cudaError_t launch_tile(const TopkLaunch& l, const RadixPlan& r, void* workspace, cudaStream_t stream) {
+  switch (l.dtype) {
+    case DType::f16: return launch_tile_as<__half, BLOCK, ITEMS>(l, r, workspace, stream);
+    case DType::bf16: return launch_tile_as<__nv_bfloat16, BLOCK, ITEMS>(l, r, workspace, stream);
+    default: return launch_tile_as<float, BLOCK, ITEMS>(l, r, workspace, stream);
+  }
 }
 
 using Launcher = cudaError_t (*)(const TopkLaunch&, const RadixPlan&, void*, cudaStream_t);
@@ -87,7 +98,7 @@ const std::array<Launcher, kTiles> kLaunchers = launcher_table(std::make_index_s
 class RadixSelect final : public Variant {
  public:
   RadixSelect()
-      : Variant(VariantDesc{"topk_radix_select", "topk", DeviceKind::cuda, {f32}, 50,
+      : Variant(VariantDesc{"topk_radix_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 50,
                             "radix select of the k-th (value, index) key, 11-bit digits; gather; bitonic sort of the "
                             "selection",
                             false, false},
@@ -100,6 +111,7 @@ class RadixSelect final : public Variant {
   Status launch(const Args& args, const Problem& p, const Config& c, void* workspace, Stream stream) const override {
     const TopkLaunch l = topk_launch_of(args, p);
     if (l.rows == 0) return Status::success();
+    if (Status st = topk_check_indices(l, "topk_radix_select"); !st.ok()) return st;
     if (workspace == nullptr) return Status::fail(ErrorKind::argument, "topk_radix_select: no workspace given");
     const int block = c.get_or("block", 512), items = c.get_or("items_per_thread", 8);
     for (std::size_t i = 0; i < kTiles; ++i) {

@@ -173,9 +173,9 @@ __device__ void block_append(const std::uint64_t (&key)[ITEMS], std::uint64_t ma
 }
 
 // One pass: blockIdx.x is the row, blockIdx.y its chunk (of the row, or of its candidates).
-template <int BLOCK, int ITEMS>
+template <class T, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK)
-    radix_hist_kernel(const float* __restrict__ x, std::int64_t x_stride, std::int64_t n, int k, int largest,
+    radix_hist_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int k, int largest,
                       int shift, int width, std::int64_t chunk_len, int chunks, int cap, int pass, int cand_cap,
                       RadixRowState* __restrict__ states, std::uint32_t* __restrict__ hists,
                       std::uint64_t* __restrict__ cands) {
@@ -208,13 +208,13 @@ __global__ void __launch_bounds__(BLOCK)
     }
   } else {
     const bool fill = fill_pass != 0 && std::uint32_t(pass) == fill_pass;  // block-uniform; 0 is "never"
-    const float* xr = x + row * x_stride;
+    const T* xr = x + row * x_stride;
     const std::int64_t begin = std::int64_t(blockIdx.y) * chunk_len;
     const std::int64_t end = begin + chunk_len < n ? begin + chunk_len : n;
     // Every thread of the block runs the same number of iterations, so the ballots and the
     // barriers of the fill are safe.
     for (std::int64_t base = begin; base < end; base += std::int64_t(BLOCK) * ITEMS) {
-      float v[ITEMS];
+      T v[ITEMS];
 #pragma unroll
       for (int i = 0; i < ITEMS; ++i) {
         const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
@@ -247,9 +247,9 @@ __global__ void __launch_bounds__(BLOCK)
   select_digit<BLOCK>(hist, st, k, shift, width, cap, pass, cand_cap);
 }
 
-template <int BLOCK, int ITEMS>
+template <class T, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK)
-    radix_gather_kernel(const float* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest,
+    radix_gather_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest,
                         std::int64_t chunk_len, int chunks, int cap, int cand_cap, RadixRowState* __restrict__ states,
                         const std::uint64_t* __restrict__ cands, std::uint64_t* __restrict__ selected) {
   const std::int64_t row = blockIdx.x;
@@ -269,12 +269,12 @@ __global__ void __launch_bounds__(BLOCK)
     }
     return;
   }
-  const float* xr = x + row * x_stride;
+  const T* xr = x + row * x_stride;
   const std::int64_t begin = std::int64_t(blockIdx.y) * chunk_len;
   const std::int64_t end = begin + chunk_len < n ? begin + chunk_len : n;
   // Every thread runs the same number of iterations, so the warp-wide ballots are safe.
   for (std::int64_t base = begin; base < end; base += std::int64_t(BLOCK) * ITEMS) {
-    float v[ITEMS];
+    T v[ITEMS];
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
       const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
@@ -295,11 +295,11 @@ __global__ void __launch_bounds__(BLOCK)
 }
 
 // Dynamic shared memory: cap keys.
-template <int BLOCK>
+template <class T, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
-    radix_sort_kernel(const float* __restrict__ x, std::int64_t x_stride, int k, int cap,
+    radix_sort_kernel(const T* __restrict__ x, std::int64_t x_stride, int k, int cap,
                       const RadixRowState* __restrict__ states, const std::uint64_t* __restrict__ selected,
-                      float* __restrict__ values, std::int64_t v_stride, std::int32_t* __restrict__ indices,
+                      T* __restrict__ values, std::int64_t v_stride, std::int32_t* __restrict__ indices,
                       std::int64_t i_stride) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   auto* s = reinterpret_cast<std::uint64_t*>(smem_raw);

@@ -13,11 +13,22 @@
 namespace kiln::topk {
 namespace {
 
+template <class T, int BLOCK, int ITEMS>
+cudaError_t launch_rows_as(const TopkLaunch& l, int cap, cudaStream_t stream) {
+  row_select_kernel<T, BLOCK, ITEMS><<<unsigned(l.rows), BLOCK, std::size_t(cap) * sizeof(std::uint64_t), stream>>>(
+      static_cast<const T*>(l.x), l.x_stride, int(l.n), l.k, l.largest, cap, static_cast<T*>(l.values), l.v_stride,
+      l.indices, l.i_stride);
+  return cudaGetLastError();
+}
+
+// Every tile for each element type (f32, f16, bf16): 21 kernels.
 template <int BLOCK, int ITEMS>
 cudaError_t launch_rows(const TopkLaunch& l, int cap, cudaStream_t stream) {
-  row_select_kernel<BLOCK, ITEMS><<<unsigned(l.rows), BLOCK, std::size_t(cap) * sizeof(std::uint64_t), stream>>>(
-      l.x, l.x_stride, int(l.n), l.k, l.largest, cap, l.values, l.v_stride, l.indices, l.i_stride);
-  return cudaGetLastError();
+  switch (l.dtype) {
+    case DType::f16: return launch_rows_as<__half, BLOCK, ITEMS>(l, cap, stream);
+    case DType::bf16: return launch_rows_as<__nv_bfloat16, BLOCK, ITEMS>(l, cap, stream);
+    default: return launch_rows_as<float, BLOCK, ITEMS>(l, cap, stream);
+  }
 }
 
 using Launcher = cudaError_t (*)(const TopkLaunch&, int, cudaStream_t);
@@ -38,7 +49,7 @@ const std::array<Launcher, kTiles> kLaunchers = launcher_table(std::make_index_s
 class RowSelect final : public Variant {
  public:
   RowSelect()
-      : Variant(VariantDesc{"topk_row_select", "topk", DeviceKind::cuda, {f32}, 55,
+      : Variant(VariantDesc{"topk_row_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 55,
                             "one block per row held in registers; on-chip radix select, 8-bit digits; sort of the "
                             "selection (n <= 16384)",
                             false, false},
@@ -56,6 +67,7 @@ class RowSelect final : public Variant {
   Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
     const TopkLaunch l = topk_launch_of(args, p);
     if (l.rows == 0) return Status::success();
+    if (Status st = topk_check_indices(l, "topk_row_select"); !st.ok()) return st;
     if (const Support s = row_select_supports(l.n, l.k, c); !s.ok)
       return Status::fail(ErrorKind::unsupported, "topk_row_select: " + s.reason);
     if (l.rows > 2147483647) return Status::fail(ErrorKind::unsupported, "topk_row_select: more than 2^31 - 1 rows");

@@ -21,11 +21,12 @@ namespace kiln::topk {
 // and summing outweighing the conflicts.)
 inline constexpr int kRowSelectBins = 256;
 
-// Dynamic shared memory: cap 8-byte keys (cap a power of two >= k).
-template <int BLOCK, int ITEMS>
+// Dynamic shared memory: cap 8-byte keys (cap a power of two >= k).  T: float, __half or
+// __nv_bfloat16 (Element<T> in topk_device.cuh).
+template <class T, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK)
-    row_select_kernel(const float* __restrict__ x, std::int64_t x_stride, int n, int k, int largest, int cap,
-                      float* __restrict__ values, std::int64_t v_stride, std::int32_t* __restrict__ indices,
+    row_select_kernel(const T* __restrict__ x, std::int64_t x_stride, int n, int k, int largest, int cap,
+                      T* __restrict__ values, std::int64_t v_stride, std::int32_t* __restrict__ indices,
                       std::int64_t i_stride) {
   static_assert(BLOCK % 32 == 0 && kRowSelectBins % 32 == 0, "whole warps");
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -33,14 +34,14 @@ __global__ void __launch_bounds__(BLOCK)
   __shared__ std::uint32_t hist[kRowSelectBins];
   __shared__ std::uint32_t s_digit, s_above, s_bucket, s_count;
   const std::int64_t row = blockIdx.x;
-  const float* xr = x + row * x_stride;
+  const T* xr = x + row * x_stride;
   const int t = threadIdx.x;
 
   std::uint32_t rk[ITEMS];
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const int j = i * BLOCK + t;
-    rk[i] = j < n ? rank_key(__float_as_uint(__ldg(xr + j)), largest != 0) : 0u;
+    rk[i] = j < n ? rank_of(__ldg(xr + j), largest != 0) : 0u;
   }
   auto key_at = [&](int i) { return (std::uint64_t(rk[i]) << 32) | std::uint32_t(~std::uint32_t(i * BLOCK + t)); };
 

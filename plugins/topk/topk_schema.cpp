@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <kiln/dtype.hpp>
+
+#include "topk_key.hpp"
 #include "topk_reference.hpp"
 
 namespace kiln::topk {
@@ -20,17 +23,27 @@ std::string shape_text(std::int64_t rows, std::int64_t cols, int rank) {
 // the fraction of mismatched output elements.
 Status compare_topk(const Args& got, const Args& expected, const Problem& p, double& error) {
   const std::int64_t rows = p.dims[0], k = p.dims[2];
+  const KeyFormat format = p.dtype == f16 ? KeyFormat::f16 : p.dtype == bf16 ? KeyFormat::bf16 : KeyFormat::f32;
+  const std::size_t size = dtype_size(p.dtype);
+  auto bits = [size](const TensorRef& t, std::int64_t r, std::int64_t i) {
+    const auto* at = static_cast<const unsigned char*>(t.data) + (r * t.row_stride + i) * std::int64_t(size);
+    std::uint32_t b = 0;
+    if (size == 4) {
+      std::memcpy(&b, at, 4);
+    } else {
+      std::uint16_t h;
+      std::memcpy(&h, at, 2);
+      b = h;
+    }
+    return b;
+  };
   std::int64_t bad = 0;
   for (std::int64_t r = 0; r < rows; ++r) {
-    const float* gv = got.tensor(1).as<const float>() + r * got.tensor(1).row_stride;
-    const float* ev = expected.tensor(1).as<const float>() + r * expected.tensor(1).row_stride;
     const std::int32_t* gi = got.tensor(2).as<const std::int32_t>() + r * got.tensor(2).row_stride;
     const std::int32_t* ei = expected.tensor(2).as<const std::int32_t>() + r * expected.tensor(2).row_stride;
     for (std::int64_t i = 0; i < k; ++i) {
-      std::uint32_t gb, eb;
-      std::memcpy(&gb, gv + i, 4);
-      std::memcpy(&eb, ev + i, 4);
-      const bool same_value = gb == eb || (std::isnan(gv[i]) && std::isnan(ev[i]));
+      const std::uint32_t gb = bits(got.tensor(1), r, i), eb = bits(expected.tensor(1), r, i);
+      const bool same_value = gb == eb || (is_nan_bits(gb, format) && is_nan_bits(eb, format));
       if (!same_value) ++bad;
       if (gi[i] != ei[i]) ++bad;
     }
@@ -58,11 +71,14 @@ std::shared_ptr<OpSchema> make_topk_schema() {
   s->dim_names = {"rows", "n", "k", "largest"};
   s->dim_defaults = {{"largest", 1}};  // "1x67108864x100" means the largest 100
   s->mode_dims = {"largest"};
-  s->dtypes = {f32};
+  s->dtypes = {f32, f16, bf16};
   s->work_unit = WorkUnit::byte;
   s->make_problem = [self](const Args& args, Problem& p) -> Status {
-    Status st = expect_dtype(*self, args, 0, f32);
-    if (st.ok()) st = expect_dtype(*self, args, 1, f32);
+    const DType t = args.tensor(0).dtype;
+    if (t != f32 && t != f16 && t != bf16) {
+      return Status::fail(ErrorKind::dtype, "topk: x is " + std::string(dtype_name(t)) + "; expected f32, f16 or bf16");
+    }
+    Status st = expect_dtype(*self, args, 1, t);  // values: the dtype of x
     if (st.ok()) st = expect_dtype(*self, args, 2, i32);
     if (!st.ok()) return st;
     const TensorRef& x = args.tensor(0);
@@ -93,7 +109,7 @@ std::shared_ptr<OpSchema> make_topk_schema() {
       return Status::fail(ErrorKind::argument,
                           "topk: scalar largest = " + std::to_string(largest) + "; expected 1 (largest) or 0 (smallest)");
     }
-    p.dtype = f32;
+    p.dtype = t;
     p.n_dims = 4;
     p.dims[0] = rows;
     p.dims[1] = n;
@@ -102,13 +118,13 @@ std::shared_ptr<OpSchema> make_topk_schema() {
     return Status::success();
   };
   s->tensor_specs = [](const Problem& p, std::vector<TensorSpec>& specs) -> Status {
-    specs = {{f32, Shape::matrix(p.dims[0], p.dims[1])},
-             {f32, Shape::matrix(p.dims[0], p.dims[2])},
+    specs = {{p.dtype, Shape::matrix(p.dims[0], p.dims[1])},
+             {p.dtype, Shape::matrix(p.dims[0], p.dims[2])},
              {i32, Shape::matrix(p.dims[0], p.dims[2])}};
     return Status::success();
   };
   s->reference = topk_reference;
-  s->work = [](const Problem& p) { return double(p.dims[0]) * double(p.dims[1]) * sizeof(float); };
+  s->work = [](const Problem& p) { return double(p.dims[0]) * double(p.dims[1]) * double(dtype_size(p.dtype)); };
   s->tolerance = [](const Problem&) { return 0.0; };
   s->compare = compare_topk;
   s->scalars_for = [](const Problem& p, Args& args) {
@@ -116,7 +132,7 @@ std::shared_ptr<OpSchema> make_topk_schema() {
     args.set_scalar(0, double(p.dims[3]));
   };
   s->bucket = [](const Problem& p) {
-    return "f32|rows=" + std::to_string(round_pow2(p.dims[0])) + "|n=" + std::to_string(round_pow2(p.dims[1])) +
+    return std::string(dtype_name(p.dtype)) + "|rows=" + std::to_string(round_pow2(p.dims[0])) + "|n=" + std::to_string(round_pow2(p.dims[1])) +
            "|k=" + std::to_string(round_pow2(p.dims[2])) + "|largest=" + std::to_string(p.dims[3]);
   };
   return s;

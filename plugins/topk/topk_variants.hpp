@@ -14,11 +14,13 @@ std::shared_ptr<Variant> make_topk_block_merge();
 std::shared_ptr<Variant> make_topk_radix_select();
 std::shared_ptr<Variant> make_topk_row_select();
 
-// What both CUDA variants read from the arguments.
+// What the CUDA variants read from the arguments.  x and values hold `dtype` elements (f32, f16
+// or bf16; topk_block_merge takes f32 only).
 struct TopkLaunch {
-  const float* x = nullptr;
+  DType dtype = f32;
+  const void* x = nullptr;
   std::int64_t x_stride = 0;
-  float* values = nullptr;
+  void* values = nullptr;
   std::int64_t v_stride = 0;
   std::int32_t* indices = nullptr;
   std::int64_t i_stride = 0;
@@ -27,7 +29,10 @@ struct TopkLaunch {
   int largest = 1;
 };
 TopkLaunch topk_launch_of(const Args& args, const Problem& p);
-// f32 and i32 tensors must be 4-byte aligned; k within the variant's limit.
+// f32: tensors 4-byte aligned; f16/bf16: 2-byte aligned (indices checked at launch); k within
+// the variant's limit.
 Support topk_cuda_support(const Problem& p, std::int64_t max_k, const std::string& why_max);
+// A failure naming `variant` when the indices are not 4-byte aligned (see topk_cuda_support).
+Status topk_check_indices(const TopkLaunch& l, const std::string& variant);
 
 }  // namespace kiln::topk

@@ -11,20 +11,25 @@ struct Shapes {
   std::vector<std::string> verify;
 };
 
-// Dims per the ops contract: add {m,n}, dot/reduce_sum/histogram {n}, gemm {m,n,k,tf32,batch,ta,tb,c16},
-// gemv/transpose {m,n}, histogram_range {n,bins}, topk {rows,n,k,largest}.
+// Dims per the ops contract: add {m,n}, dot/reduce_sum {n,out16}, histogram {n}, gemm
+// {m,n,k,tf32,batch,ta,tb,c16}, gemv {m,n,y16}, transpose {m,n}, histogram_range {n,bins}, topk {rows,n,k,largest}.
 const std::map<std::string, Shapes>& known() {
   static const std::map<std::string, Shapes> table = {
       {"add", {"4096x4096", "512x512", {"1x1", "1x7", "3x5", "17x33", "31x257", "127x131", "1x4099", "257x1023"}}},
-      {"dot", {"16777216", "1048576", {"1", "7", "31", "1000", "4099", "65537", "1048579"}}},
-      {"reduce_sum", {"16777216", "1048576", {"1", "7", "31", "1000", "4099", "65537", "1048579"}}},
+      // out16=1 / y16=1 (the result in the f16 / bf16 input type) apply to half dtypes only; verify
+      // skips them for f32 and i32 with a note.
+      {"dot", {"16777216", "1048576", {"1", "7", "9", "31", "1000", "4099", "65537", "1048579", "17,out16=1", "65537,out16=1"}}},
+      {"reduce_sum",
+       {"16777216", "1048576", {"1", "7", "9", "31", "1000", "4099", "65537", "1048579", "17,out16=1", "65537,out16=1"}}},
       {"gemm",
        {"1024x1024x1024", "128x128x128",
         {"1x1x1", "7x5x3", "17x33x65", "31x1x129", "64x64x64", "127x129x131", "257x255x253", "64x64x64x1",
          "127x129x131x1", "1x257x33x1",
          // column-major operands and batches
          "37x29x45,ta=1,tb=1", "33x17x41,batch=3,tb=1", "20x36x52,batch=2,ta=1"}}},
-      {"gemv", {"4096x4096", "512x512", {"1x1", "7x5", "31x257", "257x31", "1023x1025", "4096x33", "33x4099"}}},
+      {"gemv",
+       {"4096x4096", "512x512",
+        {"1x1", "7x5", "31x257", "257x31", "1023x1025", "4096x33", "33x4099", "7x9,y16=1", "33x4099,y16=1"}}},
       {"transpose", {"4096x4096", "512x512", {"1x1", "1x7", "7x1", "33x31", "129x257", "1025x1023"}}},
       {"histogram", {"67108864", "1048576", {"1", "7", "255", "4099", "65537", "1000003"}}},
       {"histogram_range",

@@ -1,5 +1,6 @@
 // The `gemv` schema and host variant, through kiln::Runtime::op with host buffers; the variant
 // list and parameter spaces.  No GPU needed.
+#include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/problem_data.hpp>
 
@@ -58,7 +59,8 @@ TEST_CASE("gemv registers its schema and variants in priority order", "[gemv]") 
   const kiln::OpSchema* s = reg.find_op("gemv");
   REQUIRE(s != nullptr);
   CHECK(s->signature() == "gemv(a: in, x: in, y: out)");
-  CHECK(s->dim_names == std::vector<std::string>{"m", "n"});
+  CHECK(s->dim_names == std::vector<std::string>{"m", "n", "y16"});
+  CHECK(s->mode_dims == std::vector<std::string>{"y16"});
 
   const kiln::Variant* host = reg.find_variant("gemv_host");
   REQUIRE(host != nullptr);
@@ -70,7 +72,9 @@ TEST_CASE("gemv registers its schema and variants in priority order", "[gemv]") 
   std::vector<std::string> names;
   for (const kiln::Variant* v : reg.variants("gemv")) names.push_back(v->name());
 #if KILN_HAS_CUDA
-  CHECK(names == std::vector<std::string>{"gemv_warp_per_row", "gemv_smem_x", "gemv_row_per_thread", "gemv_host"});
+  // Equal priorities (the two warp-per-row variants, 30) list in name order.
+  CHECK(names == std::vector<std::string>{"gemv_half_warp_per_row", "gemv_warp_per_row", "gemv_smem_x",
+                                          "gemv_row_per_thread", "gemv_host"});
 #else
   CHECK(names == std::vector<std::string>{"gemv_host"});
 #endif
@@ -89,7 +93,7 @@ TEST_CASE("gemv validates its arguments", "[gemv]") {
 
   SECTION("the valid call derives m and n") {
     const kiln::Problem p = gemv.problem({a, x, y});
-    CHECK(p.key() == "f32|m=3|n=4");
+    CHECK(p.key() == "f32|m=3|n=4|y16=0");
   }
   SECTION("a must be a matrix") {
     kiln::Buffer a1 = kiln::Buffer::alloc(host, kiln::f32, {12});
@@ -115,7 +119,7 @@ TEST_CASE("gemv validates its arguments", "[gemv]") {
     CHECK(contains(msg, "'y'"));
     CHECK(contains(msg, "[3]"));
   }
-  SECTION("every tensor must be f32") {
+  SECTION("every tensor must be f32 (or a and x one half type)") {
     kiln::Buffer x64 = kiln::Buffer::alloc(host, kiln::f64, {4});
     REQUIRE_THROWS_AS(gemv({a, x64, y}), kiln::DTypeError);
     const std::string msg = error_message([&] { gemv({a, x64, y}); });
@@ -262,4 +266,128 @@ TEST_CASE("gemv parameter spaces", "[gemv]") {
     CHECK(reg.find_variant("gemv_row_per_thread")->space().count() == 4);
   }
 #endif
+}
+
+namespace {
+
+template <class T>
+kiln::TensorRef host_ref(std::vector<T>& v, kiln::DType t) {
+  return kiln::TensorRef::vector(v.data(), t, static_cast<std::int64_t>(v.size()), kiln::Device::host());
+}
+
+std::vector<std::uint16_t> to_bits(const std::vector<float>& v, kiln::DType t) {
+  std::vector<std::uint16_t> out;
+  for (float f : v) out.push_back(t == kiln::bf16 ? kiln::float_to_bf16(f) : kiln::float_to_f16(f));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gemv f16 / bf16: validation names the argument and what is expected", "[gemv][half]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  kiln::Op gemv = rt.op("gemv");
+  const kiln::Device host = kiln::Device::host();
+  std::vector<std::uint16_t> a(12, 0x3f80), x(4, 0x3f80), yh(3);
+  std::vector<float> xf(4, 1.0f), yf(3);
+  const auto am = kiln::TensorRef::matrix(a.data(), kiln::bf16, 3, 4, 4, host);
+
+  SECTION("a bf16, x f16") {
+    const auto call = [&] { gemv({am, host_ref(x, kiln::f16), host_ref(yf, kiln::f32)}); };
+    const std::string msg = error_message(call);
+    CHECK(contains(msg, "'x'"));
+    CHECK(contains(msg, "f16"));
+    CHECK(contains(msg, "expected bf16"));
+    REQUIRE_THROWS_AS(call(), kiln::DTypeError);
+  }
+  SECTION("a bf16, x f32") {
+    REQUIRE_THROWS_AS(gemv({am, host_ref(xf, kiln::f32), host_ref(yf, kiln::f32)}), kiln::DTypeError);
+  }
+  SECTION("y neither f32 nor the input type") {
+    const auto call = [&] { gemv({am, host_ref(x, kiln::bf16), host_ref(yh, kiln::f16)}); };
+    const std::string msg = error_message(call);
+    CHECK(contains(msg, "'y'"));
+    CHECK(contains(msg, "f32 or bf16"));
+    REQUIRE_THROWS_AS(call(), kiln::DTypeError);
+  }
+  SECTION("a column-major view is refused before the op sees it") {
+    const auto at = kiln::TensorRef::matrix(a.data(), kiln::bf16, 4, 3, 3, host).transposed();
+    const auto call = [&] { gemv({at, host_ref(x, kiln::bf16), host_ref(yf, kiln::f32)}); };
+    CHECK(contains(error_message(call), "'a'"));
+    REQUIRE_THROWS_AS(call(), kiln::ShapeError);
+  }
+  SECTION("y16 = 1 needs half inputs") {
+    const kiln::OpSchema& s = rt.registry().op("gemv");
+    REQUIRE_THROWS_AS(s.problem_from_shape(kiln::f32, "4x4,y16=1", host), kiln::ArgumentError);
+  }
+}
+
+TEST_CASE("gemv f16 / bf16 on host buffers: hand-computed, keys, specs, tolerance", "[gemv][half]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  kiln::Op gemv = rt.op("gemv");
+  const kiln::OpSchema& s = rt.registry().op("gemv");
+  const kiln::Device host = kiln::Device::host();
+  for (kiln::DType t : {kiln::bf16, kiln::f16}) {
+    INFO(kiln::dtype_name(t));
+    // A 2 x 3 in a row pitch of 5 (padding poisoned with NaN: never read).
+    std::vector<float> af = {1, 2, -0.5f, NAN, NAN, 0.25f, -4, 3, NAN, NAN};
+    std::vector<std::uint16_t> a = to_bits(af, t), x = to_bits({2, 0.5f, -2}, t), yh(2, 0xffff);
+    std::vector<float> yf(2, -1.0f);
+    const auto am = kiln::TensorRef::matrix(a.data(), t, 2, 3, 5, host);
+    gemv({am, host_ref(x, t), host_ref(yf, kiln::f32)});
+    CHECK(yf[0] == 4.0f);    // 2 + 1 + 1
+    CHECK(yf[1] == -7.5f);   // 0.5 - 2 - 6
+    gemv({am, host_ref(x, t), host_ref(yh, t)});
+    CHECK(yh[0] == to_bits({4.0f}, t)[0]);
+    CHECK(yh[1] == to_bits({-7.5f}, t)[0]);
+    const kiln::Problem p = gemv.problem({am, host_ref(x, t), host_ref(yh, t)});
+    CHECK(p.key() == std::string(kiln::dtype_name(t)) + "|m=2|n=3|y16=1");
+
+    const kiln::Problem big = s.problem_from_shape(t, "16384x16384,y16=1", host);
+    std::vector<kiln::TensorSpec> specs;
+    REQUIRE(s.tensor_specs(big, specs).ok());
+    CHECK(specs[0].dtype == t);
+    CHECK(specs[1].dtype == t);
+    CHECK(specs[2].dtype == t);
+    CHECK(s.work(big) == (16384.0 * 16384.0 + 16384.0 + 16384.0) * 2.0);
+    CHECK(s.tolerance_for(big) == Approx(kiln::accumulation_tolerance(t, 16384)));
+    const kiln::Problem f32y = s.problem_from_shape(t, "16384x16384", host);
+    REQUIRE(s.tensor_specs(f32y, specs).ok());
+    CHECK(specs[2].dtype == kiln::f32);
+    CHECK(s.work(f32y) == (16384.0 * 16384.0 + 16384.0) * 2.0 + 16384.0 * 4.0);
+
+    // ProblemData (fresh random inputs, poisoned y) through the host variant: zero error.
+    for (const char* shape : {"1x1", "7x9", "33x4099,y16=1"}) {
+      kiln::ProblemData data(s, s.problem_from_shape(t, shape, host), host, 5);
+      data.poison_outputs();
+      gemv(data.device_args());
+      CHECK(data.error() == 0.0);
+    }
+  }
+}
+
+TEST_CASE("gemv_half_warp_per_row parameter space", "[gemv][half]") {
+  namespace gv = kiln::gemv;
+  const kiln::DeviceInfo dev = fake_h200();
+  kiln::Registry reg = make_registry();
+  const kiln::OpSchema& schema = reg.op("gemv");
+  kiln::Problem p = schema.problem_from_dims(kiln::bf16, {1000, 999}, kiln::Device::cuda(0));
+  const kiln::ParamSpace s = gv::half_warp_per_row_space();
+  CHECK(s.count() == 5 * 5 * 2 * 2);
+  // Instantiated (tpr, vec, rows per thread) with whole warps <= 1024 per block: tpr 8: rows 4, 8,
+  // 16; 16: 2..16 (4); 32: 1..16 (5, three kernels); 64: 1..16 (5, two kernels); 128: 1..8 (4, two).
+  CHECK(s.count_valid(dev, p) == 3 + 4 + 3 * 5 + 2 * 5 + 2 * 4);
+  const kiln::Config d = gv::half_warp_per_row_default(dev);
+  CHECK(!s.violated(d, dev, p));
+  p.align_bytes = 16;
+  CHECK(gv::half_warp_per_row_supports(p, d).ok);
+  p.align_bytes = 2;
+  const kiln::Support no = gv::half_warp_per_row_supports(p, d);
+  CHECK(!no.ok);
+  CHECK(contains(no.reason, "16-byte"));
+  CHECK(gv::half_warp_per_row_supports(
+            p, {{"rows_per_block", 8}, {"threads_per_row", 32}, {"vector_width", 1}, {"rows_per_thread", 1}})
+            .ok);
+  p.dtype = kiln::f32;
+  p.align_bytes = 16;
+  CHECK(!gv::half_warp_per_row_supports(p, d).ok);
 }

@@ -91,8 +91,9 @@ TEST_CASE("every CUDA reduction variant and config matches the host reference", 
   for (const char* op : {"dot", "reduce_sum"}) {
     const kiln::OpSchema& schema = rt.registry().op(op);
     const std::vector<const kiln::Variant*> variants = cuda_variants(rt.registry(), op);
-    REQUIRE(variants.size() == 7);
+    REQUIRE(variants.size() == 8);
     for (kiln::DType dtype : schema.dtypes) {
+      if (dtype == kiln::f16 || dtype == kiln::bf16) continue;  // test_reduction_half_gpu
       std::int64_t runs = 0;
       for (std::int64_t n : kSizes) {
         const kiln::Problem wanted = schema.problem_from_dims(dtype, {n}, gpu);
@@ -173,6 +174,7 @@ TEST_CASE("misaligned views: vector_width 4 refuses with a reason, the rest stil
 
     // Every config the variants accept gives the right answer on the misaligned view.
     for (const kiln::Variant* v : cuda_variants(rt.registry(), op)) {
+      if (!has_dtype(*v, kiln::f32)) continue;
       for (const kiln::Config& config : configs_to_run(*v, dev, p, 5)) {
         INFO(v->name() << " " << config.to_string());
         const kiln::Support s = v->supports(p, dev, config);
@@ -249,6 +251,7 @@ TEST_CASE("the empty sum is 0 on every variant", "[reduction][gpu]") {
     const kiln::Problem p = rt.op(op).problem(args);
     for (const kiln::Variant* v : cuda_variants(rt.registry(), op)) {
       INFO(v->name());
+      if (!has_dtype(*v, kiln::f32)) continue;  // the half variants: test_reduction_half_gpu
       const kiln::Config c = v->default_config(dev);
       out.fill_bytes(0xFF);
       REQUIRE(v->launch(args, p, c, ws.get(v->workspace_bytes(p, c)), stream).ok());
@@ -334,7 +337,7 @@ TEST_CASE("n past 2^31", "[reduction][gpu][huge]") {
   }
 }
 
-TEST_CASE("op() on device buffers dispatches to warp_shuffle and is right", "[reduction][gpu]") {
+TEST_CASE("op() on device buffers dispatches to (half_)warp_shuffle and is right", "[reduction][gpu]") {
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::Device gpu = kiln::Device::cuda(0);
   kiln::OwnedStream own(gpu);
@@ -345,7 +348,8 @@ TEST_CASE("op() on device buffers dispatches to warp_shuffle and is right", "[re
       kiln::ProblemData data(schema, schema.problem_from_dims(dtype, {(std::int64_t{1} << 22) + 5}, gpu), gpu, 3);
       const kiln::Decision d = rt.explain(data.problem());
       REQUIRE(d.variant != nullptr);
-      CHECK(d.variant->name() == std::string(op) + "_warp_shuffle");
+      const bool half = dtype == kiln::f16 || dtype == kiln::bf16;
+      CHECK(d.variant->name() == std::string(op) + (half ? "_half_warp_shuffle" : "_warp_shuffle"));
       data.poison_outputs();
       kiln::Stream().synchronize();  // ProblemData works on the legacy stream; ours does not wait for it
       rt.op(op)(data.device_args(), own);

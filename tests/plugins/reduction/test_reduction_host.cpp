@@ -1,6 +1,7 @@
 // The dot and reduce_sum schemas and host variants, through kiln::Runtime::op with host buffers
 // (validation errors, hand-computed results); the variant list; the parameter spaces, grids and
 // workspace sizes.  No GPU needed.
+#include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/problem_data.hpp>
 
@@ -50,12 +51,14 @@ kiln::DeviceInfo fake_h200() {
   return d;
 }
 
-kiln::Problem cuda_problem(const kiln::OpSchema& schema, kiln::DType dtype, std::int64_t n, int align_bytes) {
+kiln::Problem cuda_problem(const kiln::OpSchema& schema, kiln::DType dtype, std::int64_t n, int align_bytes,
+                           int out16 = 0) {
   kiln::Problem p;
   p.schema = &schema;
   p.dtype = dtype;
-  p.n_dims = 1;
+  p.n_dims = 2;
   p.dims[0] = n;
+  p.dims[1] = out16;
   p.device = kiln::Device::cuda(0);
   p.align_bytes = align_bytes;
   return p;
@@ -200,8 +203,10 @@ TEST_CASE("the schemas' contracts", "[reduction]") {
   kiln::Registry reg = make_registry();
   const kiln::OpSchema& dot = reg.op("dot");
   const kiln::OpSchema& sum = reg.op("reduce_sum");
-  CHECK(dot.dim_names == std::vector<std::string>{"n"});
-  CHECK(sum.dim_names == std::vector<std::string>{"n"});
+  CHECK(dot.dim_names == std::vector<std::string>{"n", "out16"});
+  CHECK(sum.dim_names == std::vector<std::string>{"n", "out16"});
+  CHECK(dot.mode_dims == std::vector<std::string>{"out16"});
+  CHECK(sum.mode_dims == std::vector<std::string>{"out16"});
   REQUIRE(dot.tensors.size() == 3);
   CHECK(dot.tensors[0].name == "x");
   CHECK(dot.tensors[1].name == "y");
@@ -260,13 +265,16 @@ TEST_CASE("ProblemData drives the host variants to zero error", "[reduction]") {
     CHECK(host->priority() == 0);
     CHECK(host->space().empty());
     for (kiln::DType dtype : schema.dtypes)
-      for (std::int64_t n : {1, 2, 33, 4097, 65537}) {
-        INFO(op << " " << kiln::dtype_name(dtype) << " n=" << n);
-        const kiln::Problem p = schema.problem_from_dims(dtype, {n}, kiln::Device::host());
-        kiln::ProblemData data(schema, p, kiln::Device::host(), 7 + n);
-        data.poison_outputs();
-        REQUIRE(host->launch(data.device_args(), data.problem(), {}, nullptr, kiln::Stream()).ok());
-        CHECK(data.error() == 0.0);
+      for (std::int64_t out16 : {0, 1}) {
+        if (out16 == 1 && dtype != kiln::f16 && dtype != kiln::bf16) continue;
+        for (std::int64_t n : {1, 2, 33, 4097, 65537}) {
+          INFO(op << " " << kiln::dtype_name(dtype) << " n=" << n << " out16=" << out16);
+          const kiln::Problem p = schema.problem_from_dims(dtype, {n, out16}, kiln::Device::host());
+          kiln::ProblemData data(schema, p, kiln::Device::host(), 7 + n);
+          data.poison_outputs();
+          REQUIRE(host->launch(data.device_args(), data.problem(), {}, nullptr, kiln::Stream()).ok());
+          CHECK(data.error() == 0.0);
+        }
       }
   }
 }
@@ -279,8 +287,10 @@ TEST_CASE("the variant list", "[reduction]") {
     for (const kiln::Variant* v : reg.variants(op)) names.push_back(v->name());
     const std::string o = op;
 #if KILN_HAS_CUDA
-    CHECK(names == std::vector<std::string>{o + "_warp_shuffle", o + "_last_block", o + "_atomic", o + "_sequential",
-                                            o + "_two_pass", o + "_kahan", o + "_interleaved", o + "_host"});
+    // Equal priorities (the two warp_shuffle variants, 100) list in name order.
+    CHECK(names == std::vector<std::string>{o + "_half_warp_shuffle", o + "_warp_shuffle", o + "_last_block",
+                                            o + "_atomic", o + "_sequential", o + "_two_pass", o + "_kahan",
+                                            o + "_interleaved", o + "_host"});
 #else
     CHECK(names == std::vector<std::string>{o + "_host"});
 #endif
@@ -288,16 +298,20 @@ TEST_CASE("the variant list", "[reduction]") {
     for (const kiln::Variant* v : reg.variants(op)) {
       INFO(v->name());
       if (v->device_kind() != kiln::DeviceKind::cuda) continue;
-      // Every default lies in its space and is valid for an aligned f32 problem.
+      // Every default lies in its space and is valid for an aligned problem of each of its dtypes.
       const kiln::Config c = v->default_config(dev);
       CHECK(v->space().contains(c));
-      CHECK(!(v->space().violated(c, dev, cuda_problem(schema, kiln::f32, 1000, 16)).has_value()));
-      CHECK(v->supports(cuda_problem(schema, kiln::f32, 1000, 16), dev, c).ok);
+      for (kiln::DType t : v->dtypes()) {
+        CHECK(!(v->space().violated(c, dev, cuda_problem(schema, t, 1000, 16)).has_value()));
+        CHECK(v->supports(cuda_problem(schema, t, 1000, 16), dev, c).ok);
+      }
     }
   }
 #if KILN_HAS_CUDA
   CHECK(reg.find_variant("reduce_sum_kahan")->dtypes() == std::vector<kiln::DType>{kiln::f32});
   CHECK(reg.find_variant("reduce_sum_last_block")->dtypes() == std::vector<kiln::DType>{kiln::f32, kiln::i32});
+  CHECK(reg.find_variant("dot_half_warp_shuffle")->dtypes() == std::vector<kiln::DType>{kiln::f16, kiln::bf16});
+  CHECK(reg.find_variant("reduce_sum_half_warp_shuffle")->dtypes() == std::vector<kiln::DType>{kiln::f16, kiln::bf16});
 #endif
 }
 
@@ -379,4 +393,184 @@ TEST_CASE("parameter spaces, grids and workspaces", "[reduction]") {
     wc.acc_double = true;
     CHECK(red::warp_shuffle_workspace_bytes(wc, 132) == red::kWorkspaceHeaderBytes + 528 * 8);
   }
+}
+
+namespace {
+
+std::vector<std::uint16_t> to_bits(const std::vector<float>& v, kiln::DType t) {
+  std::vector<std::uint16_t> out;
+  for (float f : v) out.push_back(t == kiln::bf16 ? kiln::float_to_bf16(f) : kiln::float_to_f16(f));
+  return out;
+}
+
+float from_bits(std::uint16_t b, kiln::DType t) { return t == kiln::bf16 ? kiln::bf16_to_float(b) : kiln::f16_to_float(b); }
+
+}  // namespace
+
+TEST_CASE("f16 and bf16: mixed or unsupported dtypes are refused with the argument named", "[reduction][half]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  kiln::Op dot = rt.op("dot");
+  kiln::Op sum = rt.op("reduce_sum");
+  std::vector<std::uint16_t> xh(5, 0x3f80), yh(5, 0x3f80), out_h(1);
+  std::vector<float> xf(5, 1.0f), out_f(1);
+  std::vector<double> out_d(1);
+  std::vector<std::int32_t> out_i(1);
+
+  SECTION("dot: x bf16, y f16") {
+    const auto call = [&] { dot({host_vector(xh, kiln::bf16), host_vector(yh, kiln::f16), host_vector(out_f, kiln::f32)}); };
+    const std::string msg = error_message(call);
+    CHECK(contains(msg, "y"));
+    CHECK(contains(msg, "f16"));
+    CHECK(contains(msg, "bf16"));
+    REQUIRE_THROWS_AS(call(), kiln::DTypeError);
+  }
+  SECTION("dot: x f32, y bf16") {
+    REQUIRE_THROWS_AS(dot({host_vector(xf, kiln::f32), host_vector(yh, kiln::bf16), host_vector(out_f, kiln::f32)}),
+                      kiln::DTypeError);
+  }
+  SECTION("dot: bf16 inputs, out f16 (neither f32 nor the input type)") {
+    const auto call = [&] { dot({host_vector(xh, kiln::bf16), host_vector(yh, kiln::bf16), host_vector(out_h, kiln::f16)}); };
+    const std::string msg = error_message(call);
+    CHECK(contains(msg, "out"));
+    CHECK(contains(msg, "f32 or bf16"));
+    REQUIRE_THROWS_AS(call(), kiln::DTypeError);
+  }
+  SECTION("reduce_sum: f16 x, out f64 or i32") {
+    const auto call = [&] { sum({host_vector(xh, kiln::f16), host_vector(out_d, kiln::f64)}); };
+    const std::string msg = error_message(call);
+    CHECK(contains(msg, "out"));
+    CHECK(contains(msg, "f32 or f16"));
+    REQUIRE_THROWS_AS(call(), kiln::DTypeError);
+    REQUIRE_THROWS_AS(sum({host_vector(xh, kiln::f16), host_vector(out_i, kiln::i32)}), kiln::DTypeError);
+  }
+  SECTION("reduce_sum: f32 x with a bf16 out (out16 needs half inputs)") {
+    const auto call = [&] { sum({host_vector(xf, kiln::f32), host_vector(out_h, kiln::bf16)}); };
+    CHECK(contains(error_message(call), "out"));
+    REQUIRE_THROWS_AS(call(), kiln::DTypeError);
+  }
+  SECTION("out16 = 1 with f32 inputs is not a problem") {
+    const kiln::OpSchema& schema = rt.registry().op("reduce_sum");
+    REQUIRE_THROWS_AS(schema.problem_from_shape(kiln::f32, "100,out16=1", kiln::Device::host()), kiln::ArgumentError);
+    REQUIRE_THROWS_AS(schema.problem_from_shape(kiln::bf16, "100,out16=2", kiln::Device::host()), kiln::ArgumentError);
+  }
+}
+
+TEST_CASE("f16 and bf16: problems, specs, tolerances and hand-computed references", "[reduction][half]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  kiln::Op dot = rt.op("dot");
+  kiln::Op sum = rt.op("reduce_sum");
+  const kiln::OpSchema& dschema = rt.registry().op("dot");
+  const kiln::OpSchema& sschema = rt.registry().op("reduce_sum");
+
+  for (kiln::DType t : {kiln::bf16, kiln::f16}) {
+    INFO(kiln::dtype_name(t));
+    // Exactly representable in both types; the double sum 1.5 * 2 + 0.25 * 4 - 3 * 0.5 = 2.5.
+    std::vector<std::uint16_t> x = to_bits({1.5f, 0.25f, -3.0f}, t), y = to_bits({2.0f, 4.0f, 0.5f}, t);
+    std::vector<float> out_f(1, -1.0f);
+    std::vector<std::uint16_t> out_h(1, 0xffff);
+    dot({host_vector(x, t), host_vector(y, t), host_vector(out_f, kiln::f32)});
+    CHECK(out_f[0] == 2.5f);
+    dot({host_vector(x, t), host_vector(y, t), host_vector(out_h, t)});
+    CHECK(from_bits(out_h[0], t) == 2.5f);
+    sum({host_vector(x, t), host_vector(out_f, kiln::f32)});
+    CHECK(out_f[0] == -1.25f);
+
+    // The sum rounds once to float, then to the 16-bit out (nearest even): 1 + 2^-9 is a bf16 tie
+    // (rounds to 1) and exact in f16.
+    std::vector<std::uint16_t> tie = to_bits({1.0f, 0.001953125f}, t);
+    sum({host_vector(tie, t), host_vector(out_h, t)});
+    CHECK(from_bits(out_h[0], t) == (t == kiln::bf16 ? 1.0f : 1.001953125f));
+    sum({host_vector(tie, t), host_vector(out_f, kiln::f32)});
+    CHECK(out_f[0] == 1.001953125f);
+
+    const kiln::Problem pd = dot.problem({host_vector(x, t), host_vector(y, t), host_vector(out_h, t)});
+    CHECK(pd.key() == std::string(kiln::dtype_name(t)) + "|n=3|out16=1");
+    const kiln::Problem ps = sum.problem({host_vector(x, t), host_vector(out_f, kiln::f32)});
+    CHECK(ps.key() == std::string(kiln::dtype_name(t)) + "|n=3|out16=0");
+    CHECK(sschema.mode_key(ps) == std::string(kiln::dtype_name(t)) + "|out16=0");
+
+    // Specs follow out16; work counts 2-byte elements; tolerances by out dtype and length.
+    std::vector<kiln::TensorSpec> specs;
+    REQUIRE(dschema.tensor_specs(cuda_problem(dschema, t, 10, 16, 1), specs).ok());
+    CHECK(specs[0].dtype == t);
+    CHECK(specs[1].dtype == t);
+    CHECK(specs[2].dtype == t);
+    REQUIRE(sschema.tensor_specs(cuda_problem(sschema, t, 10, 16, 0), specs).ok());
+    CHECK(specs[0].dtype == t);
+    CHECK(specs[1].dtype == kiln::f32);
+    CHECK(dschema.work(cuda_problem(dschema, t, 10, 16)) == 40.0);
+    CHECK(sschema.work(cuda_problem(sschema, t, 10, 16)) == 20.0);
+    const std::int64_t big = std::int64_t{1} << 28;
+    CHECK(sschema.tolerance_for(cuda_problem(sschema, t, big, 16, 1)) ==
+          Approx(kiln::accumulation_tolerance(t, big)));
+    CHECK(sschema.tolerance_for(cuda_problem(sschema, t, 4099, 16, 0)) == Approx(1e-4));
+    CHECK(dschema.tolerance_for(cuda_problem(dschema, t, big, 16, 0)) == Approx(8.0 * 16384.0 / 16777216.0).epsilon(1e-3));
+  }
+  // The f32 and i32 contracts are unchanged.
+  CHECK(dschema.tolerance_for(cuda_problem(dschema, kiln::f32, std::int64_t{1} << 28, 16)) == 1e-4);
+  CHECK(sschema.tolerance_for(cuda_problem(sschema, kiln::i32, 10, 16)) == 0.0);
+}
+
+TEST_CASE("f16 and bf16: fills are signed and in range", "[reduction][half]") {
+  kiln::Registry reg = make_registry();
+  const kiln::OpSchema& dot = reg.op("dot");
+  for (kiln::DType t : {kiln::bf16, kiln::f16}) {
+    const kiln::Problem p = cuda_problem(dot, t, 4096, 16);
+    std::vector<std::uint16_t> a(4096), b(4096);
+    dot.fill_input(p, 0, host_vector(a, t), 42);
+    dot.fill_input(p, 1, host_vector(b, t), 42);
+    bool in_range = true, any_negative = false;
+    for (std::uint16_t v : a) {
+      const float f = from_bits(v, t);
+      in_range = in_range && f >= -1.0f && f <= 1.0f;
+      any_negative = any_negative || f < 0.0f;
+    }
+    CHECK(in_range);
+    CHECK(any_negative);
+    CHECK(a != b);
+    const kiln::InputDistribution d = dot.input_distribution(p, 0);
+    CHECK(d.lo == -1.0);
+    CHECK(d.hi == 1.0);
+  }
+}
+
+TEST_CASE("half_warp_shuffle: space, default, supports", "[reduction][half]") {
+  kiln::Registry reg = make_registry();
+  const kiln::OpSchema& dot = reg.op("dot");
+  const kiln::OpSchema& sum = reg.op("reduce_sum");
+  const kiln::DeviceInfo dev = fake_h200();
+  const kiln::ParamSpace sd = red::half_warp_shuffle_space(red::ReduceOp::dot);
+  const kiln::ParamSpace ss = red::half_warp_shuffle_space(red::ReduceOp::sum);
+  CHECK(sd.count_valid(dev, cuda_problem(dot, kiln::bf16, 1000, 16)) == 16 * red::kDotHalfInstances.size());
+  CHECK(ss.count_valid(dev, cuda_problem(sum, kiln::f16, 1000, 2)) == 16 * red::kSumHalfInstances.size());
+  // The scalar fallback of dot is instantiated for both ops.
+  auto listed = [](const auto& list) {
+    for (const red::HalfWarpShuffleInstance& k : list)
+      if (k.items_per_thread == red::kHalfScalarFallback.items_per_thread &&
+          k.vector_width == red::kHalfScalarFallback.vector_width)
+        return true;
+    return false;
+  };
+  CHECK(listed(red::kDotHalfInstances));
+  CHECK(listed(red::kSumHalfInstances));
+
+  const kiln::Config def = red::half_warp_shuffle_default(dev);
+  CHECK(def.get("vector_width") == 8);
+  CHECK(sd.contains(def));
+  CHECK(ss.contains(def));
+  red::WarpShuffleConfig wc;
+  REQUIRE(red::half_warp_shuffle_config_from(def, wc).ok());
+  CHECK(wc.vector_width == 8);
+  CHECK(!wc.acc_double);
+  CHECK(red::warp_shuffle_workspace_bytes(wc, 132) == red::kWorkspaceHeaderBytes + 528 * 4);
+  kiln::Config four = def;
+  four.set("vector_width", 4);
+  CHECK(!(red::half_warp_shuffle_config_from(four, wc).ok()));
+
+  // Misaligned starts are peeled, so any 2-byte alignment runs; f32 problems are refused.
+  CHECK(red::half_warp_shuffle_supports(cuda_problem(sum, kiln::bf16, 1001, 2), def).ok);
+  const kiln::Support f32 = red::half_warp_shuffle_supports(cuda_problem(sum, kiln::f32, 1000, 16), def);
+  CHECK(!(f32.ok));
+  CHECK(contains(f32.reason, "f16 or bf16"));
+  CHECK(!(red::half_warp_shuffle_supports(cuda_problem(sum, kiln::bf16, 1000, 1), def).ok));
 }

@@ -2,8 +2,10 @@
 // errors name the argument; k outside [1, n] names k and n), the host reference on hand-made
 // rows (ties, NaN of both signs, infinities, -0.0 against +0.0, smallest mode, strided rows), and
 // the key order itself.
+#include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -288,4 +290,64 @@ TEST_CASE("topk_row_select picks the smallest register tile that holds the row",
   const kiln::Support tile_short = tk::row_select_supports(2000, 8, kiln::Config{{"block", 128}, {"items_per_thread", 8}, {"cap", 256}});
   CHECK(!tile_short.ok);
   CHECK(contains(tile_short.reason, "1024"));
+}
+
+// f16 and bf16 keys: order_key16 against the values themselves (every bit pattern), then the
+// host reference on a hand-made row through op().
+TEST_CASE("f16 and bf16 keys order like their values: NaN on top, -0.0 equal to +0.0", "[topk][half]") {
+  for (kiln::topk::KeyFormat f : {kiln::topk::KeyFormat::f16, kiln::topk::KeyFormat::bf16}) {
+    const bool is_f16 = f == kiln::topk::KeyFormat::f16;
+    CAPTURE(is_f16);
+    auto value = [&](std::uint32_t h) {
+      return is_f16 ? kiln::f16_to_float(std::uint16_t(h)) : kiln::bf16_to_float(std::uint16_t(h));
+    };
+    std::vector<std::uint32_t> finite;  // every non-NaN pattern
+    for (std::uint32_t h = 0; h < 0x10000u; ++h) {
+      const bool nan = std::isnan(value(h));
+      CHECK(kiln::topk::is_nan_bits(h, f) == nan);
+      if (nan) {
+        CHECK(kiln::topk::order_key(h, f) == 0xFFFFFFFFu);
+      } else {
+        finite.push_back(h);
+      }
+    }
+    std::sort(finite.begin(), finite.end(), [&](std::uint32_t a, std::uint32_t b) { return value(a) < value(b); });
+    for (std::size_t i = 1; i < finite.size(); ++i) {
+      const std::uint32_t a = finite[i - 1], b = finite[i];
+      const std::uint32_t ka = kiln::topk::order_key(a, f), kb = kiln::topk::order_key(b, f);
+      INFO(a << " " << b);
+      CHECK(ka < 0xFFFFFFFFu);
+      if (value(a) == value(b)) CHECK(ka == kb);  // only -0.0 and +0.0
+      else CHECK(ka < kb);
+    }
+  }
+}
+
+TEST_CASE("topk_host on f16 and bf16 rows: best first, ties by index, bits unchanged", "[topk][half]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  for (kiln::DType t : {kiln::f16, kiln::bf16}) {
+    CAPTURE(kiln::dtype_name(t));
+    const bool is_f16 = t == kiln::f16;
+    const std::uint16_t nan = is_f16 ? 0x7E00 : 0x7FC0, neg_nan = is_f16 ? 0xFE01 : 0xFFC1;
+    const std::uint16_t inf = is_f16 ? 0x7C00 : 0x7F80, neg_inf = is_f16 ? 0xFC00 : 0xFF80;
+    const std::uint16_t one = is_f16 ? 0x3C00 : 0x3F80, neg_zero = 0x8000, zero = 0x0000;
+    //                                0    1    2         3     4        5    6    7
+    const std::vector<std::uint16_t> row = {one, nan, neg_zero, zero, neg_inf, inf, one, neg_nan};
+    const std::int64_t n = std::int64_t(row.size());
+    kiln::Buffer x = kiln::Buffer::alloc(host, t, {1, n});
+    x.copy_from_host(row.data(), row.size() * 2);
+    kiln::Buffer v = kiln::Buffer::alloc(host, t, {1, n});
+    kiln::Buffer i = kiln::Buffer::alloc(host, kiln::i32, {1, n});
+    for (int largest : {1, 0}) {
+      rt.op("topk")(kiln::Args({x, v, i}, {double(largest)}));
+      const std::vector<std::int32_t> expected =
+          largest ? std::vector<std::int32_t>{1, 7, 5, 0, 6, 2, 3, 4} : std::vector<std::int32_t>{4, 2, 3, 0, 6, 5, 1, 7};
+      CHECK(i.to_host<std::int32_t>() == expected);
+      const std::vector<std::uint16_t> got = v.to_host<std::uint16_t>();
+      for (std::size_t j = 0; j < expected.size(); ++j) CHECK(got[j] == row[std::size_t(expected[j])]);
+    }
+    // values must have the dtype of x.
+    kiln::Buffer v32 = kiln::Buffer::alloc(host, kiln::f32, {1, n});
+    CHECK(contains(message_of<kiln::DTypeError>(rt.op("topk"), {x, v32, i}), "values"));
+  }
 }

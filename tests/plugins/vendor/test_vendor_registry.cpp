@@ -94,7 +94,10 @@ TEST_CASE("register_vendor adds vendor variants only; alone they are orphans", "
     });
     CHECK(listed);
   }
-  CHECK(reg.find_variant("reduce_sum_cub")->dtypes() == std::vector<kiln::DType>{kiln::f32, kiln::i32});
+  CHECK(reg.find_variant("reduce_sum_cub")->dtypes() ==
+        std::vector<kiln::DType>{kiln::f32, kiln::i32, kiln::f16, kiln::bf16});
+  CHECK(reg.find_variant("dot_cublas")->dtypes() == std::vector<kiln::DType>{kiln::f32, kiln::f16, kiln::bf16});
+  CHECK(reg.find_variant("gemv_cublas")->dtypes() == std::vector<kiln::DType>{kiln::f32, kiln::f16, kiln::bf16});
   CHECK(reg.find_variant("histogram_cub")->dtypes() == std::vector<kiln::DType>{kiln::u8});
   CHECK(reg.find_variant("add_cublas_geam")->dtypes() == std::vector<kiln::DType>{kiln::f32, kiln::f64});
 

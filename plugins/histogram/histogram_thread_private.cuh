@@ -1,0 +1,370 @@
+// histogram_thread_private and histogram_range_thread_private: no atomics in the main loop.
+// Every thread owns 256 8-bit counters in dynamic shared memory.  The block's threads form groups
+// of 256, each with a 64 KiB sub-tile of one 256-byte row per bin; the counter of bin b of thread
+// t is the byte at
+//     (t / 256) << 16 | b << 8 | slot(t % 256)
+// so one byte permute (PRMT) of the bin and the thread's constant `where` = slot | group << 8
+// forms the address.  slot() puts the 32 lanes of a warp in 32 distinct banks (lane l owns bytes
+// of words l and l + 32; the 8 warps of a group take those two words and their four bytes), so a
+// warp's counter updates never conflict, whatever the data.  A thread counts at most
+// kCountsPerFlush = 240 elements between flushes, so no counter passes 255; a flush sums the tile
+// into per-thread register totals and zeroes it.
+//
+// The bin rule is a template argument: ByteBins (u8: the address of a byte's counter is one PRMT
+// of the loaded word) or RangeBins (f32, at most 256 bins: range_bin, then the same counters;
+// values outside [lo, hi) and NaN update nothing).  kIlp = 2 (bytes only) updates two bytes at
+// once: both counters are read, then written back, the first one plus one more when both bytes are
+// equal (that write lands last and holds both counts).
+//
+// Bytes: the counters cost the same whatever the data, but CUB's shared-memory atomics get faster
+// when a warp's bytes fall in few bins (the hardware merges a warp's atomics to one address).
+// kAdaptive (bytes only) > 0 makes each warp look at every batch of loads first (warp-uniform
+// decisions, no divergence):
+//   - every lane's loads are 16 equal bytes (constant data, long runs): one +16 per load;
+//   - kAdaptive = 2: the first bytes of the 32 lanes take at most kFewBins values (skewed,
+//     few-valued data): the batch goes into the warp's own 256 32-bit counters with shared
+//     atomics, one per byte;
+//   - else the private 8-bit counters, four instructions per byte.
+// Bytes with kAdaptive = 0 take histogram_thread_private_plain_kernel below: the private counters
+// alone, the round fully unrolled, 256 bytes of shared memory per thread (the fastest on uniform
+// bytes).
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda_runtime.h>
+
+#include "histogram_kernels.cuh"
+
+namespace kiln::histogram {
+
+inline constexpr int kCountsPerFlush = 240;  // elements per thread between flushes (<= 255)
+inline constexpr int kFewBins = 8;           // kAdaptive = 2: distinct sampled bytes that take the atomics
+
+// 16-byte loads in flight per thread, double-buffered: floats need more bytes in flight to reach
+// the DRAM bandwidth (768 threads per SM); bytes are bound by the counters, not by the loads.
+template <class Bins>
+inline constexpr int kBatch = std::is_same_v<Bins, RangeBins> ? 6 : 5;
+// Shared memory of the per-warp 32-bit histograms (bytes only), per thread of the block.
+template <class Bins>
+inline constexpr int kWarpHistBytesPerThread = std::is_same_v<Bins, ByteBins> ? 256 * 4 / 32 : 0;
+
+// 16-byte loads per thread between flushes: 15 for bytes, 60 for floats.
+template <class Bins>
+inline constexpr int kFlushVectors = kCountsPerFlush / Bins::kPerVector;
+
+// slot | group << 8 for thread `tid` (bytes 0 and 1 of the address; byte 2 is zero).
+__device__ __forceinline__ unsigned counter_where(int tid) {
+  const int lane = tid & 31, warp = (tid >> 5) & 7;
+  const unsigned slot = unsigned(4 * (lane + 32 * (warp & 1)) + (warp >> 1));
+  return slot | unsigned(tid >> 8) << 8;
+}
+
+// The address of the counter of the bin in byte j of `w`: byte 0 from where.byte0 (slot), byte 1
+// from w.byte j (the bin), byte 2 from where.byte1 (group), byte 3 from where.byte2 (zero).
+template <int j>
+__device__ __forceinline__ unsigned counter_address(unsigned w, unsigned where) {
+  return __byte_perm(w, where, 0x6504u | (j << 4));
+}
+
+template <int kIlp>
+__device__ __forceinline__ void count_word(unsigned char* tile, unsigned where, unsigned w) {
+  const unsigned a[4] = {counter_address<0>(w, where), counter_address<1>(w, where), counter_address<2>(w, where),
+                         counter_address<3>(w, where)};
+  if constexpr (kIlp == 1) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) tile[a[j]] = static_cast<unsigned char>(tile[a[j]] + 1);
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; j += 2) {
+      const unsigned c0 = tile[a[j]], c1 = tile[a[j + 1]];
+      tile[a[j + 1]] = static_cast<unsigned char>(c1 + 1);
+      tile[a[j]] = static_cast<unsigned char>(c0 + 1 + (a[j] == a[j + 1] ? 1 : 0));
+    }
+  }
+}
+
+// How a warp counts a batch of bytes (see the file comment); loads u < lim / kBlock are this
+// thread's.  Called by all 32 lanes of the warp together; the answer is the same for all.
+enum class BytePath { equal16, few_bins, private8 };
+
+template <int kB, int kBlock, int kAdaptive>
+__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim) {
+  if constexpr (kAdaptive == 0) return BytePath::private8;
+  bool same = true;
+#pragma unroll
+  for (int u = 0; u < kB; ++u) {
+    const unsigned rep = __byte_perm(v[u].x, 0, 0);
+    const bool eq = v[u].x == rep && v[u].y == rep && v[u].z == rep && v[u].w == rep;
+    same = same && (u * kBlock >= lim || eq);
+  }
+  if (__all_sync(0xFFFFFFFFu, same)) return BytePath::equal16;
+  if constexpr (kAdaptive == 1) return BytePath::private8;
+  const int lane = threadIdx.x & 31;
+  const unsigned sample = lim > 0 ? (v[0].x & 0xFFu) : 256u + unsigned(lane);  // no load: a bin of its own
+  const unsigned peers = __match_any_sync(0xFFFFFFFFu, sample);
+  const int distinct = __popc(__ballot_sync(0xFFFFFFFFu, (__ffs(peers) - 1) == lane));
+  return distinct <= kFewBins ? BytePath::few_bins : BytePath::private8;
+}
+
+template <int kIlp, int kB, int kBlock>
+__device__ __forceinline__ void count_batch(BytePath path, unsigned char* tile, std::uint32_t* warp_hist,
+                                            unsigned where, const uint4 (&v)[kB], int lim, const ByteBins&) {
+  if (path == BytePath::equal16) {
+#pragma unroll
+    for (int u = 0; u < kB; ++u) {
+      if (u * kBlock < lim) {
+        unsigned char* c = tile + counter_address<0>(v[u].x, where);
+        *c = static_cast<unsigned char>(*c + 16);
+      }
+    }
+  } else if (path == BytePath::few_bins) {
+#pragma unroll
+    for (int u = 0; u < kB; ++u) {
+      if (u * kBlock < lim) {
+        const unsigned w[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) atomicAdd(warp_hist + ((w[i] >> (8 * j)) & 0xFFu), 1u);
+        }
+      }
+    }
+  } else {
+#pragma unroll
+    for (int u = 0; u < kB; ++u) {
+      if (u * kBlock < lim) {
+        count_word<kIlp>(tile, where, v[u].x);
+        count_word<kIlp>(tile, where, v[u].y);
+        count_word<kIlp>(tile, where, v[u].z);
+        count_word<kIlp>(tile, where, v[u].w);
+      }
+    }
+  }
+}
+
+template <int kB, int kBlock, int kAdaptive>
+__device__ __forceinline__ BytePath choose_path(const uint4 (&)[kB], int, const RangeBins&) {
+  return BytePath::private8;
+}
+template <int kB, int kBlock, int kAdaptive>
+__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, const ByteBins&) {
+  return choose_path<kB, kBlock, kAdaptive>(v, lim);
+}
+
+// Counts one batch of loads of floats (bins <= 256, so a bin is one byte of the address).
+template <int kIlp, int kB, int kBlock>
+__device__ __forceinline__ void count_batch(BytePath, unsigned char* tile, std::uint32_t*, unsigned where,
+                                            const uint4 (&v)[kB], int lim, const RangeBins& rule) {
+#pragma unroll
+  for (int u = 0; u < kB; ++u) {
+    if (u * kBlock < lim) {
+      int b[RangeBins::kPerVector];
+      rule.bins_of(v[u], b);
+#pragma unroll
+      for (int j = 0; j < RangeBins::kPerVector; ++j) {
+        if (b[j] >= 0) {
+          const unsigned a = counter_address<0>(unsigned(b[j]), where);
+          tile[a] = static_cast<unsigned char>(tile[a] + 1);
+        }
+      }
+    }
+  }
+}
+
+// Adds the tile into `total` (bin tid % 256, the row this thread sums) and zeroes it.  Thread t
+// sums the 256 bytes at tile[256 t ..] (row t % 256 of group t / 256) in 16-byte chunks rotated by
+// the lane so that a warp's reads spread over the banks; even and odd bytes are added in 16-bit
+// lanes (64 words * 255 < 65536).
+__device__ __forceinline__ void flush_tile(unsigned char* tile, int tid, std::uint32_t& total) {
+  constexpr int kChunks = 16;
+  const int lane = tid & 31;
+  uint4* row = reinterpret_cast<uint4*>(tile + 256 * tid);
+  std::uint32_t even = 0, odd = 0;
+#pragma unroll
+  for (int i = 0; i < kChunks; ++i) {
+    uint4* chunk = row + ((i + lane) & (kChunks - 1));
+    const uint4 v = *chunk;
+    *chunk = make_uint4(0, 0, 0, 0);
+    even += (v.x & 0x00FF00FFu) + (v.y & 0x00FF00FFu);
+    even += (v.z & 0x00FF00FFu) + (v.w & 0x00FF00FFu);
+    odd += __byte_perm(v.x, 0, 0x4341) + __byte_perm(v.y, 0, 0x4341);
+    odd += __byte_perm(v.z, 0, 0x4341) + __byte_perm(v.w, 0, 0x4341);
+  }
+  total += (even & 0xFFFFu) + (even >> 16) + (odd & 0xFFFFu) + (odd >> 16);
+}
+
+// Residency the register budget is planned for: 768 threads per SM (the shared memory allows no more).
+template <int kBlock>
+inline constexpr int kThreadPrivateMinBlocks = 768 / kBlock > 0 ? 768 / kBlock : 1;
+
+// Elements in one 16-byte vector and head (elements before the first 16-byte boundary, at most n).
+template <class Element>
+__device__ __forceinline__ std::int64_t aligned_head(const Element* data, std::int64_t n) {
+  const auto misalign = reinterpret_cast<std::uintptr_t>(data) & 15u;
+  const std::int64_t head = std::int64_t(((16u - misalign) & 15u) / sizeof(Element));
+  return head < n ? head : n;
+}
+
+// `nbins` <= 256 (the ByteBins rule: 256); kAdaptive (bytes): see the file comment.  Each block takes a contiguous range of vectors, in
+// rounds of kFlushVectors per thread, loaded kBatch at a time with the next batch in flight while
+// this one is counted; the scalar head (up to the first 16-byte boundary) and tail are counted by
+// block 0 with global atomics.
+template <class Bins, int kBlock, int kIlp, int kAdaptive>
+__global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
+    histogram_thread_private_kernel(const typename Bins::Element* __restrict__ data, std::int64_t n, Bins rule,
+                                    int nbins, std::uint32_t* __restrict__ out) {
+  using Element = typename Bins::Element;
+  constexpr int V = Bins::kPerVector;
+  constexpr int kRound = kFlushVectors<Bins>;
+  static_assert(kBlock % 256 == 0 && kBlock <= 1024, "groups of 256 threads");
+  constexpr int kB = kBatch<Bins>;
+  static_assert(kRound % kB == 0, "a round is whole batches");
+  // 256 * kBlock bytes of 8-bit counters, then (bytes) one 256-bin u32 histogram per warp.
+  extern __shared__ __align__(16) unsigned char tile[];
+  std::uint32_t* const warp_hists = reinterpret_cast<std::uint32_t*>(tile + 256 * kBlock);
+  const int tid = threadIdx.x;
+  {
+    uint4* words = reinterpret_cast<uint4*>(tile);
+    constexpr int kWords = (256 + kWarpHistBytesPerThread<Bins>) * kBlock / 16;
+    for (int i = tid; i < kWords; i += kBlock) words[i] = make_uint4(0, 0, 0, 0);
+  }
+  const unsigned where = counter_where(tid);
+  std::uint32_t total = 0;
+
+  const std::int64_t head = aligned_head(data, n);
+  const std::int64_t nvec = (n - head) / V;
+  if (blockIdx.x == 0) {
+    auto scalar = [&](std::int64_t i) {
+      const int b = rule.bin_of(data[i]);
+      if (b >= 0) atomicAdd(out + b, 1u);
+    };
+    for (std::int64_t i = tid; i < head; i += kBlock) scalar(i);
+    for (std::int64_t i = head + nvec * V + tid; i < n; i += kBlock) scalar(i);
+  }
+  __syncthreads();
+
+  const std::int64_t per_block = (nvec + gridDim.x - 1) / gridDim.x;
+  const std::int64_t begin = std::int64_t(blockIdx.x) * per_block;
+  const std::int64_t end = begin + per_block < nvec ? begin + per_block : nvec;
+  const uint4* vec = reinterpret_cast<const uint4*>(data + head) + tid;
+  // How far past `base` this thread's vectors may go, capped to a batch (32-bit compares below).
+  auto limit = [&](std::int64_t base) {
+    const std::int64_t left = end - base - tid;
+    return left <= 0 ? 0 : left >= kB * kBlock ? kB * kBlock : int(left);
+  };
+  auto load = [&](std::int64_t base, uint4 (&v)[kB]) {
+    const int lim = limit(base);
+#pragma unroll
+    for (int u = 0; u < kB; ++u) {
+      v[u] = u * kBlock < lim ? __ldg(vec + base + u * kBlock) : make_uint4(0, 0, 0, 0);
+    }
+  };
+  std::uint32_t* const warp_hist = warp_hists + 256 * (tid >> 5);
+  uint4 cur[kB];
+  load(begin, cur);
+  for (std::int64_t base = begin; base < end;) {  // block-uniform: every thread flushes together
+    // One batch: choose the path (before the next loads are in flight: fewer live registers),
+    // load the next batch, count this one.
+    auto batch = [&] {
+      const std::int64_t next = base + std::int64_t(kB) * kBlock;
+      const int lim = limit(base);
+      const BytePath path = choose_path<kB, kBlock, kAdaptive>(cur, lim, rule);
+      uint4 ahead[kB];
+      load(next, ahead);
+      count_batch<kIlp, kB, kBlock>(path, tile, warp_hist, where, cur, lim, rule);
+#pragma unroll
+      for (int u = 0; u < kB; ++u) cur[u] = ahead[u];
+      base = next;
+    };
+    // Rolled: unrolled, the batch paths of bytes spill registers, and the ten batches of a float
+    // round measured 486 us against 280 rolled (H200, 2^28 floats).
+#pragma unroll 1
+    for (int b = 0; b < kRound / kB; ++b) batch();
+    __syncthreads();
+    flush_tile(tile, tid, total);
+    __syncthreads();
+  }
+  if constexpr (kWarpHistBytesPerThread<Bins> > 0) {  // group 0 adds the warps' histograms
+    if (tid < 256) {
+      for (int w = 0; w < kBlock / 32; ++w) total += warp_hists[256 * w + tid];
+    }
+  }
+  const int bin = tid & 255;  // the bin this thread summed
+  if (total != 0 && bin < nbins) atomicAdd(out + bin, total);
+}
+
+
+// Bytes, kAdaptive = 0: the private 8-bit counters alone (no warp histograms, 256 bytes of shared
+// memory per thread), a round of three batches fully unrolled.  The kernel of 2026-11-22
+// (432 us on 1 GiB of uniform bytes, H200), kept as it was measured.
+template <int kBlock, int kIlp>
+__global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
+    histogram_thread_private_plain_kernel(const std::uint8_t* __restrict__ data, std::int64_t n,
+                                          std::uint32_t* __restrict__ out) {
+  constexpr int kRound = kFlushVectors<ByteBins>;
+  constexpr int kB = kBatch<ByteBins>;
+  extern __shared__ __align__(16) unsigned char tile[];  // 256 * kBlock bytes
+  const int tid = threadIdx.x;
+  {
+    uint4* words = reinterpret_cast<uint4*>(tile);
+    for (int i = tid; i < 16 * kBlock; i += kBlock) words[i] = make_uint4(0, 0, 0, 0);
+  }
+  static_assert(kBlock % 256 == 0 && kBlock <= 1024, "groups of 256 threads");
+  const unsigned where = counter_where(tid);
+  std::uint32_t total = 0;
+
+  // Scalar head up to the first 16-byte boundary and scalar tail: a few global atomics.
+  const std::int64_t head = aligned_head(data, n);
+  const std::int64_t nvec = (n - head) / 16;
+  if (blockIdx.x == 0) {
+    for (std::int64_t i = tid; i < head; i += kBlock) atomicAdd(out + data[i], 1u);
+    for (std::int64_t i = head + nvec * 16 + tid; i < n; i += kBlock) atomicAdd(out + data[i], 1u);
+  }
+  __syncthreads();
+
+  const std::int64_t per_block = (nvec + gridDim.x - 1) / gridDim.x;
+  const std::int64_t begin = std::int64_t(blockIdx.x) * per_block;
+  const std::int64_t end = begin + per_block < nvec ? begin + per_block : nvec;
+  const uint4* vec = reinterpret_cast<const uint4*>(data + head) + tid;
+  auto limit = [&](std::int64_t base) {
+    const std::int64_t left = end - base - tid;
+    return left <= 0 ? 0 : left >= kB * kBlock ? kB * kBlock : int(left);
+  };
+  auto load = [&](std::int64_t base, uint4 (&v)[kB]) {
+    const int lim = limit(base);
+#pragma unroll
+    for (int u = 0; u < kB; ++u) {
+      if (u * kBlock < lim) v[u] = __ldg(vec + base + u * kBlock);
+    }
+  };
+  static_assert(kRound % kB == 0, "a round is whole batches");
+  uint4 cur[kB];
+  load(begin, cur);
+  for (std::int64_t base = begin; base < end;) {  // block-uniform: every thread flushes together
+#pragma unroll
+    for (int b = 0; b < kRound / kB; ++b) {
+      const std::int64_t next = base + std::int64_t(kB) * kBlock;
+      const int lim = limit(base);
+      uint4 ahead[kB];
+      load(next, ahead);
+#pragma unroll
+      for (int u = 0; u < kB; ++u) {
+        if (u * kBlock < lim) {
+          count_word<kIlp>(tile, where, cur[u].x);
+          count_word<kIlp>(tile, where, cur[u].y);
+          count_word<kIlp>(tile, where, cur[u].z);
+          count_word<kIlp>(tile, where, cur[u].w);
+        }
+        cur[u] = ahead[u];
+      }
+      base = next;
+    }
+    __syncthreads();
+    flush_tile(tile, tid, total);
+    __syncthreads();
+  }
+  if (total != 0) atomicAdd(out + (tid & 255), total);  // the bin this thread summed
+}
+
+}  // namespace kiln::histogram
