@@ -1,11 +1,14 @@
-# kiln_add_plugin(<name> [VERSION v] SOURCES <files> [CUDA_SOURCES <files>] ENTRY <file>
-#                 [LINK_LIBRARIES <targets>])
+# kiln_add_plugin(<name> [VERSION v] SOURCES <files> [CUDA_SOURCES <files>] [SM90A_SOURCES <files>]
+#                 ENTRY <file> [LINK_LIBRARIES <targets>])
 #
 # Builds a kiln plugin from one family folder:
 #   kiln_<name>_impl  static library (PIC, hidden visibility) with SOURCES and CUDA_SOURCES; tests
 #                     link it to call register_<name>() without loading a library;
 #   kiln_<name>       the MODULE library the loader finds (ENTRY holds KILN_PLUGIN(...)).
 # CUDA_SOURCES are compiled only when kiln has its CUDA backend, and then KILN_HAS_CUDA=1.
+# SM90A_SOURCES (Hopper-only code: wgmma, setmaxnreg) are compiled only when the CUDA architectures
+# include 90, their .cu files for sm_90a alone (kiln_<name>_sm90a, an object library inside
+# kiln_<name>_impl); then KILN_HAS_SM90A=1, else 0 and the plugin builds without them.
 #
 # The build id (PluginInfo::build_id, shown by `kiln list`, stored with every tuned entry) is
 # computed at build time by kiln_plugin_build_id.cmake from the plugin's compiled sources, the
@@ -63,7 +66,7 @@ function(_kiln_plugin_write_build_id_inputs name inputs base_dir sources)
 endfunction()
 
 function(kiln_add_plugin name)
-  cmake_parse_arguments(P "" "VERSION" "SOURCES;CUDA_SOURCES;ENTRY;LINK_LIBRARIES" ${ARGN})
+  cmake_parse_arguments(P "" "VERSION" "SOURCES;CUDA_SOURCES;SM90A_SOURCES;ENTRY;LINK_LIBRARIES" ${ARGN})
   if(NOT P_ENTRY)
     message(FATAL_ERROR "kiln_add_plugin(${name}): ENTRY <file with KILN_PLUGIN(...)> is required")
   endif()
@@ -83,7 +86,28 @@ function(kiln_add_plugin name)
   if(KILN_HAS_CUDA)
     list(APPEND sources ${P_CUDA_SOURCES})
   endif()
+  set(sm90a_sources "")
+  if(KILN_HAS_CUDA AND P_SM90A_SOURCES AND CMAKE_CUDA_ARCHITECTURES MATCHES "(^|;)90")
+    set(sm90a_sources ${P_SM90A_SOURCES})
+  endif()
   add_library(kiln_${name}_impl STATIC ${sources})
+  if(sm90a_sources)
+    # Architecture-specific code needs the `a` target, spelled as -gencode (HOPPER.md: the
+    # -arch=sm_90a shorthand also ran a plain sm_90 pass that rejects wgmma).
+    add_library(kiln_${name}_sm90a OBJECT ${sm90a_sources})
+    target_link_libraries(kiln_${name}_sm90a PUBLIC ${kiln_target} ${P_LINK_LIBRARIES} CUDA::cudart)
+    target_include_directories(kiln_${name}_sm90a PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+    target_compile_definitions(kiln_${name}_sm90a PUBLIC KILN_HAS_CUDA=1 KILN_HAS_SM90A=1)
+    target_compile_options(kiln_${name}_sm90a PRIVATE
+      $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -Xcompiler=-fvisibility=hidden -gencode=arch=compute_90a,code=sm_90a>)
+    set_target_properties(kiln_${name}_sm90a PROPERTIES
+      CUDA_ARCHITECTURES OFF POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden CUDA_VISIBILITY_PRESET hidden
+      VISIBILITY_INLINES_HIDDEN ON)
+    target_sources(kiln_${name}_impl PRIVATE $<TARGET_OBJECTS:kiln_${name}_sm90a>)
+    target_compile_definitions(kiln_${name}_impl PUBLIC KILN_HAS_SM90A=1)
+  else()
+    target_compile_definitions(kiln_${name}_impl PUBLIC KILN_HAS_SM90A=0)
+  endif()
   target_link_libraries(kiln_${name}_impl PUBLIC ${kiln_target} ${P_LINK_LIBRARIES})
   # kiln/plugin.hpp (the plugin-author header) uses Boost.DLL's alias; kiln itself keeps Boost private.
   if(TARGET Boost::headers)
@@ -109,7 +133,7 @@ function(kiln_add_plugin name)
   set(id_inputs ${id_dir}/inputs.cmake)
   set(id_header ${id_dir}/kiln_plugin_build_id.hpp)
   set(id_stamp ${id_dir}/build_id.stamp)
-  set(hashed ${sources} ${P_ENTRY})
+  set(hashed ${sources} ${sm90a_sources} ${P_ENTRY})
   list(TRANSFORM hashed PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/ REGEX "^[^/]")
   file(GLOB folder_headers CONFIGURE_DEPENDS
        ${CMAKE_CURRENT_SOURCE_DIR}/*.hpp ${CMAKE_CURRENT_SOURCE_DIR}/*.h ${CMAKE_CURRENT_SOURCE_DIR}/*.cuh

@@ -1,4 +1,4 @@
-// add_grid_stride: the 1-D grid-stride loop, one element per iteration (f32, f64, i32).
+// add_grid_stride: the 1-D grid-stride loop, one element per iteration (f32, f64, i32, f16, bf16; halves added in fp32).
 #include <algorithm>
 #include <cstdint>
 
@@ -22,7 +22,7 @@ void launch_grid_stride(const AddOperands& o, int grid, int block, cudaStream_t 
 class AddGridStride final : public Variant {
  public:
   AddGridStride()
-      : Variant(VariantDesc{"add_grid_stride", "add", DeviceKind::cuda, {DType::f32, DType::f64, DType::i32}, 20,
+      : Variant(VariantDesc{"add_grid_stride", "add", DeviceKind::cuda, {DType::f32, DType::f64, DType::i32, DType::f16, DType::bf16}, 20,
                             "1-D grid-stride loop over all m*n elements, one per iteration"},
                 add_grid_stride_space()) {}
 
@@ -46,6 +46,8 @@ class AddGridStride final : public Variant {
       case DType::f32: launch_grid_stride<float>(o, grid, block, s); break;
       case DType::f64: launch_grid_stride<double>(o, grid, block, s); break;
       case DType::i32: launch_grid_stride<std::int32_t>(o, grid, block, s); break;
+      case DType::f16: launch_grid_stride<__half>(o, grid, block, s); break;
+      case DType::bf16: launch_grid_stride<__nv_bfloat16>(o, grid, block, s); break;
       default: return Status::fail(ErrorKind::dtype, "add_grid_stride: unsupported dtype");
     }
     return cuda_launch_status("add_grid_stride");

@@ -1,5 +1,5 @@
-// add_streaming: one full wave of blocks, float4 chunks dealt round-robin to threads (a balanced
-// grid-stride loop), any 4-byte alignment (f32).
+// add_streaming: 16-byte chunks dealt round-robin to threads (a balanced grid-stride loop), one
+// full wave of blocks or a full grid, any alignment of the element type (f32, f16, bf16).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -14,41 +14,58 @@
 namespace kiln::elementwise {
 namespace {
 
+constexpr std::int64_t kMaxGridX = 2147483647;
 constexpr std::int64_t kMaxGridY = 65535;
 
-struct StreamingLaunch {
-  const float* a;
-  const float* b;
-  float* c;
-  std::int64_t m, n, stride_a, stride_b, stride_c;
-};
-
-template <int kItems, bool kStreaming>
-cudaError_t launch_streaming(const StreamingLaunch& l, const StreamingConfig& cfg, int sms, cudaStream_t stream) {
-  auto* kernel = &add_streaming_kernel<kItems, kStreaming>;
-  int resident = 0;
-  const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, cfg.block, 0);
-  if (e != cudaSuccess) return e;
-  // One full wave: every block resident at once, each with the same share of bytes.
-  const std::int64_t wave = std::int64_t{std::max(1, std::min(cfg.blocks_per_sm, resident))} * sms;
-  const std::int64_t grid_y = std::min(l.m, kMaxGridY);
+template <class T, int kItems, int kCache>
+cudaError_t launch_streaming(const AddOperands& o, const StreamingConfig& cfg, int sms, cudaStream_t stream) {
+  auto* kernel = &add_streaming_kernel<T, kItems, kCache>;
+  constexpr std::int64_t kVec = 16 / sizeof(T);
+  const std::int64_t grid_y = std::min(o.m, kMaxGridY);
   // Enough blocks per row that the wave is filled, but no block without a whole step of chunks.
-  const std::int64_t chunks = l.n / 4;
+  const std::int64_t chunks = o.n / kVec;
   const std::int64_t step = std::int64_t{kItems} * cfg.block;
-  std::int64_t grid_x = std::max<std::int64_t>(1, wave / grid_y);
-  grid_x = std::max<std::int64_t>(1, std::min(grid_x, (chunks + step - 1) / step));
+  const std::int64_t per_row = std::max<std::int64_t>(1, (chunks + step - 1) / step);
+  std::int64_t grid_x = per_row;  // blocks_per_sm 0: a full grid, one pass per thread
+  if (cfg.blocks_per_sm > 0) {
+    int resident = 0;
+    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, cfg.block, 0);
+    if (e != cudaSuccess) return e;
+    // One full wave: every block resident at once, each with the same share of bytes.
+    const std::int64_t wave = std::int64_t{std::max(1, std::min(cfg.blocks_per_sm, resident))} * sms;
+    grid_x = std::min(std::max<std::int64_t>(1, wave / grid_y), per_row);
+  }
+  grid_x = std::min(grid_x, kMaxGridX);
   kernel<<<dim3(static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y)), cfg.block, 0, stream>>>(
-      l.a, l.b, l.c, l.m, l.n, l.stride_a, l.stride_b, l.stride_c);
+      static_cast<const T*>(o.a), static_cast<const T*>(o.b), static_cast<T*>(o.c), o.m, o.n, o.stride_a, o.stride_b,
+      o.stride_c);
   return cudaGetLastError();
 }
 
-bool aligned4(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 4 == 0; }
+// The instantiated kernel of (items, streaming) for element type T (kStreamingKernels).
+template <class T>
+cudaError_t launch_for(const AddOperands& o, const StreamingConfig& cfg, int sms, cudaStream_t s) {
+  switch (cfg.items * 4 + cfg.streaming) {
+    case 8: return launch_streaming<T, 2, 0>(o, cfg, sms, s);
+    case 9: return launch_streaming<T, 2, 1>(o, cfg, sms, s);
+    case 10: return launch_streaming<T, 2, 2>(o, cfg, sms, s);
+    case 16: return launch_streaming<T, 4, 0>(o, cfg, sms, s);
+    case 17: return launch_streaming<T, 4, 1>(o, cfg, sms, s);
+    case 18: return launch_streaming<T, 4, 2>(o, cfg, sms, s);
+    case 32: return launch_streaming<T, 8, 0>(o, cfg, sms, s);
+    case 33: return launch_streaming<T, 8, 1>(o, cfg, sms, s);
+    case 34: return launch_streaming<T, 8, 2>(o, cfg, sms, s);
+    default: return cudaErrorInvalidValue;  // add_streaming_config_from refused it already
+  }
+}
+
+bool aligned_to(const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
 
 class AddStreaming final : public Variant {
  public:
   AddStreaming()
-      : Variant(VariantDesc{"add_streaming", "add", DeviceKind::cuda, {DType::f32}, 40,
-                            "one full wave, balanced float4 grid-stride loop, several loads in flight, any alignment"},
+      : Variant(VariantDesc{"add_streaming", "add", DeviceKind::cuda, {DType::f32, DType::f16, DType::bf16}, 40,
+                            "balanced grid-stride loop over 16-byte chunks, several loads in flight, any alignment"},
                 add_streaming_space()) {}
 
   Config default_config(const DeviceInfo& device) const override { return add_streaming_default(device); }
@@ -62,22 +79,18 @@ class AddStreaming final : public Variant {
     if (o.numel() == 0) return Status::success();
     StreamingConfig cfg;
     if (Status s = add_streaming_config_from(config, cfg); !s.ok()) return s;
-    if (problem.dtype != DType::f32 || !aligned4(o.a) || !aligned4(o.b) || !aligned4(o.c))
-      return Status::fail(ErrorKind::unsupported, "add_streaming: needs f32 with 4-byte aligned pointers");
+    if (Support sup = add_streaming_supports(problem); !sup.ok) return Status::fail(ErrorKind::unsupported, sup.reason);
+    const std::size_t size = dtype_size(problem.dtype);
+    if (!aligned_to(o.a, size) || !aligned_to(o.b, size) || !aligned_to(o.c, size))
+      return Status::fail(ErrorKind::unsupported, "add_streaming: pointers not aligned to the element size");
     const int sms = sm_count(problem.device);
     if (sms <= 0) return Status::fail(ErrorKind::cuda, "add_streaming: cannot query the SM count");
-    const StreamingLaunch l{static_cast<const float*>(o.a), static_cast<const float*>(o.b), static_cast<float*>(o.c),
-                            o.m, o.n, o.stride_a, o.stride_b, o.stride_c};
     const auto s = static_cast<cudaStream_t>(stream.handle());
     cudaError_t e = cudaSuccess;
-    switch (cfg.items * 2 + cfg.streaming) {  // kStreamingKernels
-      case 4: e = launch_streaming<2, false>(l, cfg, sms, s); break;
-      case 8: e = launch_streaming<4, false>(l, cfg, sms, s); break;
-      case 16: e = launch_streaming<8, false>(l, cfg, sms, s); break;
-      case 5: e = launch_streaming<2, true>(l, cfg, sms, s); break;
-      case 9: e = launch_streaming<4, true>(l, cfg, sms, s); break;
-      case 17: e = launch_streaming<8, true>(l, cfg, sms, s); break;
-      default: return Status::fail(ErrorKind::argument, "add_streaming: " + config.to_string() + " is not instantiated");
+    switch (problem.dtype) {
+      case DType::f32: e = launch_for<float>(o, cfg, sms, s); break;
+      case DType::f16: e = launch_for<__half>(o, cfg, sms, s); break;
+      default: e = launch_for<__nv_bfloat16>(o, cfg, sms, s); break;  // bf16 (supports() checked)
     }
     return cuda_status(e, "add_streaming: kernel launch");
   }

@@ -15,5 +15,8 @@ std::shared_ptr<Variant> make_gemm_host_variant();
 std::vector<std::shared_ptr<Variant>> make_gemm_cuda_variants();
 std::shared_ptr<Variant> make_gemm_half_mma_variant();  // gemm_half_variant.cpp: f16/bf16 mma.sync
 #endif
+#if KILN_HAS_SM90A
+std::shared_ptr<Variant> make_gemm_wgmma_variant();  // gemm_wgmma_variant.cpp: Hopper wgmma + TMA
+#endif
 
 }  // namespace kiln::gemm

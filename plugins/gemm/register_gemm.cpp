@@ -14,6 +14,9 @@ kiln::Status register_gemm(kiln::Registry& registry) {
     for (auto& v : kiln::gemm::make_gemm_cuda_variants()) registry.add_variant(std::move(v));
     registry.add_variant(kiln::gemm::make_gemm_half_mma_variant());
 #endif
+#if KILN_HAS_SM90A
+    registry.add_variant(kiln::gemm::make_gemm_wgmma_variant());
+#endif
     return kiln::Status::success();
   } catch (const std::exception& e) {
     return kiln::Status::fail(kiln::ErrorKind::internal, std::string("register_gemm: ") + e.what());

@@ -1,0 +1,184 @@
+// Instantiates gemm_wgmma for every row of kWgmmaConfigs and both input types, builds the TMA
+// tensor maps and launches the persistent grid.  Compiled for sm_90a only (plugins/gemm/CMakeLists.txt).
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "gemm_wgmma.cuh"
+#include "wgmma_configs.hpp"
+#include "wgmma_launch.hpp"
+
+namespace kiln::gemm {
+namespace {
+
+// cuTensorMapEncodeTiled's signature (cuda.h), called through a pointer from the runtime's
+// driver entry point lookup so that the plugin does not link libcuda.
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+struct EncodeEntry {
+  EncodeTiledFn fn = nullptr;
+  std::string why;
+};
+
+const EncodeEntry& encode_entry() {
+  static const EncodeEntry entry = [] {
+    EncodeEntry e;
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    const cudaError_t err = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found);
+    if (err != cudaSuccess || found != cudaDriverEntryPointSuccess || fn == nullptr)
+      e.why = std::string("the driver offers no cuTensorMapEncodeTiled (") + cudaGetErrorString(err) + ")";
+    else
+      e.fn = reinterpret_cast<EncodeTiledFn>(fn);
+    return e;
+  }();
+  return entry;
+}
+
+// A matrix (rows x cols, row stride `ld` elements, batch stride `batch_stride`) as a tensor map
+// with 128-byte swizzled boxes of 128 bytes (the swizzle span) by `box_rows`.  Batched matrices
+// get a third dimension; a broadcast (stride 0) or single one stays 2-D (TMA strides must be
+// nonzero).
+Status encode_matrix(CUtensorMap& map, const void* base, CUtensorMapDataType type, int elem_bytes, int rows, int cols,
+                     std::int64_t ld, int batch, std::int64_t batch_stride, int box_rows, bool& batched) {
+  batched = batch > 1 && batch_stride != 0;
+  // A stride along an extent of one is never used; TMA still wants a multiple of 16 bytes.  k = 0
+  // issues no loads, but a tensor map's extents must be at least 1.
+  const std::int64_t row_bytes = rows > 1 ? ld * elem_bytes : ((static_cast<std::int64_t>(cols) * elem_bytes + 15) / 16) * 16;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(std::max(cols, 1)), static_cast<cuuint64_t>(rows),
+                              static_cast<cuuint64_t>(batch)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(std::max<std::int64_t>(row_bytes, 16)),
+                                 static_cast<cuuint64_t>(batch_stride * elem_bytes)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(128 / elem_bytes), static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  const CUresult r = encode_entry().fn(&map, type, batched ? 3 : 2, const_cast<void*>(base), dims, strides, box,
+                                       elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return Status::fail(ErrorKind::cuda, "gemm_wgmma: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(r) + ")");
+  return Status::success();
+}
+
+// What the two tensor maps of a launch are encoded from.
+struct MapKey {
+  const void* a;
+  const void* b;
+  void* c;
+  int m, n, k, batch;
+  std::int64_t lda, ldb, ldc, stride_a, stride_b, stride_c;
+  bool c_half;
+  bool operator==(const MapKey& o) const {
+    return a == o.a && b == o.b && c == o.c && m == o.m && n == o.n && k == o.k && batch == o.batch && lda == o.lda &&
+           ldb == o.ldb && ldc == o.ldc && stride_a == o.stride_a && stride_b == o.stride_b && stride_c == o.stride_c &&
+           c_half == o.c_half;
+  }
+};
+struct EncodedMaps {
+  bool valid = false;
+  MapKey key{};
+  CUtensorMap a{}, b{}, c{};
+  bool a_batched = false, b_batched = false, c_batched = false;
+};
+
+using LaunchFn = Status (*)(const WgmmaGemmArgs&, cudaStream_t);
+
+template <std::size_t I, bool BF16>
+Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
+  constexpr WgmmaConfig c = kWgmmaConfigs[I];
+  static_assert(c.bk == 64, "the kernel's k step is one 128-byte swizzled row of 16-bit elements");
+  constexpr int smem = wgmma_smem_bytes(c);
+  auto kernel = gemm_wgmma_kernel<BF16, c.bm, c.bn, c.stages, c.consumers, c.pingpong == 1, c.cluster>;
+  const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (attr != cudaSuccess)
+    return Status::fail(ErrorKind::cuda, std::string("gemm_wgmma: cudaFuncSetAttribute: ") + cudaGetErrorString(attr));
+  WgmmaKernelArgs k{g.c, g.m, g.n, g.k, g.batch, g.ldc, g.stride_c, g.alpha, g.beta, g.c_half ? 1 : 0,
+                    g.beta == 0.0f ? 1 : 0, 0, 0, 0, (g.m + c.bm - 1) / c.bm, (g.n + c.bn - 1) / c.bn, c.group};
+  static_assert(c.cluster == 1 || c.cluster == 2, "clusters of 1 or 2 blocks");
+  // The maps depend on the operands' addresses, extents and strides only; a repeated call (the
+  // usual case: the same weights and activations buffers) reuses this thread's last encoding
+  // (one per instantiation, so config and input type are fixed).
+  const MapKey key{g.a, g.b, g.c, g.m, g.n, g.k, g.batch, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b, g.stride_c, g.c_half};
+  thread_local EncodedMaps last;
+  if (!last.valid || !(last.key == key)) {
+    last.valid = false;
+    const CUtensorMapDataType in_type = BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    // A is m rows of k, B (column-major) n rows of k: both K-major, boxes of 64 k.
+    Status s = encode_matrix(last.a, g.a, in_type, 2, g.m, g.k, g.lda, g.batch, g.stride_a, c.bm, last.a_batched);
+    if (!s.ok()) return s;
+    // With a cluster each block loads BN / cluster rows of B (and multicasts them).
+    s = encode_matrix(last.b, g.b, in_type, 2, g.n, g.k, g.ldb, g.batch, g.stride_b, c.bn / c.cluster, last.b_batched);
+    if (!s.ok()) return s;
+    // C: m rows of n, stored 64 rows x 128 bytes at a time by the epilogue.
+    s = encode_matrix(last.c, g.c, g.c_half ? in_type : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, g.c_half ? 2 : 4, g.m, g.n,
+                      g.ldc, g.batch, g.stride_c, 64, last.c_batched);
+    if (!s.ok()) return s;
+    last.key = key;
+    last.valid = true;
+  }
+  k.a_batched = last.a_batched ? 1 : 0;
+  k.b_batched = last.b_batched ? 1 : 0;
+  k.c_batched = last.c_batched ? 1 : 0;
+  // One block per SM, in whole clusters: as many clusters as the device can hold at once.
+  const long long units = static_cast<long long>((k.tiles_m + c.cluster - 1) / c.cluster) * k.tiles_n * g.batch;
+  long long resident = std::max(1, g.sm_count / c.cluster);
+  cudaLaunchConfig_t launch{};
+  cudaLaunchAttribute cluster_attr{};
+  launch.blockDim = dim3(wgmma_threads(c));
+  launch.dynamicSmemBytes = smem;
+  launch.stream = stream;
+  if constexpr (c.cluster > 1) {
+    cluster_attr.id = cudaLaunchAttributeClusterDimension;
+    cluster_attr.val.clusterDim.x = c.cluster;
+    cluster_attr.val.clusterDim.y = 1;
+    cluster_attr.val.clusterDim.z = 1;
+    launch.attrs = &cluster_attr;
+    launch.numAttrs = 1;
+    // Clusters need their blocks in one GPC, so fewer than sm_count / 2 may fit; asked once.
+    static const int max_clusters = [&] {
+      cudaLaunchConfig_t probe = launch;
+      probe.gridDim = dim3(c.cluster * static_cast<unsigned>(resident));
+      int n = 0;
+      return cudaOccupancyMaxActiveClusters(&n, kernel, &probe) == cudaSuccess && n > 0 ? n : 0;
+    }();
+    if (max_clusters > 0) resident = std::min<long long>(resident, max_clusters);
+  }
+  launch.gridDim = dim3(static_cast<unsigned>(c.cluster * std::min(units, resident)));
+  const cudaError_t err = cudaLaunchKernelEx(&launch, kernel, last.a, last.b, last.c, k);
+  if (err != cudaSuccess)
+    return Status::fail(ErrorKind::cuda, std::string("gemm_wgmma: launch: ") + cudaGetErrorString(err));
+  return cuda_launch_status("gemm_wgmma");
+}
+
+template <bool BF16, std::size_t... I>
+constexpr std::array<LaunchFn, sizeof...(I)> make_table(std::index_sequence<I...>) {
+  return {&launch_config<I, BF16>...};
+}
+
+constexpr auto kIdx = std::make_index_sequence<kWgmmaConfigCount>{};
+constexpr std::array<std::array<LaunchFn, kWgmmaConfigCount>, 2> kLaunchTable = {{make_table<false>(kIdx), make_table<true>(kIdx)}};
+
+}  // namespace
+
+bool wgmma_tensor_maps_available(std::string& why) {
+  const EncodeEntry& e = encode_entry();
+  if (e.fn == nullptr) why = e.why;
+  return e.fn != nullptr;
+}
+
+Status launch_wgmma(const WgmmaGemmArgs& g, int config_index, void* stream) {
+  if (config_index < 0 || config_index >= kWgmmaConfigCount)
+    return Status::fail(ErrorKind::argument, "gemm_wgmma: no instantiated config " + std::to_string(config_index));
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return Status::success();
+  if (encode_entry().fn == nullptr) return Status::fail(ErrorKind::unsupported, "gemm_wgmma: " + encode_entry().why);
+  return kLaunchTable[g.bf16 ? 1 : 0][config_index](g, as_stream(stream));
+}
+
+}  // namespace kiln::gemm

@@ -1,0 +1,376 @@
+// Hopper bf16 / f16 gemm: wgmma.mma_async fed by TMA, warp-specialised and persistent (sm_90a).
+//
+//  - Block = 1 producer warpgroup + CONSUMERS consumer warpgroups.  One producer thread issues
+//    TMA loads of the A tile (BM rows x 64 k) and the B tile (BN rows x 64 k, B column-major, so
+//    both are K-major) into STAGES shared-memory buffers with 128-byte swizzling; each buffer has a
+//    "full" mbarrier (TMA bytes arrive) and an "empty" one (each consumer warpgroup that reads
+//    the buffer arrives once it has finished).  The producer gives registers up (setmaxnreg.dec), the consumers
+//    take them for their f32 accumulators (setmaxnreg.inc).
+//  - Cooperative (PINGPONG = false): consumer warpgroup c computes rows [c * BM / CONSUMERS,
+//    +BM / CONSUMERS) of each tile.  Ping-pong: consumer c computes every CONSUMERS-th tile of the
+//    block whole; the producer loads tiles in order, so the consumers' main loops take turns and
+//    one stores its tile while the other keeps the tensor cores busy.  Either way wgmma m64 x BN x
+//    k16 (A and B from shared-memory descriptors) with one wgmma group in flight: a buffer is
+//    released when the group after it has been issued and it has retired.
+//  - Persistent: the grid has at most one block per SM; block b computes tiles b, b + grid, ...
+//    in a rasterised order (groups of `group` tile rows, gemm_common.cuh's grouped_tile), batch
+//    entries one after the other.  With CLUSTER = 2 the two blocks of a thread-block cluster take
+//    vertically adjacent tiles, which share the B tile: each loads half of it with a TMA multicast
+//    to both, and a stage is released only when both blocks' consumers are done with it.  The producer runs ahead into the next tile while the consumers
+//    store the last one.
+//  - Edges: TMA fills elements outside A and B with zeros (k past its end adds nothing, rows
+//    past m or n give outputs that are not stored); stores are guarded.
+//  - Epilogue: C = alpha * acc + beta * C in f32, stored as f32 or the input type.  With beta == 0
+//    (C never read) the accumulators go through shared memory, 64 rows x 128 bytes at a time in
+//    the 128-byte swizzled layout, to TMA stores (clipped at the matrix edge) that run on while
+//    the warpgroup starts its next tile; two buffers per consumer.  With beta != 0 each thread
+//    reads C and stores pairs straight from registers (guarded).
+#pragma once
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "gemm_common.cuh"
+#include "hopper_ptx.cuh"
+#include "wgmma_configs.hpp"
+#include "wgmma_ops.cuh"
+
+namespace kiln::gemm {
+
+// What one launch reads besides the two tensor maps; built by launch_wgmma.
+struct WgmmaKernelArgs {
+  void* c;
+  int m, n, k, batch;
+  long long ldc, stride_c;
+  float alpha, beta;
+  int c_half;
+  int c_tma;                            // 1: store C through TMA (beta == 0); 0: from registers
+  int a_batched, b_batched, c_batched;  // the tensor map has a third (batch) dimension
+  int tiles_m, tiles_n, group;
+};
+
+namespace wgmma_detail {
+
+template <bool BF16>
+__device__ __forceinline__ float load_half(const std::uint16_t* p) {
+  if constexpr (BF16)
+    return __bfloat162float(__ushort_as_bfloat16(*p));
+  else
+    return __half2float(__ushort_as_half(*p));
+}
+template <bool BF16>
+__device__ __forceinline__ std::uint32_t pack_half2(float lo, float hi) {
+  if constexpr (BF16)
+    return __bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
+           (static_cast<std::uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(hi))) << 16);
+  else
+    return __half_as_ushort(__float2half_rn(lo)) | (static_cast<std::uint32_t>(__half_as_ushort(__float2half_rn(hi))) << 16);
+}
+
+template <bool BF16, int N>
+__device__ __forceinline__ void mma_step(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b) {
+  if constexpr (BF16) {
+    if constexpr (N == 256) wgmma_m64n256k16_bf16<0, 0>(d, desc_a, desc_b, 1);
+    else wgmma_m64n128k16_bf16<0, 0>(d, desc_a, desc_b, 1);
+  } else {
+    if constexpr (N == 256) wgmma_m64n256k16_f16<0, 0>(d, desc_a, desc_b, 1);
+    else wgmma_m64n128k16_f16<0, 0>(d, desc_a, desc_b, 1);
+  }
+}
+
+// Stores a pair of adjacent outputs (col, col + 1) of row `row`; the second only inside n.
+template <bool BF16>
+__device__ __forceinline__ void store_pair(const WgmmaKernelArgs& g, long long c_off, int row, int col, float v0,
+                                           float v1) {
+  if (row >= g.m || col >= g.n) return;
+  const long long at = c_off + static_cast<long long>(row) * g.ldc + col;
+  const bool pair = col + 1 < g.n;
+  v0 *= g.alpha;
+  v1 *= g.alpha;
+  if (g.c_half) {
+    std::uint16_t* p = static_cast<std::uint16_t*>(g.c) + at;
+    if (g.beta != 0.0f) {
+      v0 = fmaf(g.beta, load_half<BF16>(p), v0);
+      if (pair) v1 = fmaf(g.beta, load_half<BF16>(p + 1), v1);
+    }
+    const std::uint32_t packed = pack_half2<BF16>(v0, v1);
+    if (pair)
+      *reinterpret_cast<std::uint32_t*>(p) = packed;
+    else
+      *p = static_cast<std::uint16_t>(packed & 0xFFFF);
+  } else {
+    float* p = static_cast<float*>(g.c) + at;
+    if (pair) {
+      float2* p2 = reinterpret_cast<float2*>(p);
+      if (g.beta != 0.0f) {
+        const float2 old = *p2;
+        v0 = fmaf(g.beta, old.x, v0);
+        v1 = fmaf(g.beta, old.y, v1);
+      }
+      *p2 = make_float2(v0, v1);
+    } else {
+      *p = g.beta == 0.0f ? v0 : fmaf(g.beta, *p, v0);
+    }
+  }
+}
+
+// Writes 64 rows x 128 bytes of one consumer's accumulators (rows of acc, columns [8 j0, 8 j0 +
+// 128 / element size)) into `buf` in the 128-byte swizzled layout the TMA store reads: row r at
+// r * 128 bytes, 16-byte chunk q at position q ^ (r % 8).  j0 must be a constant after unrolling
+// (the accumulators stay in registers).  Thread (warp, lane) holds rows 16 warp
+// + lane / 4 (+8), columns 8 j + 2 (lane % 4) (+1).
+template <bool BF16, bool C_HALF, int N>
+__device__ __forceinline__ void stage_chunk(unsigned char* buf, const float (&acc)[N], int j0, float alpha, int warp,
+                                            int lane) {
+  constexpr int kJ = C_HALF ? 8 : 4;  // 8-column groups per 128-byte row
+#pragma unroll
+  for (int jj = 0; jj < kJ; ++jj) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = warp * 16 + lane / 4 + 8 * h;
+      const float v0 = alpha * acc[4 * (j0 + jj) + 2 * h];
+      const float v1 = alpha * acc[4 * (j0 + jj) + 2 * h + 1];
+      if constexpr (C_HALF) {
+        const int q = jj;  // 16 bytes = 8 halves per group
+        *reinterpret_cast<std::uint32_t*>(buf + r * 128 + ((q ^ (r & 7)) * 16) + (lane % 4) * 4) =
+            pack_half2<BF16>(v0, v1);
+      } else {
+        const int q = 2 * jj + (lane % 4) / 2;  // 32 bytes = 8 floats per group
+        *reinterpret_cast<float2*>(buf + r * 128 + ((q ^ (r & 7)) * 16) + (lane % 4 % 2) * 8) = make_float2(v0, v1);
+      }
+    }
+  }
+}
+
+}  // namespace wgmma_detail
+
+// Stores one consumer's tile (rows [row0, row0 + 64 M_ITERS), columns [n0, n0 + BN)) through the
+// two shared-memory chunk buffers at `epi` and TMA stores; buffer reuse waits until the store that
+// used it two chunks ago has read it.
+template <bool C_HALF, bool BF16, int M_ITERS, int BN>
+__device__ __forceinline__ void store_tile_tma_impl(float (&acc)[M_ITERS][BN / 2], unsigned char* epi, unsigned& count,
+                                                    int row0, int n0, int bz, const WgmmaKernelArgs& g,
+                                                    const CUtensorMap* map_c, int warp, int lane, int wg_thread,
+                                                    int consumer) {
+  constexpr int kColsPerChunk = C_HALF ? 64 : 32;
+  constexpr int kChunks = BN / kColsPerChunk;
+#pragma unroll
+  for (int i = 0; i < M_ITERS; ++i) {
+#pragma unroll
+    for (int ch = 0; ch < kChunks; ++ch) {
+      unsigned char* buf = epi + (count & 1) * kWgmmaEpilogueChunkBytes;
+      if (wg_thread == 0) hopper::bulk_wait_read<1>();
+      hopper::named_barrier_sync(1 + consumer, 128);
+      wgmma_detail::stage_chunk<BF16, C_HALF>(buf, acc[i], ch * kColsPerChunk / 8, g.alpha, warp, lane);
+      hopper::fence_proxy_async_smem();
+      hopper::named_barrier_sync(1 + consumer, 128);
+      if (wg_thread == 0) {
+        if (g.c_batched)
+          hopper::tma_store_3d(map_c, buf, n0 + ch * kColsPerChunk, row0 + i * 64, bz);
+        else
+          hopper::tma_store_2d(map_c, buf, n0 + ch * kColsPerChunk, row0 + i * 64);
+        hopper::bulk_commit();
+      }
+      ++count;
+    }
+  }
+}
+
+// Registers per thread after setmaxnreg: the producer keeps 40, each consumer gets 232
+// (40 * 128 + 232 * 256 = 64512 of the SM's 65536, the pool a 384-thread block holds at 168).
+inline constexpr int kWgmmaProducerRegs = 40;
+inline constexpr int kWgmmaConsumerRegs = 232;
+
+template <bool BF16, int BM, int BN, int STAGES, int CONSUMERS, bool PINGPONG, int CLUSTER>
+__global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
+    gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                      const __grid_constant__ CUtensorMap map_c, const WgmmaKernelArgs g) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int BK = 64;
+  constexpr int kWgRows = PINGPONG ? BM : BM / CONSUMERS;  // rows of one consumer warpgroup
+  constexpr int kReaders = PINGPONG ? 1 : CONSUMERS;       // warpgroups that read each stage
+  constexpr int kMIters = kWgRows / 64;    // m64 wgmmas per k16 step
+  constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
+  static_assert(kWgRows % 64 == 0, "each consumer warpgroup computes whole 64-row wgmma tiles");
+  static_assert(BN == 128 || BN == 256, "wgmma widths instantiated in wgmma_ops.cuh");
+  static_assert(BM <= 256 && BN <= 256, "a TMA box has at most 256 rows");
+  static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "tiles stay 1024-byte aligned (128-byte swizzle)");
+  static_assert(CLUSTER == 1 || (CLUSTER == 2 && !PINGPONG), "clusters of 2, cooperative consumers only");
+  static_assert((BN / CLUSTER) * 128 % 1024 == 0, "each block's share of the B tile stays 1024-byte aligned");
+
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __align__(8) std::uint64_t full_bar[STAGES];
+  __shared__ __align__(8) std::uint64_t empty_bar[STAGES];
+  // Ping-pong turns: consumer c arrives on turn_bar[c] when it has received the last stage of its
+  // tile; the next consumer waits for that before its own first stage.  Without it a consumer
+  // that skips the other's tile would wait on a stage two phases ahead, which a parity wait
+  // cannot tell from the phase just completed.
+  __shared__ __align__(8) std::uint64_t turn_bar[CONSUMERS];
+  unsigned char* smem = smem_raw + ((1024 - (hopper::smem_addr(smem_raw) & 1023)) & 1023);
+
+  const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+  const int wg_thread = static_cast<int>(threadIdx.x) % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      hopper::mbarrier_init(&full_bar[s], 1);
+      hopper::mbarrier_init(&empty_bar[s], kReaders * CLUSTER);  // every block's readers release
+    }
+    for (int c = 0; c < CONSUMERS; ++c) hopper::mbarrier_init(&turn_bar[c], 1);
+    hopper::fence_barrier_init();
+  }
+  // With a cluster, the peer's barriers must be initialised before any multicast or remote arrival.
+  if constexpr (CLUSTER > 1)
+    hopper::cluster_sync();
+  else
+    __syncthreads();
+
+  // Work units: a unit is CLUSTER vertically adjacent tiles (one per block of the cluster, which
+  // share the B tile: each block loads its half and multicasts it to both).  Clusters walk the
+  // units in the rastered order; without a cluster a unit is one tile.
+  const unsigned rank = CLUSTER > 1 ? hopper::cluster_ctarank() : 0;
+  const long long first_unit = blockIdx.x / CLUSTER, unit_step = gridDim.x / CLUSTER;
+  const int units_m = (g.tiles_m + CLUSTER - 1) / CLUSTER;
+  const int units_per_batch = units_m * g.tiles_n;
+  const long long total_units = static_cast<long long>(units_per_batch) * g.batch;
+  const int k_blocks = (g.k + BK - 1) / BK;
+  auto tile_origin = [&](long long unit, int& m0, int& n0, int& bz) {
+    bz = static_cast<int>(unit / units_per_batch);
+    int um, tn;
+    grouped_tile(static_cast<int>(unit % units_per_batch), units_m, g.tiles_n, g.group, um, tn);
+    m0 = (um * CLUSTER + static_cast<int>(rank)) * BM;  // past m when tiles_m is odd: all zeros, nothing stored
+    n0 = tn * BN;
+  };
+
+  if (warpgroup == 0) {  // producer
+    hopper::setmaxnreg_dec<kWgmmaProducerRegs>();
+    if (wg_thread == 0) {
+      hopper::prefetch_tensor_map(&map_a);
+      hopper::prefetch_tensor_map(&map_b);
+      unsigned it = 0;
+      for (long long unit = first_unit; unit < total_units; unit += unit_step) {
+        int m0, n0, bz;
+        tile_origin(unit, m0, n0, bz);
+        for (int kb = 0; kb < k_blocks; ++kb, ++it) {
+          const int stage = static_cast<int>(it % STAGES);
+          hopper::mbarrier_wait(&empty_bar[stage], ((it / STAGES) & 1) ^ 1);
+          unsigned char* a_tile = smem + stage * kStageBytes;
+          unsigned char* b_tile = a_tile + kABytes;
+          hopper::mbarrier_arrive_expect_tx(&full_bar[stage], kStageBytes);
+          if (g.a_batched)
+            hopper::tma_load_3d(a_tile, &map_a, &full_bar[stage], kb * BK, m0, bz);
+          else
+            hopper::tma_load_2d(a_tile, &map_a, &full_bar[stage], kb * BK, m0);
+          if constexpr (CLUSTER > 1) {  // this block's BN / CLUSTER rows of B, to every block
+            constexpr std::uint16_t kAll = (1u << CLUSTER) - 1;
+            unsigned char* b_part = b_tile + rank * (BN / CLUSTER) * 128;
+            const int n_part = n0 + static_cast<int>(rank) * (BN / CLUSTER);
+            if (g.b_batched)
+              hopper::tma_load_3d_multicast(b_part, &map_b, &full_bar[stage], kb * BK, n_part, bz, kAll);
+            else
+              hopper::tma_load_2d_multicast(b_part, &map_b, &full_bar[stage], kb * BK, n_part, kAll);
+          } else if (g.b_batched) {
+            hopper::tma_load_3d(b_tile, &map_b, &full_bar[stage], kb * BK, n0, bz);
+          } else {
+            hopper::tma_load_2d(b_tile, &map_b, &full_bar[stage], kb * BK, n0);
+          }
+        }
+      }
+    }
+  } else {  // consumer warpgroup `warpgroup - 1`
+    hopper::setmaxnreg_inc<kWgmmaConsumerRegs>();
+    const int consumer = warpgroup - 1;
+    const int warp = wg_thread / 32, lane = wg_thread % 32;
+    float acc[kMIters][BN / 2];
+    const int wg_row0 = PINGPONG ? 0 : consumer * kWgRows;
+    // A stage is free once every block's readers are done with it (the next multicast writes all).
+    auto release = [&](int stage) {
+      if constexpr (CLUSTER > 1) {
+#pragma unroll
+        for (unsigned r = 0; r < CLUSTER; ++r) hopper::mbarrier_arrive_cluster(&empty_bar[stage], r);
+      } else {
+        hopper::mbarrier_arrive(&empty_bar[stage]);
+      }
+    };
+    unsigned char* epi = smem + STAGES * kStageBytes + consumer * 2 * kWgmmaEpilogueChunkBytes;
+    unsigned epi_count = 0;  // chunks this consumer has stored (alternating buffers)
+    unsigned it = 0;
+    long long turn = 0;  // this block's tile count so far
+    for (long long unit = first_unit; unit < total_units; unit += unit_step, ++turn) {
+      if (PINGPONG && turn % CONSUMERS != consumer) {  // the other consumer's tile: skip its stages
+        it += k_blocks;
+        continue;
+      }
+      if (PINGPONG && turn > 0) {  // the previous turn's consumer has received all its stages
+        const int prev = (consumer + CONSUMERS - 1) % CONSUMERS;
+        hopper::mbarrier_wait(&turn_bar[prev], static_cast<unsigned>((turn - 1) / CONSUMERS) & 1);
+      }
+      int m0, n0, bz;
+      tile_origin(unit, m0, n0, bz);
+#pragma unroll
+      for (int i = 0; i < kMIters; ++i)
+#pragma unroll
+        for (int j = 0; j < BN / 2; ++j) acc[i][j] = 0.0f;
+      int prev_stage = -1;
+      for (int kb = 0; kb < k_blocks; ++kb, ++it) {
+        const int stage = static_cast<int>(it % STAGES);
+        hopper::mbarrier_wait(&full_bar[stage], (it / STAGES) & 1);
+        const unsigned char* a_tile = smem + stage * kStageBytes + wg_row0 * 128;
+        const unsigned char* b_tile = smem + stage * kStageBytes + kABytes;
+        const std::uint64_t desc_b = hopper::smem_desc_k_major_sw128(b_tile);
+        hopper::wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < BK / 16; ++ks) {
+#pragma unroll
+          for (int i = 0; i < kMIters; ++i) {
+            // 16 k-elements are 32 bytes along the swizzled row: +2 in the descriptor's 16-byte units.
+            const std::uint64_t desc_a = hopper::smem_desc_k_major_sw128(a_tile + i * 64 * 128) + 2 * ks;
+            wgmma_detail::mma_step<BF16, BN>(acc[i], desc_a, desc_b + 2 * ks);
+          }
+        }
+        hopper::wgmma_commit();
+        hopper::wgmma_wait<1>();  // the previous k block's wgmmas have retired: release its buffer
+        if (prev_stage >= 0 && wg_thread == 0) release(prev_stage);
+        prev_stage = stage;
+      }
+      if (PINGPONG && wg_thread == 0) hopper::mbarrier_arrive(&turn_bar[consumer]);
+      hopper::wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < kMIters; ++i) hopper::fence_registers(acc[i]);
+      if (prev_stage >= 0 && wg_thread == 0) release(prev_stage);
+
+      const long long c_off = static_cast<long long>(bz) * g.stride_c;
+      if (g.c_tma) {
+        if (g.c_half)
+          store_tile_tma_impl<true, BF16, kMIters, BN>(acc, epi, epi_count, m0 + wg_row0, n0, bz, g, &map_c, warp, lane, wg_thread, consumer);
+        else
+          store_tile_tma_impl<false, BF16, kMIters, BN>(acc, epi, epi_count, m0 + wg_row0, n0, bz, g, &map_c, warp, lane, wg_thread, consumer);
+        continue;
+      }
+      // Accumulator layout of m64nN: warp w holds rows 16 w + lane / 4 (+8); element 4 j + 2 h + e
+      // is column 8 j + 2 (lane % 4) + e of row + 8 h.
+#pragma unroll
+      for (int i = 0; i < kMIters; ++i) {
+        const int row = m0 + wg_row0 + i * 64 + warp * 16 + lane / 4;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = n0 + j * 8 + 2 * (lane % 4);
+          wgmma_detail::store_pair<BF16>(g, c_off, row, col, acc[i][4 * j], acc[i][4 * j + 1]);
+          wgmma_detail::store_pair<BF16>(g, c_off, row + 8, col, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+        }
+      }
+    }
+    if (g.c_tma && wg_thread == 0) hopper::bulk_wait<0>();  // the last stores have landed
+  }
+  // No block leaves while its peer may still arrive on its barriers or multicast into it.
+  if constexpr (CLUSTER > 1) {
+    __syncwarp();  // the producer warp's lanes meet again before the aligned cluster barrier
+    hopper::cluster_sync();
+  }
+#else
+  __trap();  // built without sm_90a features; supports() declines every other device
+#endif
+}
+
+}  // namespace kiln::gemm

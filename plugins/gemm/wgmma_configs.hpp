@@ -1,0 +1,50 @@
+// The instantiated configurations of gemm_wgmma (Hopper wgmma fed by TMA), as data shared by the
+// kernel instantiations (gemm_wgmma.cu) and the ParamSpace (wgmma_params.cpp).  Each row is built
+// for bf16 and f16: 6 rows, 12 kernels (compiled for sm_90a only).
+#pragma once
+
+namespace kiln::gemm {
+
+struct WgmmaConfig {
+  int bm, bn, bk;  // block tile; bk is 64 16-bit elements: one 128-byte swizzled row per tile row
+  int stages;      // TMA -> wgmma pipeline depth (shared-memory buffers of the A and B tiles)
+  int consumers;   // consumer warpgroups
+  int pingpong;    // 0: cooperative, the consumers split each BM x BN tile by rows (BM / consumers
+                   // each, a multiple of 64); 1: ping-pong, each consumer computes whole tiles,
+                   // taking turns, so one stores its tile while the other multiplies
+  int cluster;     // blocks per thread-block cluster (1 or 2): a cluster of 2 computes two tiles
+                   // one above the other and multicasts each half of their common B tile to both
+  int group;       // tile raster: the scheduler walks `group` rows of work units (a cluster's
+                   // tiles) down before moving right
+};
+
+// Shapes of the public Hopper write-ups (128 x 256 and 128 x 128 tiles with two consumer
+// warpgroups, 4-6 stages); 256 x 128 gives each consumer two 64-row wgmmas per k step.  Every
+// consumer holds at most 128 f32 accumulators per thread (64 x 256 or 128 x 128).
+// Measured on the H200 (kiln tune, bf16 tb=1 C f32, 2026-11-24; README has every row and C type):
+// 128 x 256 is the fastest row, 4096^3 181 us (cuBLASLt's best 176 us), 8192^3 1488 us (1389);
+// the cluster row is correct but 1.7-1.9x slower than 128 x 256 without it (cause not found).
+inline constexpr WgmmaConfig kWgmmaConfigs[] = {
+    // bm   bn   bk  stages consumers pingpong cluster group
+    {128, 256, 64, 4, 2, 0, 1, 8},
+    {128, 128, 64, 5, 2, 0, 1, 8},
+    {256, 128, 64, 4, 2, 0, 1, 8},
+    {128, 128, 64, 6, 2, 1, 1, 8},
+    {64, 256, 64, 4, 2, 1, 1, 8},
+    {128, 256, 64, 4, 2, 0, 2, 4},
+};
+inline constexpr int kWgmmaConfigCount = static_cast<int>(sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]));
+inline constexpr int kWgmmaDefault = 0;  // 128 x 256
+
+// The epilogue stages C through shared memory in chunks of 64 rows x 128 bytes (the TMA store's
+// box), two buffers per consumer warpgroup.
+inline constexpr int kWgmmaEpilogueChunkBytes = 64 * 128;
+// Dynamic shared memory of one block: `stages` A and B tiles of 16-bit elements, the epilogue
+// buffers, plus 1 KiB so the kernel can align the first tile to 1024 bytes (what 128-byte
+// swizzling needs).
+constexpr int wgmma_smem_bytes(const WgmmaConfig& c) {
+  return c.stages * (c.bm + c.bn) * c.bk * 2 + c.consumers * 2 * kWgmmaEpilogueChunkBytes + 1024;
+}
+constexpr int wgmma_threads(const WgmmaConfig& c) { return 128 * (c.consumers + 1); }
+
+}  // namespace kiln::gemm

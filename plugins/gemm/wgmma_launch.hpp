@@ -1,0 +1,37 @@
+// Host entry points of the Hopper wgmma gemm (gemm_wgmma.cu, compiled for sm_90a only).  Plain
+// C++ (no CUDA headers), so the variant that calls them compiles with the host compiler.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "kiln/errors.hpp"
+
+namespace kiln::gemm {
+
+// C = alpha * A * B + beta * C for bf16 or f16 A and B (f32 accumulation), batched: entry i of
+// each operand starts stride_* elements after entry i - 1 (0 broadcasts A or B).  A is row-major
+// (row stride lda), B column-major (column stride ldb): both K-major.  C is row-major (row stride
+// ldc), f32 or (c_half) the input type.  Pointers, lda, ldb, ldc and nonzero batch strides must be
+// 16-byte aligned in bytes (what TMA takes).  `sm_count` sizes the persistent grid.
+struct WgmmaGemmArgs {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  int m = 0, n = 0, k = 0, batch = 1;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  bool bf16 = true, c_half = false;
+  int sm_count = 1;
+};
+
+// Whether the driver's cuTensorMapEncodeTiled could be resolved (through the runtime's
+// cudaGetDriverEntryPointByVersion, so kiln needs no -lcuda); `why` says why not.  Resolves once
+// per process; call it before the first launch (prepare() does) so launches never do.
+bool wgmma_tensor_maps_available(std::string& why);
+
+// Encodes the two tensor maps (host-only work in the driver library: no GPU call, no allocation)
+// and queues the kernel.  `config_index` indexes kWgmmaConfigs (wgmma_configs.hpp).
+Status launch_wgmma(const WgmmaGemmArgs& g, int config_index, void* stream);
+
+}  // namespace kiln::gemm
