@@ -1,4 +1,5 @@
-// Instantiates gemm_wgmma for every row of kWgmmaConfigs and both input types, builds the TMA
+// Instantiates gemm_wgmma for every row of kWgmmaConfigs and both 16-bit input types (and the
+// rows kWgmmaTf32Rows for TF32), builds the TMA
 // tensor maps and launches the persistent grid.  Compiled for sm_90a only (plugins/gemm/CMakeLists.txt).
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -90,15 +91,22 @@ struct EncodedMaps {
 
 using LaunchFn = Status (*)(const WgmmaGemmArgs&, cudaStream_t);
 
-template <std::size_t I, bool BF16>
+// The input types of the launch table.
+enum WgmmaInput : int { kInF16 = 0, kInBf16 = 1, kInTf32 = 2 };
+
+template <std::size_t I, int IN>
 Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
   constexpr WgmmaConfig c = kWgmmaConfigs[I];
-  static_assert(c.bk == 64, "the kernel's k step is one 128-byte swizzled row of 16-bit elements");
+  constexpr bool BF16 = IN == kInBf16, TF32 = IN == kInTf32;
+  constexpr int elem_bytes = TF32 ? 4 : 2;
+  static_assert(c.bk == 64, "the kernel's k step is one 128-byte swizzled row (64 16-bit or 32 f32 elements)");
   constexpr int smem = wgmma_smem_bytes(c);
-  auto kernel = gemm_wgmma_kernel<BF16, c.bm, c.bn, c.stages, c.consumers, c.pingpong == 1, c.cluster>;
+  auto kernel = gemm_wgmma_kernel<BF16, TF32, c.bm, c.bn, c.stages, c.consumers, c.pingpong == 1, c.cluster>;
   const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (attr != cudaSuccess)
     return Status::fail(ErrorKind::cuda, std::string("gemm_wgmma: cudaFuncSetAttribute: ") + cudaGetErrorString(attr));
+  if (TF32 && g.c_half)
+    return Status::fail(ErrorKind::argument, "gemm_wgmma: TF32 stores C in f32 only");
   WgmmaKernelArgs k{g.c, g.m, g.n, g.k, g.batch, g.ldc, g.stride_c, g.alpha, g.beta, g.c_half ? 1 : 0,
                     g.beta == 0.0f ? 1 : 0, 0, 0, 0, (g.m + c.bm - 1) / c.bm, (g.n + c.bn - 1) / c.bn, c.group};
   static_assert(c.cluster == 1 || c.cluster == 2, "clusters of 1 or 2 blocks");
@@ -109,12 +117,16 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
   thread_local EncodedMaps last;
   if (!last.valid || !(last.key == key)) {
     last.valid = false;
-    const CUtensorMapDataType in_type = BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    // A is m rows of k, B (column-major) n rows of k: both K-major, boxes of 64 k.
-    Status s = encode_matrix(last.a, g.a, in_type, 2, g.m, g.k, g.lda, g.batch, g.stride_a, c.bm, last.a_batched);
+    // TF32 loads the f32 bits as they are (the tensor cores ignore the low mantissa bits).
+    const CUtensorMapDataType in_type = TF32   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                        : BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    // A is m rows of k, B (column-major) n rows of k: both K-major, boxes of 128 bytes of k.
+    Status s = encode_matrix(last.a, g.a, in_type, elem_bytes, g.m, g.k, g.lda, g.batch, g.stride_a, c.bm, last.a_batched);
     if (!s.ok()) return s;
     // With a cluster each block loads BN / cluster rows of B (and multicasts them).
-    s = encode_matrix(last.b, g.b, in_type, 2, g.n, g.k, g.ldb, g.batch, g.stride_b, c.bn / c.cluster, last.b_batched);
+    s = encode_matrix(last.b, g.b, in_type, elem_bytes, g.n, g.k, g.ldb, g.batch, g.stride_b, c.bn / c.cluster,
+                      last.b_batched);
     if (!s.ok()) return s;
     // C: m rows of n, stored 64 rows x 128 bytes at a time by the epilogue.
     s = encode_matrix(last.c, g.c, g.c_half ? in_type : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, g.c_half ? 2 : 4, g.m, g.n,
@@ -157,13 +169,24 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
   return cuda_launch_status("gemm_wgmma");
 }
 
-template <bool BF16, std::size_t... I>
+// Row I's launcher for input IN, or nullptr where row I is not built for it (TF32 builds only
+// kWgmmaTf32Rows; `if constexpr` keeps the other rows from being instantiated at all).
+template <std::size_t I, int IN>
+constexpr LaunchFn table_entry() {
+  if constexpr (IN != kInTf32 || wgmma_tf32_row(static_cast<int>(I)))
+    return &launch_config<I, IN>;
+  else
+    return nullptr;
+}
+
+template <int IN, std::size_t... I>
 constexpr std::array<LaunchFn, sizeof...(I)> make_table(std::index_sequence<I...>) {
-  return {&launch_config<I, BF16>...};
+  return {table_entry<I, IN>()...};
 }
 
 constexpr auto kIdx = std::make_index_sequence<kWgmmaConfigCount>{};
-constexpr std::array<std::array<LaunchFn, kWgmmaConfigCount>, 2> kLaunchTable = {{make_table<false>(kIdx), make_table<true>(kIdx)}};
+constexpr std::array<std::array<LaunchFn, kWgmmaConfigCount>, 3> kLaunchTable = {
+    {make_table<kInF16>(kIdx), make_table<kInBf16>(kIdx), make_table<kInTf32>(kIdx)}};
 
 }  // namespace
 
@@ -178,7 +201,11 @@ Status launch_wgmma(const WgmmaGemmArgs& g, int config_index, void* stream) {
     return Status::fail(ErrorKind::argument, "gemm_wgmma: no instantiated config " + std::to_string(config_index));
   if (g.m == 0 || g.n == 0 || g.batch == 0) return Status::success();
   if (encode_entry().fn == nullptr) return Status::fail(ErrorKind::unsupported, "gemm_wgmma: " + encode_entry().why);
-  return kLaunchTable[g.bf16 ? 1 : 0][config_index](g, as_stream(stream));
+  const LaunchFn fn = kLaunchTable[g.tf32 ? kInTf32 : g.bf16 ? kInBf16 : kInF16][config_index];
+  if (fn == nullptr)
+    return Status::fail(ErrorKind::unsupported,
+                        "gemm_wgmma: config " + std::to_string(config_index) + " is not built for TF32 (kWgmmaTf32Rows)");
+  return fn(g, as_stream(stream));
 }
 
 }  // namespace kiln::gemm
