@@ -27,6 +27,8 @@ constexpr int kWgmmaPriority = 33;
 // Paths added after the first GPU-verified one (16-bit, ta = 0, tb = 1), each switched off here
 // alone (supports() then declines it with a reason) should a GPU run show it failing.
 constexpr bool kWgmmaTf32Enabled = true;  // f32 A and B with allow_tf32 = 1 (wgmma .tf32)
+constexpr bool kWgmmaMnAEnabled = true;   // 16-bit, A column-major (ta = 1): MN-major A tiles
+constexpr bool kWgmmaMnBEnabled = true;   // 16-bit, B row-major (tb = 0): MN-major B tiles
 
 // The per-call part of a launch: arguments from the tensors, alignment re-checked (a mislabelled
 // problem gets a Status, not a device fault).  Builds no string unless something is wrong.
@@ -44,8 +46,10 @@ Status run_wgmma(int config_index, int sms, const Args& args, const Problem& p, 
     g.n = static_cast<int>(p.dims[kDimN]);
     g.k = static_cast<int>(p.dims[kDimK]);
     g.batch = static_cast<int>(p.dims[kDimBatch]);
-    g.lda = a.row_stride;
-    g.ldb = b.col_stride;
+    g.a_mn = p.dims[kDimTa] == 1;  // A column-major: its column stride is the pitch
+    g.b_mn = p.dims[kDimTb] == 0;  // B row-major: its row stride is the pitch
+    g.lda = g.a_mn ? a.col_stride : a.row_stride;
+    g.ldb = g.b_mn ? b.row_stride : b.col_stride;
     g.ldc = cc.row_stride;
     g.stride_a = a.shape.rank == 3 ? a.batch_stride : 0;
     g.stride_b = b.shape.rank == 3 ? b.batch_stride : 0;
@@ -63,7 +67,7 @@ Status run_wgmma(int config_index, int sms, const Args& args, const Problem& p, 
       std::int64_t stride;
       bool used;
       std::uintptr_t elem;
-    } strides[] = {{g.lda, g.m > 1, in_size},          {g.ldb, g.n > 1, in_size},
+    } strides[] = {{g.lda, g.a_mn ? g.k > 1 : g.m > 1, in_size}, {g.ldb, g.b_mn ? g.k > 1 : g.n > 1, in_size},
                    {g.ldc, g.m > 1, out_size},         {g.stride_a, g.batch > 1, in_size},
                    {g.stride_b, g.batch > 1, in_size}, {g.stride_c, g.batch > 1, out_size}};
     for (const auto& s : strides)
@@ -96,7 +100,8 @@ class GemmWgmma final : public Variant {
   GemmWgmma()
       : Variant({"gemm_wgmma", "gemm", DeviceKind::cuda, {DType::bf16, DType::f16, DType::f32}, kWgmmaPriority,
                  "Hopper f16/bf16 (and TF32 with allow_tf32=1) tensor cores: wgmma fed by TMA, warp-specialised, "
-                 "persistent (sm_90a); row-major A, column-major B, C f32 or the input type, batched"},
+                 "persistent (sm_90a); A and B row- or column-major (TF32: row-major A, column-major B), C f32 or "
+                 "the input type, batched"},
                 wgmma_space()) {}
 
   Config default_config(const DeviceInfo& d) const override { return wgmma_default(d); }
@@ -117,8 +122,14 @@ class GemmWgmma final : public Variant {
       if (d.cc_major != 9 || d.cc_minor != 0)
         return Support::no("sm_90a code (wgmma, TMA) runs on compute capability 9.0 only, device has " +
                            std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));
-      if (p.dims[kDimTa] != 0) return Support::no("reads a row-major A only (ta = 0)");
-      if (p.dims[kDimTb] != 1) return Support::no("reads a column-major B only (tb = 1, both operands K-major)");
+      const bool a_mn = p.dims[kDimTa] == 1, b_mn = p.dims[kDimTb] == 0;
+      if (tf32 && (a_mn || b_mn))
+        return Support::no("TF32 wgmma reads K-major operands only: a row-major A (ta = 0) and a column-major B "
+                           "(tb = 1)");
+      if (a_mn && !kWgmmaMnAEnabled)
+        return Support::no("a column-major A (ta = 1) is switched off (kWgmmaMnAEnabled): reads a row-major A only");
+      if (b_mn && !kWgmmaMnBEnabled)
+        return Support::no("a row-major B (tb = 0) is switched off (kWgmmaMnBEnabled): reads a column-major B only");
       for (int i : {kDimM, kDimN, kDimK})
         if (p.dims[i] > INT_MAX)
           return Support::no(std::string("extent ") + "mnk"[i] + " = " + std::to_string(p.dims[i]) +
@@ -131,6 +142,9 @@ class GemmWgmma final : public Variant {
       if (i < 0) return Support::no("config " + c.to_string() + " is not instantiated");
       if (tf32 && !wgmma_tf32_row(i))
         return Support::no("config " + c.to_string() + " is not built for TF32 (kWgmmaTf32Rows)");
+      if ((a_mn || b_mn) && !wgmma_mn_row(i))
+        return Support::no("config " + c.to_string() +
+                           " is not built for a column-major A or a row-major B (kWgmmaMnRows)");
       const WgmmaConfig& r = kWgmmaConfigs[i];
       if (((p.dims[kDimM] + r.bm - 1) / r.bm) * ((p.dims[kDimN] + r.bn - 1) / r.bn) > INT_MAX)
         return Support::no("more than 2^31 - 1 tiles per batch entry");

@@ -1,7 +1,8 @@
 // The instantiated configurations of gemm_wgmma (Hopper wgmma fed by TMA), as data shared by the
 // kernel instantiations (gemm_wgmma.cu) and the ParamSpace (wgmma_params.cpp).  Each row is built
-// for bf16 and f16, the rows kWgmmaTf32Rows also for TF32 (f32 inputs): 6 rows, 15 kernels
-// (compiled for sm_90a only).
+// for bf16 and f16 with K-major operands, the rows kWgmmaTf32Rows also for TF32 (f32 inputs), the
+// rows kWgmmaMnRows also for bf16 and f16 with a column-major A and / or a row-major B (MN-major):
+// 6 rows, 12 + 3 + 2 x 2 x 3 = 27 kernels (compiled for sm_90a only).
 #pragma once
 
 namespace kiln::gemm {
@@ -44,6 +45,16 @@ inline constexpr int kWgmmaDefault = 0;  // 128 x 256
 inline constexpr int kWgmmaTf32Rows[] = {0, 1, 3};
 constexpr bool wgmma_tf32_row(int index) {
   for (int r : kWgmmaTf32Rows)
+    if (r == index) return true;
+  return false;
+}
+
+// The rows also built for bf16 and f16 with MN-major operands (A column-major, ta = 1, and / or B
+// row-major, tb = 0: three layouts): the two defaults (wgmma_default_for picks rows 0 and 1).
+// Cooperative and without a cluster (the B multicast is built for K-major tiles).  Not yet measured.
+inline constexpr int kWgmmaMnRows[] = {0, 1};
+constexpr bool wgmma_mn_row(int index) {
+  for (int r : kWgmmaMnRows)
     if (r == index) return true;
   return false;
 }
