@@ -39,7 +39,7 @@ install(FILES ${PROJECT_BINARY_DIR}/include/kiln/version.hpp DESTINATION ${CMAKE
 
 # The CLI: the executable target in tuner/cli whose output name is `kiln` (its target name cannot
 # be `kiln`, that is the library).  Relocatable: it finds libkiln through $ORIGIN.
-if(EXISTS ${PROJECT_SOURCE_DIR}/tuner/cli/CMakeLists.txt)
+if(TARGET kiln_tuner AND EXISTS ${PROJECT_SOURCE_DIR}/tuner/cli/CMakeLists.txt)
   get_property(cli_targets DIRECTORY ${PROJECT_SOURCE_DIR}/tuner/cli PROPERTY BUILDSYSTEM_TARGETS)
   file(RELATIVE_PATH cli_rpath /kiln_root/${CMAKE_INSTALL_BINDIR} /kiln_root/${CMAKE_INSTALL_LIBDIR})
   foreach(cli_target IN LISTS cli_targets)

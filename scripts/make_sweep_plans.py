@@ -28,6 +28,27 @@ def gemm(m, n, k, tf32=0):
     return ("gemm", "f32", f"{m}x{n}x{k}x{tf32}")
 
 
+def gemm16(dtype, m, n, k, tb=1, c16=1):
+    """A 16-bit GEMM; ta, tb and c16 are modes (X * W^T in bf16 is tb=1, c16=1)."""
+    return ("gemm", dtype, f"{m}x{n}x{k},tb={tb},c16={c16}")
+
+
+# 16-bit GEMM classes the coverage plan tunes: bf16 X * W^T written in bf16 (the common LLM
+# layer) on the finest grid, then f32 output, row-major W, and f16 on a coarser one.
+HALF_GRID_M = [1, 16, 128, 1024, 4096, 16384]
+HALF_GRID_NK = [1024, 4096, 16384]
+HALF_CLASSES_COARSE = [("bf16", 1, 0), ("bf16", 0, 1), ("f16", 1, 1)]
+
+
+def half_gemm_coverage():
+    items = [gemm16("bf16", m, n, k) for m, n, k in itertools.product(HALF_GRID_M, HALF_GRID_NK, HALF_GRID_NK)
+             if m * n * k <= 2 ** 38]
+    for dtype, tb, c16 in HALF_CLASSES_COARSE:
+        items += [gemm16(dtype, m, n, k, tb, c16) for m, n, k in
+                  itertools.product([1, 128, 4096], [1024, 8192], [1024, 8192])]
+    return items
+
+
 def coverage():
     items = []
     # GEMM, tf32=0: the log-spaced cube under the work cap (each problem times in milliseconds).
@@ -52,17 +73,20 @@ def coverage():
             for n in (2048, 8192):
                 extra.append(gemm(m, n, 4096, tf32))
     items += extra
+    items += half_gemm_coverage()
 
-    # gemv (m x n): log grid, m*n <= 2^28.
-    g = [1, 16, 256, 4096, 65536, 1048576]
+    # gemv (m x n): powers of 4 from 1 to 2^20, m*n <= 2^28.  A factor 4, not 16: the first held-out
+    # run lost most where the fastest variant or config changes between grid points (50000 x 50,
+    # 300000 x 9 ran the config of a point a factor 16 away).  Memory-bound ops tune in ~0.3 s.
+    g = [4 ** i for i in range(11)]
     items += [("gemv", "f32", f"{m}x{n}") for m, n in itertools.product(g, g) if m * n <= 2 ** 28]
     # dot, reduce_sum (f32, i32), histogram: n = 4^i.
     items += [("dot", "f32", str(4 ** i)) for i in range(15)]
     items += [("reduce_sum", t, str(4 ** i)) for t in ("f32", "i32") for i in range(15)]
     items += [("histogram", "u8", str(4 ** i)) for i in range(16)]
-    # add and transpose (m x n): rows from 1 to 2^20, m*n <= 2^28; add also i32 and f64 on a
-    # coarser grid (dtype is a mode: each needs its own evidence).
-    g2 = [1, 16, 256, 4096, 65536, 1048576]
+    # add and transpose (m x n): rows from 1 to 2^20 in powers of 4 (like gemv), m*n <= 2^28; add
+    # also i32 and f64 on a coarser grid (dtype is a mode: each needs its own evidence).
+    g2 = [4 ** i for i in range(11)]
     for m, n in itertools.product(g2, g2):
         if m * n <= 2 ** 28:
             items.append(("add", "f32", f"{m}x{n}"))
@@ -79,6 +103,87 @@ def coverage():
             items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest=1"))
             if k in (1, 32):
                 items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest=0"))
+    items += half_memory_bound_coverage()
+    # The extremes below may repeat a grid point (4 x 2^20 is both); each problem is listed once.
+    seen = set()
+    unique = []
+    for op, dt, shape in items + extremes():
+        key = (op, dt, canonical(op, shape))
+        if key not in seen:
+            seen.add(key)
+            unique.append((op, dt, shape))
+    return unique
+
+
+def half_memory_bound_coverage():
+    """bf16 (and some f16) for the memory-bound ops: dtype and the out16/y16 output modes are
+    matched exactly, so each class needs evidence of its own; a coarse grid (factors of 64) is
+    enough for ops whose best config changes slowly with size."""
+    items = []
+    for i in (2, 5, 8, 11, 14):
+        for out16 in (0, 1):
+            items.append(("dot", "bf16", f"{4 ** i},out16={out16}"))
+            items.append(("reduce_sum", "bf16", f"{4 ** i},out16={out16}"))
+    g = [16, 1024, 65536, 1048576]
+    for m, n in itertools.product(g, g):
+        if m * n <= 2 ** 28:
+            items.append(("gemv", "bf16", f"{m}x{n}"))
+            items.append(("add", "bf16", f"{m}x{n}"))
+            items.append(("transpose", "bf16", f"{m}x{n}"))
+    for m, n in ((1024, 1024), (65536, 1024), (1024, 65536)):
+        items.append(("gemv", "bf16", f"{m}x{n},y16=1"))
+        items.append(("add", "f16", f"{m}x{n}"))
+        items.append(("transpose", "f16", f"{m}x{n}"))
+    for rows, n, k in itertools.product([1, 64, 4096], [1024, 1048576], [8, 256]):
+        if rows * n <= 2 ** 28:
+            items.append(("topk", "bf16", f"rows={rows},n={n},k={k},largest=1"))
+    return items
+
+
+def extremes():
+    """Coverage of the corners the first held-out measurement exposed (docs/performance.md,
+    2026-11-24): 1 x N and N x 1 far past the square grid, a few rows of huge N, odd extents (which
+    rule out vectorised configs, so aligned entries are no evidence for them), small n per row for
+    gemv, the whole k range for largest=0 top-k, tiny and mid-size top-k rows, and bin counts
+    between the histogram grid's factors of 16.  Every shape is off the held-out list (checked)."""
+    items = []
+    # add, transpose: one row or one column of 2^22 .. 2^27 elements; 2 and 4 rows of huge n.
+    for e in (22, 24, 26, 27):
+        for m, n in ((1, 2 ** e), (2 ** e, 1)):
+            items.append(("add", "f32", f"{m}x{n}"))
+            if e <= 26:
+                items.append(("transpose", "f32", f"{m}x{n}"))
+    for m in (2, 4):
+        for e in (20, 24, 26):
+            items.append(("add", "f32", f"{m}x{2 ** e}"))
+            items.append(("transpose", "f32", f"{m}x{2 ** e}"))
+    # Odd extents (no 16-byte alignment of rows): add, transpose and gemv.
+    odd = [(255, 255), (4095, 4095), (1, 1048575), (1048575, 1), (65535, 3), (3, 65535), (255, 65535),
+           (65535, 255), (16383, 1023), (1023, 16383), (5, 5)]
+    for m, n in odd:
+        items.append(("add", "f32", f"{m}x{n}"))
+        items.append(("transpose", "f32", f"{m}x{n}"))
+        items.append(("gemv", "f32", f"{m}x{n}"))
+    # gemv: a few columns per row (n = 2, 4, 8) over many rows, and a few rows of long n.
+    for m in (4096, 65536, 1048576, 16777216):
+        for n in (2, 4, 8):
+            items.append(("gemv", "f32", f"{m}x{n}"))
+    for m in (2, 4, 8):
+        for n in (65536, 1048576, 16777216):
+            items.append(("gemv", "f32", f"{m}x{n}"))
+    # topk: largest=0 over the k range largest=1 has; short rows (n = 8, 128) and mid-size batches.
+    for rows, n, k in itertools.product([1, 64, 4096], [1024, 32768, 1048576, 67108864], [256, 2048]):
+        if k <= n and rows * n <= 2 ** 28:
+            items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest=0"))
+    for rows, n, k in itertools.product([1, 64, 4096, 65536], [8, 128], [1, 8]):
+        if k <= n:
+            for largest in (1, 0):
+                items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest={largest}"))
+    for rows, n, k in itertools.product([512], [4096, 131072], [1, 16, 128]):
+        items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest=1"))
+    # histogram_range: bin counts 1, 64, 1024 and 16384 between the grid's 16, 256, 4096, 65536.
+    items += [("histogram_range", "f32", f"n={4 ** i},bins={b}")
+              for i in range(2, 15, 2) for b in (1, 64, 1024, 16384)]
     return items
 
 
@@ -95,8 +200,18 @@ ODD = [(2, 2, 2), (3, 5, 7), (17, 33, 65), (127, 129, 131), (100, 1, 100), (1, 3
        (999, 999, 9999), (20000, 3, 300), (257, 257, 70000), (6000, 6000, 600), (12, 12, 12)]
 
 
+# LLM-style 16-bit GEMMs (issue 10): m from 1 to 16384, n and k from the layer widths of common
+# models, both B layouts; none lies on the coverage grid (5120, 11008, 14336, 28672 never do).
+LLM = [(1, 4096, 11008), (1, 28672, 5120), (7, 14336, 4096), (32, 5120, 14336), (96, 11008, 4096),
+       (333, 4096, 5120), (512, 28672, 4096), (1000, 5120, 5120), (2048, 14336, 5120), (2048, 4096, 28672),
+       (3000, 11008, 8192), (4096, 5120, 14336), (5000, 8192, 5120), (8192, 11008, 4096), (8192, 4096, 14336),
+       (16384, 5120, 4096), (16384, 8192, 11008), (12000, 14336, 8192), (64, 8192, 28672), (4096, 28672, 8192)]
+
+
 def heldout():
     items = [gemm(m, n, k, 0) for m, n, k in DEEPBENCH + ISSUE14 + ODD]
+    items += [gemm16("bf16", m, n, k, 1, 1) for m, n, k in LLM]
+    items += [gemm16("bf16", m, n, k, 0, 1) for m, n, k in LLM[::4]]
     items += [gemm(m, n, k, 1) for m, n, k in DEEPBENCH[:12] + [(511, 1023, 257), (1000, 1000, 1000)]]
     items += [("gemv", "f32", s) for s in ["4097x33", "33x100003", "1x100003", "100003x1", "777x5000", "12345x678",
                                              "3x3", "50000x50", "1000x1000", "2047x2049", "9x300000", "300000x9"]]
@@ -116,13 +231,23 @@ def heldout():
               [(3, 1025, 1, 0), (1, 67108863, 100, 1), (1, 67108864, 100, 1), (7, 100003, 50, 1), (1000, 3000, 10, 1),
                (1, 999999, 2000, 0), (5000, 5000, 5, 1), (64, 1000000, 64, 1), (4096, 32767, 33, 0),
                (2, 3, 3, 1), (128, 20000, 500, 1)]]
+    # bf16 for the memory-bound ops (odd sizes, off the coverage grid).
+    items += [("dot", "bf16", f"{n},out16={o}") for n, o in (("77777", 0), ("33554431", 1), ("1000003", 0))]
+    items += [("reduce_sum", "bf16", f"{n},out16={o}") for n, o in (("77777", 1), ("33554431", 0), ("5000001", 1))]
+    items += [("gemv", "bf16", s) for s in ("4097x33", "777x5000", "12345x678")]
+    items += [("add", "bf16", s) for s in ("4097x4099", "1x1000003", "12345x6789")]
+    items += [("transpose", "bf16", s) for s in ("4097x4099", "1025x1023", "12345x6789")]
+    items += [("topk", "bf16", s) for s in ("rows=7,n=100003,k=50,largest=1", "rows=1000,n=3000,k=10,largest=1")]
     return items
 
 
 HEADERS = {
     "coverage": """# Coverage sweep (generated by scripts/make_sweep_plans.py; do not edit by hand).
 # A log-spaced grid per op: GEMM m, n, k in {1, 8, 64, 512, 4096, 16384} (m*n*k <= 2^36) for
-# tf32=0 and a coarser cube for tf32=1, plus skinny (n = 1, m = 1), deep-k and small-m rows; tens of problems per other op.  The
+# tf32=0 and a coarser cube for tf32=1, plus skinny (n = 1, m = 1), deep-k and small-m rows; bf16/f16 GEMMs
+# (X * W^T written in bf16 on a finer grid, other 16-bit modes coarser); tens of problems per other op,
+# gemv, add and transpose on powers of 4; with the extremes (1 x N and N x 1 huge, odd extents, few
+# columns, short top-k rows, bin counts between the grid's).  The
 # evidence dispatch reasons from for shapes nobody tuned.  Cheap by design: anneal with a budget
 # of 12 evaluations and 4 s of search per problem.  See docs/tuning.md ("Sweep sets").
 #
@@ -130,7 +255,7 @@ HEADERS = {
 """,
     "heldout": """# Held-out sweep (generated by scripts/make_sweep_plans.py; do not edit by hand).
 # Shapes the coverage grid never contains: DeepBench-style GEMMs, the shapes issue 14 measured,
-# odd, tiny, skinny, deep-k, 1xN and many-small-rows problems.  For measuring dispatch on
+# odd, tiny, skinny, deep-k, LLM-style bf16 GEMMs, 1xN and many-small-rows problems.  For measuring dispatch on
 # unseen problems (`kiln bench --regret`), not for tuning into the shipped database.  As a plan
 # it runs with the same cheap budget as coverage.yaml.
 #
@@ -152,12 +277,13 @@ def render(name, items):
 
 def canonical(op, shape):
     """The problem as dims in schema order, with defaults filled (for the disjointness check)."""
-    if "=" in shape:
-        return tuple(int(kv.split("=")[1]) for kv in shape.split(","))
-    dims = tuple(int(x) for x in shape.split("x"))
+    parts = shape.split(",")
+    if "=" in parts[0]:
+        return tuple(int(kv.split("=")[1]) for kv in parts)
+    dims = tuple(int(x) for x in parts[0].split("x"))
     if op == "gemm" and len(dims) == 3:
         dims += (0,)
-    return dims
+    return dims + tuple(sorted((kv.split("=")[0], int(kv.split("=")[1])) for kv in parts[1:]))
 
 
 def main():

@@ -23,6 +23,7 @@ const char* evidence_name(Decision::Evidence evidence) {
   switch (evidence) {
     case Decision::Evidence::exact_entry: return "exact entry";
     case Decision::Evidence::neighbour: return "tuned neighbour";
+    case Decision::Evidence::far_neighbour: return "far neighbour (nearest usable entry past the radius)";
     case Decision::Evidence::model: return "model estimate";
     case Decision::Evidence::vendor_fallback: return "vendor fallback (no evidence)";
     case Decision::Evidence::priority: return "priority (no evidence, no vendor variant)";
@@ -34,12 +35,12 @@ const char* evidence_name(Decision::Evidence evidence) {
 std::string Decision::explain() const {
   char buf[160];
   std::string s;
-  s += "variant: " + (variant ? variant->name() : std::string("(none)")) + "\n";
+  s += "variant: " + (variant ? variant->name() : hit ? hit->entry.variant + " (not loaded)" : std::string("(none)")) + "\n";
   s += "config:  " + config.to_string() + "\n";
   s += "source:  " + std::string(decision_source_name(from)) + "\n";
   s += "evidence: " + std::string(evidence_name(evidence));
-  if (evidence == Evidence::neighbour) {
-    std::snprintf(buf, sizeof buf, ", distance %.3f (log2 of the size dims; limit %.1f)", distance,
+  if (evidence == Evidence::neighbour || evidence == Evidence::far_neighbour) {
+    std::snprintf(buf, sizeof buf, ", distance %.3f (log2 of the size dims; radius %.1f)", distance,
                   detail::kNeighbourRadius);
     s += buf;
   }
@@ -204,6 +205,14 @@ bool Dispatcher::entry_usable(const TuningEntry& entry, const Problem& p, const 
 }
 
 Decision Dispatcher::decide_uncached(const Problem& p, const DeviceInfo& device) const {
+  return decide_impl(p, device, nullptr);
+}
+
+Decision Dispatcher::decide_uncached(const Problem& p, const DeviceInfo& device, const LeaveOneOut& loo) const {
+  return decide_impl(p, device, &loo);
+}
+
+Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, const LeaveOneOut* loo) const {
   // Reads the database: excluded from update_database() (explain() calls this directly).
   std::lock_guard<std::recursive_mutex> lock(miss_mutex_);
   Decision d;
@@ -212,57 +221,93 @@ Decision Dispatcher::decide_uncached(const Problem& p, const DeviceInfo& device)
     d.variant = v;
     d.config = std::move(config);
     d.evidence = ev;
-    d.from = (ev == Decision::Evidence::exact_entry || ev == Decision::Evidence::neighbour) ? Decision::From::database
-                                                                                            : Decision::From::defaults;
-    d.workspace_bytes = v->workspace_bytes(p, d.config);
+    d.from = (ev == Decision::Evidence::exact_entry || ev == Decision::Evidence::neighbour ||
+              ev == Decision::Evidence::far_neighbour)
+                 ? Decision::From::database
+                 : Decision::From::defaults;
+    d.workspace_bytes = v ? v->workspace_bytes(p, d.config) : 0;  // null only for a trusted unloaded entry
   };
   auto hit_of = [&](const detail::StoredEntry& e, bool exact) {
     return TuningHit{*e.entry, *e.layer_path, *e.device_key, *e.problem_key, e.level, exact};
   };
+  auto entry_ok = [&](const TuningEntry& entry, std::string* why) {
+    if (loo && loo->trust_entries) return true;
+    return entry_usable(entry, p, device, why);
+  };
 
   std::vector<detail::StoredEntry> evidence;
   if (p.schema) evidence = detail::entries_in_class(*db_, device, op, p);
+  if (loo)
+    evidence.erase(std::remove_if(evidence.begin(), evidence.end(),
+                                  [&](const detail::StoredEntry& e) { return *e.problem_key == loo->left_out; }),
+                   evidence.end());
   const std::string key = p.key();
 
-  // 1. Tuned entries, level by level: the exact key, then the nearest neighbour within the radius.
-  std::size_t listed_neighbours = 0;
+  // Entries come ordered by level; [begin, end) of each level, in order.
+  std::vector<std::pair<std::size_t, std::size_t>> levels;
   for (std::size_t begin = 0; begin < evidence.size();) {
     std::size_t end = begin;
     while (end < evidence.size() && evidence[end].level == evidence[begin].level) ++end;
-    for (std::size_t i = begin; i < end; ++i) {
+    levels.emplace_back(begin, end);
+    begin = end;
+  }
+  // The entries of one level other than the exact key, nearest first, within `radius` or past it.
+  auto by_distance = [&](std::pair<std::size_t, std::size_t> range, bool within_radius) {
+    std::vector<const detail::StoredEntry*> out;
+    for (std::size_t i = range.first; i < range.second; ++i) {
+      const detail::StoredEntry& e = evidence[i];
+      if (*e.problem_key == key || (e.distance <= detail::kNeighbourRadius) != within_radius) continue;
+      out.push_back(&e);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const detail::StoredEntry* a, const detail::StoredEntry* b) {
+      return a->distance < b->distance;  // layer order (user first) breaks ties
+    });
+    return out;
+  };
+  std::size_t listed_neighbours = 0;
+  auto try_neighbours = [&](const std::vector<const detail::StoredEntry*>& entries, Decision::Evidence ev) {
+    for (const detail::StoredEntry* e : entries) {
+      std::string why;
+      if (entry_ok(*e->entry, &why)) {
+        d.hit = hit_of(*e, false);
+        d.distance = e->distance;
+        finish(registry_->find_variant(e->entry->variant), e->entry->config, ev);
+        return true;
+      }
+      if (listed_neighbours++ < kMaxListedNeighbours)
+        d.rejected.emplace_back(std::string(ev == Decision::Evidence::neighbour ? "neighbour " : "far neighbour ") +
+                                    *e->problem_key + " " + e->entry->variant + " [" + e->entry->config.to_string() + "]",
+                                why);
+    }
+    return false;
+  };
+
+  // 1. Tuned entries, level by level: the exact key, then the nearest neighbour within the radius.
+  for (const auto& range : levels) {
+    for (std::size_t i = range.first; i < range.second; ++i) {
       const detail::StoredEntry& e = evidence[i];
       if (*e.problem_key != key) continue;
       std::string why;
-      if (entry_usable(*e.entry, p, device, &why)) {
+      if (entry_ok(*e.entry, &why)) {
         d.hit = hit_of(e, true);
         finish(registry_->find_variant(e.entry->variant), e.entry->config, Decision::Evidence::exact_entry);
         return d;
       }
       d.rejected.emplace_back("database entry " + e.entry->variant + " [" + e.entry->config.to_string() + "]", why);
     }
-    std::vector<const detail::StoredEntry*> near;
-    for (std::size_t i = begin; i < end; ++i)
-      if (*evidence[i].problem_key != key && evidence[i].distance <= detail::kNeighbourRadius) near.push_back(&evidence[i]);
-    std::stable_sort(near.begin(), near.end(), [](const detail::StoredEntry* a, const detail::StoredEntry* b) {
-      return a->distance < b->distance;  // layer order (user first) breaks ties
-    });
-    for (const detail::StoredEntry* e : near) {
-      std::string why;
-      if (entry_usable(*e->entry, p, device, &why)) {
-        d.hit = hit_of(*e, false);
-        d.distance = e->distance;
-        finish(registry_->find_variant(e->entry->variant), e->entry->config, Decision::Evidence::neighbour);
-        return d;
-      }
-      if (listed_neighbours++ < kMaxListedNeighbours)
-        d.rejected.emplace_back("neighbour " + *e->problem_key + " " + e->entry->variant + " [" +
-                                    e->entry->config.to_string() + "]",
-                                why);
-    }
-    begin = end;
+    if (try_neighbours(by_distance(range, true), Decision::Evidence::neighbour)) return d;
   }
 
-  // 2. The cost model, calibrated from the class's entries (of any distance).
+  // 2. No usable entry within the radius: the nearest usable entry of the class at any distance,
+  // at the most specific level that has one.  Measured on the H200 (docs/performance.md), a far
+  // neighbour's winner beats the cost model's pick: the model only knows each winner's rate, not
+  // the shape effects (one row, odd extents, small k) that decide between variants.
+  for (const auto& range : levels)
+    if (try_neighbours(by_distance(range, false), Decision::Evidence::far_neighbour)) return d;
+
+  // 3. No entry of the class is usable (configs that do not fit p, variants not loaded): the cost
+  // model, calibrated from the class's entries (of any distance), estimates variants at their
+  // nearest entry's config or their default.
   auto current_build = [&](const TuningEntry& e) {
     const Variant* v = registry_->find_variant(e.variant);
     if (!v || v->op() != op) return false;
@@ -278,7 +323,7 @@ Decision Dispatcher::decide_uncached(const Problem& p, const DeviceInfo& device)
     return d;
   }
 
-  // 3. No evidence: the vendor library, then 4. the variants in priority order.
+  // 4. No evidence: the vendor library, then 5. the variants in priority order.
   const auto all = registry_->variants(op);
   for (bool vendor_pass : {true, false}) {
     for (const Variant* v : all) {

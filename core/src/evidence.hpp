@@ -16,7 +16,9 @@ namespace kiln::detail {
 // 3 is a factor 8 in one dim, or about 3.3 in each of three, so every shape inside the coverage
 // plan's grid (sizes a factor 8 apart) has a neighbour.  Measured on the H200 over the held-out
 // set (docs/performance.md): neighbours chosen this way had a geomean regret of 1.02, the cost
-// model 1.84, so a farther neighbour is preferred to the model.
+// model 1.84, so a farther neighbour is preferred to the model.  Past the radius the nearest
+// usable entry still decides (a "far neighbour", reported as such; 1.08 on the held-out set
+// where the model had 3.39); the radius only says which evidence is near.
 inline constexpr double kNeighbourRadius = 3.0;
 
 // Whether a and b have the same dtype and the same value in every mode dim of `s`.

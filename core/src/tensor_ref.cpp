@@ -198,7 +198,11 @@ int TensorRef::alignment() const {
 bool TensorRef::span_fits(std::int64_t& bytes) const {
   bytes = 0;
   if (!shape.fits(dtype)) return false;
-  if (shape.numel() == 0) return true;
+  // An empty view spans nothing (a zero extent; fits() has ruled out negative ones).  Tested per
+  // extent rather than by numel(): this runs on every op() call.
+  if (shape.rank == 0) return true;
+  for (int i = 0; i < shape.rank; ++i)
+    if (shape.dims[i] == 0) return true;
   std::int64_t elems = cols();
   if (shape.rank >= 2) {
     // 1 + (rows - 1) * row_stride + (cols - 1) * col_stride [+ (batch - 1) * batch_stride]

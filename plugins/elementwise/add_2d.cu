@@ -1,4 +1,4 @@
-// add_2d: a 2-D grid of 2-D blocks, one element per thread (f32, f64, i32).
+// add_2d: a 2-D grid of 2-D blocks, one element per thread (f32, f64, i32, f16, bf16; halves added in fp32).
 #include <algorithm>
 #include <cstdint>
 
@@ -24,7 +24,7 @@ void launch_2d(const AddOperands& o, dim3 grid, dim3 block, cudaStream_t stream)
 class Add2d final : public Variant {
  public:
   Add2d()
-      : Variant(VariantDesc{"add_2d", "add", DeviceKind::cuda, {DType::f32, DType::f64, DType::i32}, 10,
+      : Variant(VariantDesc{"add_2d", "add", DeviceKind::cuda, {DType::f32, DType::f64, DType::i32, DType::f16, DType::bf16}, 10,
                             "2-D grid of 2-D blocks, one element per thread"},
                 add_2d_space()) {}
 
@@ -47,6 +47,8 @@ class Add2d final : public Variant {
       case DType::f32: launch_2d<float>(o, grid, block, s); break;
       case DType::f64: launch_2d<double>(o, grid, block, s); break;
       case DType::i32: launch_2d<std::int32_t>(o, grid, block, s); break;
+      case DType::f16: launch_2d<__half>(o, grid, block, s); break;
+      case DType::bf16: launch_2d<__nv_bfloat16>(o, grid, block, s); break;
       default: return Status::fail(ErrorKind::dtype, "add_2d: unsupported dtype");
     }
     return cuda_launch_status("add_2d");

@@ -8,7 +8,7 @@ namespace {
 class AddHost final : public Variant {
  public:
   AddHost()
-      : Variant(VariantDesc{"add_host", "add", DeviceKind::host, {DType::f32, DType::f64, DType::i32}, 0,
+      : Variant(VariantDesc{"add_host", "add", DeviceKind::host, {DType::f32, DType::f64, DType::i32, DType::f16, DType::bf16}, 0,
                             "host loop over rows (the reference)", /*reference=*/true},
                 ParamSpace{}) {}
 

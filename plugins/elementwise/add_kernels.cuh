@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 
+#include "add_element.cuh"
+
 namespace kiln::elementwise {
 
 // One element per iteration of a 1-D grid-stride loop over the m*n elements in row-major order.
@@ -19,7 +21,7 @@ __global__ void add_grid_stride_kernel(const T* a, const T* b, T* c, std::int64_
   std::int64_t row = first / n;
   std::int64_t col = first - row * n;
   while (row < m) {
-    c[row * stride_c + col] = a[row * stride_a + col] + b[row * stride_b + col];
+    c[row * stride_c + col] = add_values(a[row * stride_a + col], b[row * stride_b + col]);
     row += step_rows;
     col += step_cols;
     if (col >= n) {
@@ -42,7 +44,7 @@ __global__ void add_2d_kernel(const T* a, const T* b, T* c, std::int64_t m, std:
     const T* ar = a + row * stride_a;
     const T* br = b + row * stride_b;
     T* cr = c + row * stride_c;
-    for (std::int64_t col = col0; col < n; col += col_step) cr[col] = ar[col] + br[col];
+    for (std::int64_t col = col0; col < n; col += col_step) cr[col] = add_values(ar[col], br[col]);
   }
 }
 

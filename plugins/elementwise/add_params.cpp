@@ -37,7 +37,7 @@ ParamSpace add_vectorized_space() {
   ParamSpace s;
   s.param("block", {128, 256, 512})
       .param("items", std::vector<int>(kVectorItems.begin(), kVectorItems.end()))
-      .param("blocks_per_sm", {2, 4, 8, 16});
+      .param("blocks_per_sm", {0, 2, 4, 8, 16});
   return s;
 }
 
@@ -60,14 +60,14 @@ ParamSpace add_streaming_space() {
   ParamSpace s;
   s.param("block", {128, 256, 512})
       .param("items", {2, 4, 8})
-      .param("streaming", {0, 1})
-      .param("blocks_per_sm", {2, 4, 8, 16});
+      .param("streaming", {0, 1, 2})
+      .param("blocks_per_sm", {0, 2, 4, 8, 16});
   return s;
 }
 
 Config add_streaming_default(const DeviceInfo& device) {
   (void)device;
-  // A guess until tuned: 256 threads x 4 float4 per input = 32 KiB in flight per block, 8 blocks
+  // A guess until tuned: 256 threads x 4 chunks per input = 32 KiB in flight per block, 8 blocks
   // (a full SM of 2048 threads where the registers allow it).
   return {{"block", 256}, {"items", 4}, {"streaming", 0}, {"blocks_per_sm", 8}};
 }
@@ -76,22 +76,22 @@ Status add_streaming_config_from(const Config& config, StreamingConfig& out) {
   out.block = config.get_or("block", 0);
   out.items = config.get_or("items", 0);
   out.streaming = config.get_or("streaming", -1);
-  out.blocks_per_sm = config.get_or("blocks_per_sm", 0);
-  if (out.block <= 0 || out.block > 1024 || out.block % 32 != 0 || out.blocks_per_sm <= 0)
+  out.blocks_per_sm = config.get_or("blocks_per_sm", -1);
+  if (out.block <= 0 || out.block > 1024 || out.block % 32 != 0 || out.blocks_per_sm < 0)
     return Status::fail(ErrorKind::argument, "add_streaming: bad config " + config.to_string() +
-                                                 " (block a multiple of 32 up to 1024, blocks_per_sm >= 1)");
+                                                 " (block a multiple of 32 up to 1024, blocks_per_sm >= 0)");
   for (const StreamingKernel& k : kStreamingKernels)
     if (k.items == out.items && k.streaming == out.streaming) return Status::success();
   return Status::fail(ErrorKind::argument, "add_streaming: items=" + std::to_string(out.items) + " streaming=" +
                                                std::to_string(out.streaming) +
-                                               " is not instantiated (items 2, 4, 8; streaming 0, 1)");
+                                               " is not instantiated (items 2, 4, 8; streaming 0, 1, 2)");
 }
 
 Support add_streaming_supports(const Problem& problem) {
-  if (problem.dtype != DType::f32)
-    return Support::no("add_streaming: f32 only, got " + std::string(dtype_name(problem.dtype)));
-  if (problem.align_bytes < 4)
-    return Support::no("add_streaming: needs 4-byte aligned pointers and row pitches, these are " +
+  if (problem.dtype != DType::f32 && problem.dtype != DType::f16 && problem.dtype != DType::bf16)
+    return Support::no("add_streaming: f32, f16 or bf16, got " + std::string(dtype_name(problem.dtype)));
+  if (problem.align_bytes < static_cast<int>(dtype_size(problem.dtype)))
+    return Support::no("add_streaming: needs pointers and row pitches aligned to the element size, these are " +
                        std::to_string(problem.align_bytes) + "-byte aligned");
   return Support::yes();
 }

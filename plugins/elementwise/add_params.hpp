@@ -29,36 +29,42 @@ Config add_2d_default(const DeviceInfo& device);
 // add_vectorized (f32): 16-byte loads and stores, `items` float4 per thread per tile.
 //   block          threads per block
 //   items          float4 chunks per thread per tile (a template parameter, see kVectorItems)
-//   blocks_per_sm  grid = min(tiles, blocks_per_sm * SM count)
+//   blocks_per_sm  grid = min(tiles, blocks_per_sm * SM count); 0: one block per tile (no loop)
 inline constexpr std::array<int, 4> kVectorItems = {1, 2, 4, 8};
 ParamSpace add_vectorized_space();
 Config add_vectorized_default(const DeviceInfo& device);
 // Needs 16-byte aligned pointers and row pitches (problem.align_bytes == 16).
 Support add_vectorized_supports(const Problem& problem);
 
-// add_streaming (f32, any 4-byte alignment): one full wave of blocks; a row's 16-byte chunks (dense
-// operands are one row) dealt round-robin to its threads, each loading `items` before storing.
+// add_streaming (f32, f16, bf16; any alignment of the element type): 16-byte chunks (4 floats or
+// 8 halves) of a row (dense operands are one row) dealt round-robin to its threads, each loading
+// `items` chunks per input before storing; halves are added in fp32.
 //   block          threads per block
-//   items          float4 per input each thread loads before storing (template, kStreamingKernels)
-//   streaming      1: __ldcs / __stcs (evict-first cache hints), 0: plain loads and stores (template)
+//   items          16-byte chunks per input each thread loads before storing (template)
+//   streaming      cache hints of the 16-byte accesses (template): 0 plain (__ldg, plain store),
+//                  1 __ldcs / __stcs (evict-first), 2 ld.global.nc.L1::no_allocate.L2::256B
+//                  and st.global.cs (no L1 line, 256-byte L2 prefetch, evict-first store)
 //   blocks_per_sm  resident blocks per SM asked for; capped by the kernel's occupancy, so the grid
-//                  is one full wave: min(blocks_per_sm, occupancy) * SM count blocks
+//                  is one full wave: min(blocks_per_sm, occupancy) * SM count blocks.  0: no cap,
+//                  as many blocks as give every thread a single pass (items chunks each)
+// Instantiated for every dtype: items x streaming in kStreamingKernels (9 kernels per dtype).
 struct StreamingKernel {
   int items;
   int streaming;
 };
-inline constexpr std::array<StreamingKernel, 6> kStreamingKernels = {{{2, 0}, {4, 0}, {8, 0}, {2, 1}, {4, 1}, {8, 1}}};
+inline constexpr std::array<StreamingKernel, 9> kStreamingKernels = {
+    {{2, 0}, {4, 0}, {8, 0}, {2, 1}, {4, 1}, {8, 1}, {2, 2}, {4, 2}, {8, 2}}};
 struct StreamingConfig {
   int block = 0;
   int items = 0;
   int streaming = 0;
-  int blocks_per_sm = 0;
+  int blocks_per_sm = 0;  // 0: a full grid (one pass per thread)
 };
 ParamSpace add_streaming_space();
 Config add_streaming_default(const DeviceInfo& device);
 // Reads and checks a config (values from the space, an instantiated kernel); ErrorKind::argument.
 Status add_streaming_config_from(const Config& config, StreamingConfig& out);
-// f32 only; any alignment of at least 4 bytes (a dtype's natural alignment).
+// f32, f16 or bf16; any alignment of at least the element size (a dtype's natural alignment).
 Support add_streaming_supports(const Problem& problem);
 
 }  // namespace kiln::elementwise

@@ -4,6 +4,8 @@
 #include <string>
 #include <type_traits>
 
+#include <kiln/half.hpp>
+
 namespace kiln::elementwise {
 namespace {
 
@@ -30,7 +32,24 @@ void add_rows(const TensorRef& a, const TensorRef& b, const TensorRef& c) {
   }
 }
 
+// f16 / bf16 (stored as bit patterns): added in fp32, rounded once to nearest even, as the GPU does.
+template <std::uint16_t (*kToBits)(float), float (*kFromBits)(std::uint16_t)>
+void add_half_rows(const TensorRef& a, const TensorRef& b, const TensorRef& c) {
+  const std::int64_t rows = c.rows(), cols = c.cols();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::uint16_t* ar = a.as<const std::uint16_t>() + r * a.row_stride;
+    const std::uint16_t* br = b.as<const std::uint16_t>() + r * b.row_stride;
+    std::uint16_t* cr = c.as<std::uint16_t>() + r * c.row_stride;
+    for (std::int64_t j = 0; j < cols; ++j) cr[j] = kToBits(kFromBits(ar[j]) + kFromBits(br[j]));
+  }
+}
+
 }  // namespace
+
+double add_half_element(DType dtype, std::uint16_t a, std::uint16_t b) {
+  if (dtype == DType::f16) return f16_to_float(float_to_f16(f16_to_float(a) + f16_to_float(b)));
+  return bf16_to_float(float_to_bf16(bf16_to_float(a) + bf16_to_float(b)));
+}
 
 Status add_reference(const Args& args, const Problem& problem) {
   if (args.tensor_count() != 3)
@@ -48,6 +67,8 @@ Status add_reference(const Args& args, const Problem& problem) {
     case DType::f32: add_rows<float>(a, b, c); break;
     case DType::f64: add_rows<double>(a, b, c); break;
     case DType::i32: add_rows<std::int32_t>(a, b, c); break;
+    case DType::f16: add_half_rows<float_to_f16, f16_to_float>(a, b, c); break;
+    case DType::bf16: add_half_rows<float_to_bf16, bf16_to_float>(a, b, c); break;
     default:
       return Status::fail(ErrorKind::dtype,
                           "add reference: dtype " + std::string(dtype_name(problem.dtype)) + " is not supported");

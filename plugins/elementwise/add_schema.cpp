@@ -10,7 +10,9 @@ namespace {
 
 const char* const kRoles[3] = {"a", "b", "c"};
 
-bool accepted_dtype(DType t) { return t == DType::f32 || t == DType::f64 || t == DType::i32; }
+bool accepted_dtype(DType t) {
+  return t == DType::f32 || t == DType::f64 || t == DType::i32 || t == DType::f16 || t == DType::bf16;
+}
 
 Status make_add_problem(const Args& args, Problem& p) {
   if (args.tensor_count() != 3)
@@ -19,7 +21,7 @@ Status make_add_problem(const Args& args, Problem& p) {
   const TensorRef& a = args.tensor(0);
   if (!accepted_dtype(a.dtype))
     return Status::fail(ErrorKind::dtype, "add: a has dtype " + std::string(dtype_name(a.dtype)) +
-                                              "; expected one of f32, f64, i32");
+                                              "; expected one of f32, f64, i32, f16, bf16");
   if (a.shape.rank != 1 && a.shape.rank != 2)
     return Status::fail(ErrorKind::shape, "add: a must have rank 1 [n] or rank 2 [m x n], got rank " +
                                               std::to_string(a.shape.rank));
@@ -57,10 +59,10 @@ Status add_tensor_specs(const Problem& p, std::vector<TensorSpec>& specs) {
 std::shared_ptr<const OpSchema> make_add_schema() {
   auto s = std::make_shared<OpSchema>();
   s->name = "add";
-  s->summary = "c = a + b, elementwise; rank 1 or 2, row strides honoured";
+  s->summary = "c = a + b, elementwise (f16/bf16 added in fp32); rank 1 or 2, row strides honoured";
   s->tensors = {{"a", Role::input}, {"b", Role::input}, {"c", Role::output}};
   s->dim_names = {"m", "n"};
-  s->dtypes = {DType::f32, DType::f64, DType::i32};
+  s->dtypes = {DType::f32, DType::f64, DType::i32, DType::f16, DType::bf16};
   s->work_unit = WorkUnit::byte;
   s->make_problem = make_add_problem;
   s->tensor_specs = add_tensor_specs;
@@ -72,6 +74,9 @@ std::shared_ptr<const OpSchema> make_add_schema() {
     const std::int64_t ia = r * a.row_stride + j, ib = r * b.row_stride + j;
     switch (p.dtype) {
       case DType::f64: return a.as<const double>()[ia] + b.as<const double>()[ib];
+      case DType::f16:
+      case DType::bf16:
+        return add_half_element(p.dtype, a.as<const std::uint16_t>()[ia], b.as<const std::uint16_t>()[ib]);
       case DType::i32:
         return static_cast<std::int32_t>(static_cast<std::uint32_t>(a.as<const std::int32_t>()[ia]) +
                                          static_cast<std::uint32_t>(b.as<const std::int32_t>()[ib]));
@@ -83,8 +88,14 @@ std::shared_ptr<const OpSchema> make_add_schema() {
     return 3.0 * static_cast<double>(p.dims[0]) * static_cast<double>(p.dims[1]) *
            static_cast<double>(dtype_size(p.dtype));
   };
-  // a + b is exact per element; the ops contract allows 1e-7 for floats all the same.
-  s->tolerance = [](const Problem& p) { return p.dtype == DType::i32 ? 0.0 : 1e-7; };
+  // a + b is one rounding per element, done the same way on the host and the GPU; the ops contract
+  // allows 1e-7 for f32 and f64 all the same, and one unit roundoff of the output for f16 and
+  // bf16 (2^-11, 2^-8: room for a vendor baseline that rounds a tie differently).
+  s->tolerance = [](const Problem& p) {
+    if (p.dtype == DType::i32) return 0.0;
+    if (p.dtype == DType::f16 || p.dtype == DType::bf16) return unit_roundoff(p.dtype);
+    return 1e-7;
+  };
   return s;
 }
 

@@ -47,8 +47,8 @@ class AddVectorized final : public Variant {
     if (o.numel() == 0) return Status::success();
     const int block = config.get_or("block", 0);
     const int items = config.get_or("items", 0);
-    const int blocks_per_sm = config.get_or("blocks_per_sm", 0);
-    if (block <= 0 || block > 1024 || items <= 0 || blocks_per_sm <= 0)
+    const int blocks_per_sm = config.get_or("blocks_per_sm", -1);
+    if (block <= 0 || block > 1024 || items <= 0 || blocks_per_sm < 0)
       return Status::fail(ErrorKind::argument, "add_vectorized: bad config " + config.to_string());
     // supports() saw problem.align_bytes; recheck the actual views (cheap) rather than fault.
     const bool strides_ok = o.m == 1 || (o.stride_a % 4 == 0 && o.stride_b % 4 == 0 && o.stride_c % 4 == 0);
@@ -63,7 +63,9 @@ class AddVectorized final : public Variant {
     const std::int64_t tile_chunks = std::int64_t{block} * items;
     v.tiles_per_row = std::max<std::int64_t>(1, (v.chunks + tile_chunks - 1) / tile_chunks);
     v.tiles = o.m * v.tiles_per_row;
-    const int grid = static_cast<int>(std::min<std::int64_t>(v.tiles, std::int64_t{blocks_per_sm} * sms));
+    // blocks_per_sm 0: one block per tile (no loop), else a grid-stride loop over the tiles.
+    const std::int64_t cap = blocks_per_sm == 0 ? std::int64_t{2147483647} : std::int64_t{blocks_per_sm} * sms;
+    const int grid = static_cast<int>(std::min<std::int64_t>(v.tiles, cap));
     const auto s = static_cast<cudaStream_t>(stream.handle());
     switch (items) {  // the instantiated list, kVectorItems
       case 1: launch_vectorized<1>(v, grid, block, s); break;

@@ -6,6 +6,7 @@
 #include <kiln/cuda_status.hpp>
 
 #include "transpose_cuda_variants.hpp"
+#include "transpose_copy.hpp"
 #include "transpose_kernels.cuh"
 #include "transpose_operands.hpp"
 #include "transpose_params.hpp"
@@ -19,9 +20,9 @@ class Transpose1d final : public Variant {
  public:
   explicit Transpose1d(Order order)
       : Variant(order == Order::read
-                    ? VariantDesc{"transpose_read_coalesced", "transpose", DeviceKind::cuda, {DType::f32}, 10,
+                    ? VariantDesc{"transpose_read_coalesced", "transpose", DeviceKind::cuda, {DType::f32, DType::f16, DType::bf16, DType::i32}, 10,
                                   "1-D grid-stride loop in the order of in: coalesced reads, strided writes"}
-                    : VariantDesc{"transpose_write_coalesced", "transpose", DeviceKind::cuda, {DType::f32}, 30,
+                    : VariantDesc{"transpose_write_coalesced", "transpose", DeviceKind::cuda, {DType::f32, DType::f16, DType::bf16, DType::i32}, 30,
                                   "1-D grid-stride loop in the order of out: strided reads, coalesced writes"},
                 one_d_space()),
         order_(order) {}
@@ -38,14 +39,23 @@ class Transpose1d final : public Variant {
     // The loop strides over the rest when the grid is capped.
     const auto grid = static_cast<unsigned>(std::min<std::int64_t>((o.numel() + block - 1) / block, 2147483647));
     const auto s = static_cast<cudaStream_t>(stream.handle());
-    if (order_ == Order::read)
-      transpose_read_coalesced_kernel<float><<<grid, block, 0, s>>>(o.in, o.ld_in, o.out, o.ld_out, o.m, o.n);
+    if (o.copy) return transpose_copy(o, s, name());
+    if (o.elem_bytes == 2)
+      run<std::uint16_t>(o, grid, block, s);
     else
-      transpose_write_coalesced_kernel<float><<<grid, block, 0, s>>>(o.in, o.ld_in, o.out, o.ld_out, o.m, o.n);
+      run<std::uint32_t>(o, grid, block, s);
     return cuda_launch_status(name().c_str());
   }
 
  private:
+  template <class T>
+  void run(const TransposeOperands& o, unsigned grid, int block, cudaStream_t s) const {
+    if (order_ == Order::read)
+      transpose_read_coalesced_kernel<T><<<grid, block, 0, s>>>(o.in_as<T>(), o.ld_in, o.out_as<T>(), o.ld_out, o.m, o.n);
+    else
+      transpose_write_coalesced_kernel<T><<<grid, block, 0, s>>>(o.in_as<T>(), o.ld_in, o.out_as<T>(), o.ld_out, o.m, o.n);
+  }
+
   Order order_;
 };
 

@@ -8,7 +8,7 @@ namespace {
 class TransposeHost final : public Variant {
  public:
   TransposeHost()
-      : Variant(VariantDesc{"transpose_host", "transpose", DeviceKind::host, {DType::f32}, 0,
+      : Variant(VariantDesc{"transpose_host", "transpose", DeviceKind::host, {DType::f32, DType::f16, DType::bf16, DType::i32}, 0,
                             "host loop over rows (the reference)", /*reference=*/true},
                 ParamSpace{}) {}
 

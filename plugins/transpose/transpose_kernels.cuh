@@ -1,9 +1,13 @@
 // Kernel bodies of the CUDA transpose variants: out[j][i] = in[i][j], in [m, n] with row stride
-// ld_in, out [n, m] with row stride ld_out (elements).  They read their parameters only from
-// template and launch arguments; the adapters (transpose_*.cu) choose them.  Offsets are 64-bit:
-// row * stride passes 2^31 for large matrices.
+// ld_in, out [n, m] with row stride ld_out (elements).  T is the storage type of the element size
+// (std::uint16_t for f16 / bf16, std::uint32_t for f32 / i32): a transpose moves bit patterns.
+// They read their parameters only from template and launch arguments; the adapters
+// (transpose_*.cu) choose them.  Offsets are 64-bit: row * stride passes 2^31 for large matrices.
 #pragma once
+#include <cuda_runtime.h>
+
 #include <cstdint>
+#include <cstring>
 
 namespace kiln::transpose {
 
@@ -59,16 +63,50 @@ __global__ void transpose_naive_2d_kernel(const T* __restrict__ in, std::int64_t
     out[col * ld_out + row] = in[row * ld_in + col];
 }
 
+// The unsigned type of kBytes bytes, for loads and stores of kBytes / sizeof(T) elements at once.
+template <int kBytes> struct Bits;
+template <> struct Bits<2> { using type = unsigned short; };
+template <> struct Bits<4> { using type = unsigned int; };
+template <> struct Bits<8> { using type = uint2; };
+template <> struct Bits<16> { using type = uint4; };
+
+// N consecutive elements at p (aligned to N * sizeof(T)); kEvictFirst: __ldcs (read once,
+// evict first), else __ldg (the read-only path, default cache policy).
+template <bool kEvictFirst, class T, int N>
+__device__ __forceinline__ void load_vec(const T* p, T (&v)[N]) {
+  using V = typename Bits<static_cast<int>(sizeof(T)) * N>::type;
+  V x;
+  if constexpr (kEvictFirst) {
+    x = __ldcs(reinterpret_cast<const V*>(p));
+  } else {
+    x = __ldg(reinterpret_cast<const V*>(p));
+  }
+  memcpy(v, &x, sizeof x);
+}
+
+// N consecutive elements to p (aligned to N * sizeof(T)); kStreaming: __stcs (evict-first).
+template <bool kStreaming, class T, int N>
+__device__ __forceinline__ void store_vec(T* p, const T (&v)[N]) {
+  using V = typename Bits<static_cast<int>(sizeof(T)) * N>::type;
+  V x;
+  memcpy(&x, v, sizeof x);
+  if constexpr (kStreaming) {
+    __stcs(reinterpret_cast<V*>(p), x);
+  } else {
+    *reinterpret_cast<V*>(p) = x;
+  }
+}
+
 // A kTile x kTile block moves one tile at a time through shared memory: coalesced reads of a tile
 // of `in`, coalesced writes of the transposed tile to `out`.  Rows of the staging tile are padded
-// by one element, so a column read (tile[tx][ty]) touches kTile different banks.  The grid loops
-// over tiles in both directions (gridDim.y is capped at 65535).  Loop bounds are block-uniform,
-// so every thread reaches both barriers.
-template <int kTile>
+// by one element, so a column read (tile[tx][ty]) touches kTile different banks (4-byte T).  The
+// grid loops over tiles in both directions (gridDim.y is capped at 65535).  Loop bounds are
+// block-uniform, so every thread reaches both barriers.
+template <class T, int kTile>
 __global__ void __launch_bounds__(kTile* kTile)
-    transpose_tiled_padded_kernel(const float* __restrict__ in, std::int64_t ld_in, float* __restrict__ out,
+    transpose_tiled_padded_kernel(const T* __restrict__ in, std::int64_t ld_in, T* __restrict__ out,
                                   std::int64_t ld_out, std::int64_t m, std::int64_t n) {
-  __shared__ float tile[kTile][kTile + 1];
+  __shared__ T tile[kTile][kTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const std::int64_t tiles_y = (m + kTile - 1) / kTile, tiles_x = (n + kTile - 1) / kTile;
   for (std::int64_t by = blockIdx.y; by < tiles_y; by += gridDim.y) {
@@ -86,21 +124,25 @@ __global__ void __launch_bounds__(kTile* kTile)
 
 // A (kTile / kVec) x kBlockRows block moves kTile x kTile tiles; each thread handles kTile /
 // kBlockRows rows of a tile, and issues all its loads before storing any to shared memory, so
-// that many loads are in flight.  kVec == 4 moves 16-byte vectors (needs 16-byte aligned
-// pointers and row strides that are multiples of 4; vectors cut by the matrix edge are moved
-// element by element).  Staging rows are padded by one element; with kTile == 32 and kVec == 4 the
-// eight lanes of a row and the four rows of a warp then hit 32 distinct banks in both phases.
-// Tiles are numbered row-major over the tile grid (tiles_x per tile row) and taken in a 1-D
-// grid-stride loop.  Interior tiles (`full`) skip the edge checks.
-template <int kTile, int kBlockRows, int kVec>
+// that many loads are in flight.  kVec > 1 moves kVec elements per access (kVec * sizeof(T)
+// bytes, up to 16: float4 for 4-byte types, 8 halves for 2-byte ones; needs pointers and row
+// strides aligned to that; vectors cut by the matrix edge are moved element by element).  Staging
+// rows are padded by one element; with 4-byte T, kTile == 32 and kVec == 4 the eight lanes of a
+// row and the four rows of a warp then hit 32 distinct banks in both phases.  Tiles are numbered
+// row-major over the tile grid (tiles_x per tile row) and taken in a 1-D grid-stride loop.
+// Interior tiles (`full`) skip the edge checks.  Cache hints: kLoadHint 0 loads whole vectors
+// evict-first (__ldcs), 1 through the read-only path with the default policy (__ldg), which keeps
+// a sector that two tiles share (rows not aligned to 32 bytes) for the second one; kStoreHint 1
+// stores whole vectors evict-first (__stcs), 0 plainly.
+template <class T, int kTile, int kBlockRows, int kVec, int kLoadHint, int kStoreHint>
 __global__ void __launch_bounds__(kTile / kVec * kBlockRows)
-    transpose_tiled_multirow_kernel(const float* __restrict__ in, std::int64_t ld_in, float* __restrict__ out,
+    transpose_tiled_multirow_kernel(const T* __restrict__ in, std::int64_t ld_in, T* __restrict__ out,
                                     std::int64_t ld_out, std::int64_t m, std::int64_t n, std::int64_t tiles_x,
                                     std::int64_t tiles) {
-  static_assert(kVec == 1 || kVec == 4, "vector width 1 or 4");
+  static_assert(kVec * sizeof(T) <= 16, "at most 16-byte accesses");
   static_assert(kTile % kBlockRows == 0 && kTile % kVec == 0, "whole rows and vectors per tile");
   constexpr int kRowsPerThread = kTile / kBlockRows;
-  __shared__ __align__(16) float tile[kTile][kTile + 1];
+  __shared__ __align__(16) T tile[kTile][kTile + 1];
   const int ty = threadIdx.y;
   const int lc = kVec * threadIdx.x;  // this thread's first column within a tile row
   for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -108,68 +150,42 @@ __global__ void __launch_bounds__(kTile / kVec * kBlockRows)
     const std::int64_t r0 = tile_row * kTile, c0 = (t - tile_row * tiles_x) * kTile;
     const bool full = r0 + kTile <= m && c0 + kTile <= n;
 
-    // Load rows ty, ty + kBlockRows, ... of the tile of `in` at (r0, c0).
-    if constexpr (kVec == 4) {
-      float4 v[kRowsPerThread];
-      const std::int64_t c = c0 + lc;
+    // Load rows ty, ty + kBlockRows, ... of the tile of `in` at (r0, c0): all loads first.
+    T v[kRowsPerThread][kVec];
+    const std::int64_t c = c0 + lc;
 #pragma unroll
-      for (int k = 0; k < kRowsPerThread; ++k) {
-        const std::int64_t r = r0 + ty + k * kBlockRows;
-        v[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (full || (r < m && c + 3 < n)) {
-          v[k] = __ldcs(reinterpret_cast<const float4*>(in + r * ld_in + c));
-        } else if (r < m) {
-          const float* src = in + r * ld_in;
-          if (c < n) v[k].x = src[c];
-          if (c + 1 < n) v[k].y = src[c + 1];
-          if (c + 2 < n) v[k].z = src[c + 2];
-        }
+    for (int k = 0; k < kRowsPerThread; ++k) {
+      const std::int64_t r = r0 + ty + k * kBlockRows;
+      if (full || (r < m && c + kVec - 1 < n)) {
+        load_vec<kLoadHint == 0>(in + r * ld_in + c, v[k]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) v[k][i] = (r < m && c + i < n) ? in[r * ld_in + c + i] : T(0);
       }
-#pragma unroll
-      for (int k = 0; k < kRowsPerThread; ++k) {
-        float* d = &tile[ty + k * kBlockRows][lc];
-        d[0] = v[k].x;
-        d[1] = v[k].y;
-        d[2] = v[k].z;
-        d[3] = v[k].w;
-      }
-    } else {
-      float v[kRowsPerThread];
-      const std::int64_t c = c0 + lc;
-#pragma unroll
-      for (int k = 0; k < kRowsPerThread; ++k) {
-        const std::int64_t r = r0 + ty + k * kBlockRows;
-        v[k] = (full || (r < m && c < n)) ? __ldcs(in + r * ld_in + c) : 0.0f;
-      }
-#pragma unroll
-      for (int k = 0; k < kRowsPerThread; ++k) tile[ty + k * kBlockRows][lc] = v[k];
     }
+#pragma unroll
+    for (int k = 0; k < kRowsPerThread; ++k)
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) tile[ty + k * kBlockRows][lc + i] = v[k][i];
     __syncthreads();
 
     // Store rows ty, ty + kBlockRows, ... of the transposed tile: out row c0 + lr holds column lr
     // of the staged tile; this thread writes its columns r0 + lc ... (tile rows lc ...).
     const std::int64_t oc = r0 + lc;
-    if constexpr (kVec == 4) {
 #pragma unroll
-      for (int k = 0; k < kRowsPerThread; ++k) {
-        const int lr = ty + k * kBlockRows;
-        const std::int64_t orow = c0 + lr;
-        const float4 w = make_float4(tile[lc][lr], tile[lc + 1][lr], tile[lc + 2][lr], tile[lc + 3][lr]);
-        if (full || (orow < n && oc + 3 < m)) {
-          *reinterpret_cast<float4*>(out + orow * ld_out + oc) = w;
-        } else if (orow < n) {
-          float* dst = out + orow * ld_out;
-          if (oc < m) dst[oc] = w.x;
-          if (oc + 1 < m) dst[oc + 1] = w.y;
-          if (oc + 2 < m) dst[oc + 2] = w.z;
-        }
-      }
-    } else {
+    for (int k = 0; k < kRowsPerThread; ++k) {
+      const int lr = ty + k * kBlockRows;
+      const std::int64_t orow = c0 + lr;
+      T w[kVec];
 #pragma unroll
-      for (int k = 0; k < kRowsPerThread; ++k) {
-        const int lr = ty + k * kBlockRows;
-        const std::int64_t orow = c0 + lr;
-        if (full || (orow < n && oc < m)) out[orow * ld_out + oc] = tile[lc][lr];
+      for (int i = 0; i < kVec; ++i) w[i] = tile[lc + i][lr];
+      if (full || (orow < n && oc + kVec - 1 < m)) {
+        store_vec<kStoreHint == 1>(out + orow * ld_out + oc, w);
+      } else if (orow < n) {
+        T* dst = out + orow * ld_out;
+#pragma unroll
+        for (int i = 0; i < kVec; ++i)
+          if (oc + i < m) dst[oc + i] = w[i];
       }
     }
     __syncthreads();  // before the next tile overwrites the staging tile

@@ -61,20 +61,45 @@ Config tiled_padded_default(const DeviceInfo& device) {
   return {{"tile", 32}};
 }
 
+// The instantiated kernel of a config for an element size, or null.
+const MultirowKernel* multirow_kernel(const Config& c, int elem_bytes) {
+  for (const MultirowKernel& k : kMultirowKernels)
+    if (k.elem_bytes == elem_bytes && k.tile == c.get_or("tile", 0) && k.block_rows == c.get_or("block_rows", 0) &&
+        k.vector_width == c.get_or("vector_width", 0) && k.load_hint == c.get_or("load_hint", 0) &&
+        k.store_hint == c.get_or("store_hint", 0))
+      return &k;
+  return nullptr;
+}
+
 ParamSpace tiled_multirow_space() {
   ParamSpace s;
-  s.param("tile", {32, 64})
-      .param("block_rows", {4, 8, 16})
-      .param("vector_width", {1, 4})
+  s.param("tile", {32, 64, 128})
+      .param("block_rows", {4, 8, 16, 32})
+      .param("vector_width", {1, 2, 4, 8})
+      .param("load_hint", {0, 1})
+      .param("store_hint", {0, 1})
       .param("tiles_per_block", {1, 2, 4, 8});
   std::vector<Config> instantiated;
-  for (const MultirowKernel& k : kMultirowKernels)
+  for (const MultirowKernel& k : kMultirowKernels) {
+    bool seen = false;  // the same shape and hints for two element sizes
+    for (const Config& c : instantiated)
+      seen |= c.get_or("tile", 0) == k.tile && c.get_or("block_rows", 0) == k.block_rows &&
+              c.get_or("vector_width", 0) == k.vector_width && c.get_or("load_hint", 0) == k.load_hint &&
+              c.get_or("store_hint", 0) == k.store_hint;
+    if (seen) continue;
     for (int tiles_per_block : {1, 2, 4, 8})
       instantiated.push_back(Config{{"tile", k.tile},
                                     {"block_rows", k.block_rows},
                                     {"vector_width", k.vector_width},
+                                    {"load_hint", k.load_hint},
+                                    {"store_hint", k.store_hint},
                                     {"tiles_per_block", tiles_per_block}});
+  }
   s.only(std::move(instantiated));
+  s.constraint("kernel instantiated for the element size (kMultirowKernels)",
+               [](const Config& c, const DeviceInfo&, const Problem& p) {
+                 return multirow_kernel(c, static_cast<int>(dtype_size(p.dtype))) != nullptr;
+               });
   return s;
 }
 
@@ -83,14 +108,24 @@ Config tiled_multirow_default(const DeviceInfo& device) {
   // Measured on an H200, 2026-11-24 (`kiln tune transpose`, 10 runs each): 64 x 64 tiles with
   // scalar accesses and 8 rows per thread beat the float4 configs at 16384^2 (555.5 us against
   // 617.9 for the earlier default, 32 x 32 float4, and 543.4 for cuBLAS geam) and at 4097 x 4099
-  // (54.3 us; geam 48.0).  Scalar accesses take any 4-byte alignment, so one default serves all.
-  return {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"tiles_per_block", 1}};
+  // (54.3 us; geam 48.0).  Scalar accesses take any alignment of the element, and this shape is
+  // built for 2- and 4-byte types, so one default serves every dtype and view.  For bf16 it
+  // measured 36.0 us at 4097 x 4099 (cuBLASLt transform 38.5) and 10.9 us at 2048^2 (14.8);
+  // tuned configs do better on aligned bf16 (docs/performance.md).
+  return {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"load_hint", 0}, {"store_hint", 0},
+          {"tiles_per_block", 1}};
 }
 
 Support tiled_multirow_supports(const Problem& problem, const Config& config) {
-  if (config.get_or("vector_width", 1) == 4 && problem.align_bytes < 16)
-    return Support::no("transpose_tiled_multirow: vector_width=4 needs 16-byte aligned pointers and row pitches, "
-                       "these are " + std::to_string(problem.align_bytes) + "-byte aligned");
+  const int elem = static_cast<int>(dtype_size(problem.dtype));
+  if (multirow_kernel(config, elem) == nullptr)
+    return Support::no("transpose_tiled_multirow: " + config.to_string() + " is not instantiated for " +
+                       std::string(dtype_name(problem.dtype)));
+  const int bytes = config.get_or("vector_width", 1) * elem;
+  if (bytes > elem && problem.align_bytes < bytes)
+    return Support::no("transpose_tiled_multirow: vector_width=" + std::to_string(config.get_or("vector_width", 1)) +
+                       " needs " + std::to_string(bytes) + "-byte aligned pointers and row pitches, these are " +
+                       std::to_string(problem.align_bytes) + "-byte aligned");
   return Support::yes();
 }
 
@@ -126,8 +161,8 @@ Support skinny_supports(const Problem& problem) {
   if (shorter > kSkinnyMaxShort)
     return Support::no("transpose_skinny: for matrices with a side of at most " + std::to_string(kSkinnyMaxShort) +
                        ", this one is " + std::to_string(problem.dims[0]) + " x " + std::to_string(problem.dims[1]));
-  if (problem.align_bytes < 4)
-    return Support::no("transpose_skinny: needs 4-byte aligned pointers and row pitches");
+  if (problem.align_bytes < static_cast<int>(dtype_size(problem.dtype)))
+    return Support::no("transpose_skinny: needs pointers and row pitches aligned to the element size");
   return Support::yes();
 }
 

@@ -3,9 +3,9 @@
 // builds and tests can inspect them.
 //
 //   kiln::ParamSpace s = kiln::transpose::tiled_multirow_space();
-//   s.count_valid(device, problem);                      // 44 of 48
+//   s.count_valid(device, problem);                      // 88 for f32, 56 for bf16
 //   kiln::Config c = kiln::transpose::tiled_multirow_default(device);
-//   // tile=64 block_rows=8 vector_width=1 tiles_per_block=1
+//   // tile=64 block_rows=8 vector_width=1 load_hint=0 store_hint=0 tiles_per_block=1
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -40,20 +40,40 @@ Config tiled_padded_default(const DeviceInfo& device);
 // transpose_tiled_multirow: a (tile / vector_width) x block_rows block moves a tile x tile tile,
 // each thread tile / block_rows rows of it, all its loads issued before the tile is stored; a
 // 1-D grid-stride loop over tiles.
-//   tile             32 or 64 (template)
+//   tile             32, 64 or 128 (template)
 //   block_rows       rows of threads per block (template)
-//   vector_width     1, or 4: 16-byte loads and stores (needs 16-byte aligned pointers and row
-//                    pitches; partial vectors at the matrix edges are moved singly) (template)
+//   vector_width     elements per access (template): 1, or up to 16 bytes (4 for 4-byte types,
+//                    2 or 8 for 2-byte ones); needs pointers and row pitches aligned to
+//                    vector_width * element size; partial vectors at the matrix edges are moved singly
+//   load_hint        0: whole vectors loaded evict-first (__ldcs); 1: __ldg, default policy (template)
+//   store_hint       0: plain stores; 1: whole vectors stored evict-first (__stcs) (template)
 //   tiles_per_block  grid = ceil(tiles / tiles_per_block) (a launch argument)
-// Instantiated (tile, block_rows, vector_width): kMultirowKernels.
+// Instantiated (element bytes, tile, block_rows, vector_width, load_hint, store_hint):
+// kMultirowKernels; a config is valid for a problem when its kernel is instantiated for the
+// problem's element size.
 struct MultirowKernel {
+  int elem_bytes;
   int tile;
   int block_rows;
   int vector_width;
+  int load_hint;
+  int store_hint;
 };
 inline constexpr MultirowKernel kMultirowKernels[] = {
-    {32, 4, 1}, {32, 8, 1}, {32, 16, 1}, {64, 4, 1}, {64, 8, 1}, {64, 16, 1},
-    {32, 8, 4}, {32, 16, 4}, {64, 4, 4}, {64, 8, 4}, {64, 16, 4}};
+    // 4-byte types (f32, i32): the tile shapes, then the cache hints on the likely winners
+    {4, 32, 4, 1, 0, 0}, {4, 32, 8, 1, 0, 0}, {4, 32, 16, 1, 0, 0}, {4, 64, 4, 1, 0, 0}, {4, 64, 8, 1, 0, 0},
+    {4, 64, 16, 1, 0, 0}, {4, 32, 8, 4, 0, 0}, {4, 32, 16, 4, 0, 0}, {4, 64, 4, 4, 0, 0}, {4, 64, 8, 4, 0, 0},
+    {4, 64, 16, 4, 0, 0},
+    {4, 32, 8, 1, 0, 1}, {4, 64, 8, 1, 0, 1}, {4, 64, 16, 1, 0, 1}, {4, 32, 8, 4, 0, 1}, {4, 64, 8, 4, 0, 1},
+    {4, 32, 8, 1, 1, 0}, {4, 64, 8, 1, 1, 0}, {4, 64, 16, 1, 1, 0}, {4, 64, 8, 1, 1, 1}, {4, 32, 8, 4, 1, 0},
+    {4, 64, 8, 4, 1, 0},
+    // 2-byte types (f16, bf16): scalar, 4-byte pairs and 16-byte vectors of 8
+    {2, 64, 8, 1, 0, 0}, {2, 64, 16, 1, 0, 0}, {2, 64, 8, 2, 0, 0}, {2, 64, 16, 2, 0, 0}, {2, 64, 4, 8, 0, 0},
+    {2, 64, 8, 8, 0, 0}, {2, 128, 16, 8, 0, 0}, {2, 128, 32, 8, 0, 0},
+    {2, 64, 8, 1, 0, 1}, {2, 64, 8, 8, 0, 1}, {2, 128, 16, 8, 0, 1},
+    {2, 64, 8, 1, 1, 0}, {2, 64, 8, 8, 1, 0}, {2, 128, 16, 8, 1, 0}};
+// The instantiated kernel of `config` for `elem_bytes`-byte elements, or null.
+const MultirowKernel* multirow_kernel(const Config& config, int elem_bytes);
 ParamSpace tiled_multirow_space();
 Config tiled_multirow_default(const DeviceInfo& device);
 Support tiled_multirow_supports(const Problem& problem, const Config& config);
@@ -61,17 +81,19 @@ Support tiled_multirow_supports(const Problem& problem, const Config& config);
 // transpose_skinny: for matrices with a short side (min(m, n) <= kSkinnyMaxShort).  A tile spans
 // the whole short side and as much of the long side as fits in `tile_elems` floats of shared
 // memory (rounded down to a multiple of 32 when that is at least 32), read and written linearly
-// (consecutive addresses in both phases, any 4-byte alignment).  The grid is one wave of resident
+// (consecutive addresses in both phases, any alignment of the element type).  The grid is one wave of resident
 // blocks looping over the tiles.
 //   block       threads per block (template: kSkinnyBlocks)
-//   tile_elems  elements staged per tile (launch argument; shared memory = cols * pitch * 4 bytes)
+//   tile_elems  elements staged per tile (launch argument; shared memory = cols * pitch * element size)
 inline constexpr int kSkinnyBlocks[] = {256, 512, 1024};
 inline constexpr int kSkinnyMaxShort = 256;
 struct SkinnyTile {
   int rows = 0;   // of `in`
   int cols = 0;
   int pitch = 0;  // staging stride between columns: rows rounded up to odd
-  std::size_t smem_bytes() const { return std::size_t(cols) * std::size_t(pitch) * sizeof(float); }
+  std::size_t smem_bytes(int elem_bytes) const {
+    return std::size_t(cols) * std::size_t(pitch) * static_cast<std::size_t>(elem_bytes);
+  }
 };
 SkinnyTile skinny_tile(std::int64_t m, std::int64_t n, int tile_elems);
 ParamSpace skinny_space();

@@ -7,6 +7,7 @@
 #include <kiln/cuda_status.hpp>
 
 #include "transpose_cuda_variants.hpp"
+#include "transpose_copy.hpp"
 #include "transpose_operands.hpp"
 #include "transpose_params.hpp"
 #include "transpose_skinny_kernel.cuh"
@@ -14,11 +15,11 @@
 namespace kiln::transpose {
 namespace {
 
-template <int BLOCK>
+template <class T, int BLOCK>
 cudaError_t launch_skinny(const TransposeOperands& o, const SkinnyTile& t, int sms, cudaStream_t stream) {
-  auto* kernel = &transpose_skinny_kernel<BLOCK>;
-  const int smem = static_cast<int>(t.smem_bytes());
-  // Up to 1.5 x tile_elems floats (a 2-row tile's odd pitch is 3): past the default 48 KiB, opt in.
+  auto* kernel = &transpose_skinny_kernel<T, BLOCK>;
+  const int smem = static_cast<int>(t.smem_bytes(static_cast<int>(sizeof(T))));
+  // Up to 1.5 x tile_elems elements (a 2-row tile's odd pitch is 3): past the default 48 KiB, opt in.
   cudaError_t e = cudaSuccess;
   if (smem > 48 * 1024) {
     e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
@@ -30,15 +31,15 @@ cudaError_t launch_skinny(const TransposeOperands& o, const SkinnyTile& t, int s
   const std::int64_t tiles_c = (o.n + t.cols - 1) / t.cols;
   const std::int64_t tiles = tiles_c * ((o.m + t.rows - 1) / t.rows);
   const std::int64_t grid = std::min<std::int64_t>(tiles, std::int64_t{std::max(1, resident)} * sms);
-  kernel<<<static_cast<unsigned>(grid), BLOCK, smem, stream>>>(o.in, o.ld_in, o.out, o.ld_out, o.m, o.n, t.rows,
-                                                               t.cols, t.pitch, tiles_c, tiles);
+  kernel<<<static_cast<unsigned>(grid), BLOCK, smem, stream>>>(o.in_as<T>(), o.ld_in, o.out_as<T>(), o.ld_out, o.m, o.n,
+                                                               t.rows, t.cols, t.pitch, tiles_c, tiles);
   return cudaGetLastError();
 }
 
 class TransposeSkinny final : public Variant {
  public:
   TransposeSkinny()
-      : Variant(VariantDesc{"transpose_skinny", "transpose", DeviceKind::cuda, {DType::f32}, 55,
+      : Variant(VariantDesc{"transpose_skinny", "transpose", DeviceKind::cuda, {DType::f32, DType::f16, DType::bf16, DType::i32}, 55,
                             "tiles spanning the short side, linear reads and writes (one side <= 256)"},
                 skinny_space()) {}
 
@@ -51,6 +52,8 @@ class TransposeSkinny final : public Variant {
   Status launch(const Args& args, const Problem& problem, const Config& config, void*, Stream stream) const override {
     const TransposeOperands o = transpose_operands(args);
     if (o.numel() == 0) return Status::success();
+    const auto s = static_cast<cudaStream_t>(stream.handle());
+    if (o.copy) return transpose_copy(o, s, name());
     const int block = config.get_or("block", 0), tile_elems = config.get_or("tile_elems", 0);
     if (tile_elems < 1024 || tile_elems > 16384)
       return Status::fail(ErrorKind::argument, "transpose_skinny: tile_elems must be in [1024, 16384], got " +
@@ -60,12 +63,12 @@ class TransposeSkinny final : public Variant {
     const int sms = sm_count(problem.device);
     if (sms <= 0) return Status::fail(ErrorKind::cuda, "transpose_skinny: cannot query the SM count");
     const SkinnyTile t = skinny_tile(o.m, o.n, tile_elems);
-    const auto s = static_cast<cudaStream_t>(stream.handle());
+    const bool two = o.elem_bytes == 2;
     cudaError_t e = cudaSuccess;
     switch (block) {  // kSkinnyBlocks
-      case 256: e = launch_skinny<256>(o, t, sms, s); break;
-      case 512: e = launch_skinny<512>(o, t, sms, s); break;
-      case 1024: e = launch_skinny<1024>(o, t, sms, s); break;
+      case 256: e = two ? launch_skinny<std::uint16_t, 256>(o, t, sms, s) : launch_skinny<std::uint32_t, 256>(o, t, sms, s); break;
+      case 512: e = two ? launch_skinny<std::uint16_t, 512>(o, t, sms, s) : launch_skinny<std::uint32_t, 512>(o, t, sms, s); break;
+      case 1024: e = two ? launch_skinny<std::uint16_t, 1024>(o, t, sms, s) : launch_skinny<std::uint32_t, 1024>(o, t, sms, s); break;
       default: return Status::fail(ErrorKind::argument, "transpose_skinny: block=" + std::to_string(block) +
                                                             " is not instantiated (256, 512, 1024)");
     }

@@ -6,7 +6,8 @@
 // Both phases walk the tile linearly (reads in the order of `in`, writes in the order of `out`),
 // so every warp access is consecutive addresses whatever the short side is, odd sizes and 4-byte
 // alignment included.  The staging array holds the tile column-major, s[c * pitch + r], with an
-// odd pitch, so consecutive lanes hit distinct banks in both phases.
+// odd pitch, so consecutive lanes hit distinct banks in both phases (4-byte T).  T is the storage
+// type of the element size (std::uint16_t or std::uint32_t): bit patterns move.
 #pragma once
 #include <cstdint>
 
@@ -15,12 +16,13 @@ namespace kiln::transpose {
 inline constexpr int kSkinnyIlp = 8;  // loads each thread issues before storing any
 
 // Tiles are (tile_rows x tile_cols) of `in`; tiles_c per tile row; the grid loops over tiles.
-template <int BLOCK>
+template <class T, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
-    transpose_skinny_kernel(const float* __restrict__ in, std::int64_t ld_in, float* __restrict__ out,
+    transpose_skinny_kernel(const T* __restrict__ in, std::int64_t ld_in, T* __restrict__ out,
                             std::int64_t ld_out, std::int64_t m, std::int64_t n, int tile_rows, int tile_cols,
                             int pitch, std::int64_t tiles_c, std::int64_t tiles) {
-  extern __shared__ float s[];
+  extern __shared__ __align__(16) unsigned char skinny_staging[];  // bytes: one name for every T
+  T* s = reinterpret_cast<T*>(skinny_staging);
   for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const std::int64_t tr = t / tiles_c;
     const std::int64_t r0 = tr * tile_rows, c0 = (t - tr * tiles_c) * tile_cols;
@@ -34,7 +36,7 @@ __global__ void __launch_bounds__(BLOCK)
       const int q_step = BLOCK / cols, r_step = BLOCK - (BLOCK / cols) * cols;
       int r = static_cast<int>(threadIdx.x) / cols, c = static_cast<int>(threadIdx.x) - r * cols;
       for (int e0 = 0; e0 < total; e0 += BLOCK * kSkinnyIlp) {
-        float v[kSkinnyIlp];
+        T v[kSkinnyIlp];
         int rr[kSkinnyIlp], cc[kSkinnyIlp];
 #pragma unroll
         for (int i = 0; i < kSkinnyIlp; ++i) {

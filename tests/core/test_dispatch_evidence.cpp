@@ -1,7 +1,8 @@
 // Dispatch from evidence on a synthetic registry and database (host backend): exact entries, the
 // nearest tuned neighbour within the radius (aspect ratio counts), mode dims never crossed, the
-// calibrated cost model where no neighbour is close, the vendor fallback where there is no
-// evidence, priorities only as tie-breakers, and what `kiln explain` prints about it.
+// nearest usable entry past the radius (far neighbour), the calibrated cost model where no entry
+// of the class is usable, the vendor fallback where there is no evidence, priorities only as
+// tie-breakers, leave-one-out decisions, and what `kiln explain` prints about it.
 #include <kiln/kiln.hpp>
 
 #include <array>
@@ -204,11 +205,26 @@ TEST_CASE("evidence: mode dims are never crossed (a tf32=0 entry never serves tf
   CHECK(s.bucket_of(p1) == "f32|m~2048|n~2048|k~2048|tf32=1");
   CHECK(s.mode_key(p1) == "f32|tf32=1");
 
-  SECTION("with tf32=1 evidence far away, the model uses only the tf32=1 class") {
+  SECTION("with tf32=1 evidence far away, the far neighbour comes from the tf32=1 class") {
     TempDb db2;
     const auto user2 = db2.write({{host_fp(), key(2048, 2048, 2048, 0), "mm_fp32", 100.0},
                                   {host_fp(), key(64, 64, 64, 1), "mm_tf32", 3.0},
                                   {host_fp(), key(128, 128, 128, 1), "mm_tf32", 4.0}});
+    kiln::Runtime rt2(mm_registry(), kiln_test::offline_options(user2));
+    const kiln::Decision d = decide(rt2, 2048, 2048, 2048, 1);
+    INFO(d.explain());
+    // The tf32=0 entry at distance 0 is not evidence; the tf32=1 one at distance 4 sqrt(3) is.
+    CHECK(d.evidence == kiln::Decision::Evidence::far_neighbour);
+    CHECK(d.variant->name() == "mm_tf32");
+    REQUIRE(d.hit);
+    CHECK(d.hit->problem_key == key(128, 128, 128, 1));
+    CHECK(d.distance == Approx(4 * std::sqrt(3.0)));
+  }
+  SECTION("with tf32=1 entries that cannot run, the model uses only the tf32=1 class") {
+    TempDb db2;
+    const auto user2 = db2.write({{host_fp(), key(2048, 2048, 2048, 0), "mm_fp32", 100.0},
+                                  {host_fp(), key(64, 64, 64, 1), "mm_tf32", 3.0, 48},
+                                  {host_fp(), key(128, 128, 128, 1), "mm_tf32", 4.0, 48}});
     kiln::Runtime rt2(mm_registry(), kiln_test::offline_options(user2));
     const kiln::Decision d = decide(rt2, 2048, 2048, 2048, 1);
     INFO(d.explain());
@@ -219,15 +235,83 @@ TEST_CASE("evidence: mode dims are never crossed (a tf32=0 entry never serves tf
   }
 }
 
-TEST_CASE("evidence: past the neighbour radius the calibrated model decides") {
+TEST_CASE("evidence: past the radius the nearest usable entry decides, not the model") {
   TempDb db;
-  // mm_small: 2 us overhead, 1 TFLOP/s; mm_fp32: 20 us overhead, 10 TFLOP/s.  Entries at sizes
-  // where each won; the queries are far (> radius) from all of them.
+  // mm_fp32 won the big squares (20 us overhead, 10 TFLOP/s), mm_small the single rows (slow per
+  // FLOP).  For one row of 2^20 the model, which knows only each winner's rate, would pick
+  // mm_fp32; the nearest single row says mm_small (like add on 1 x 2^28, docs/performance.md).
   std::vector<Entry> entries;
-  for (std::int64_t s : {32, 64})
-    entries.push_back({host_fp(), key(s, s, s), "mm_small", model_time(2, 1, double(s), double(s), double(s))});
   for (std::int64_t s : {1024, 2048})
     entries.push_back({host_fp(), key(s, s, s), "mm_fp32", model_time(20, 10, double(s), double(s), double(s))});
+  entries.push_back({host_fp(), key(1, 1024, 1), "mm_small", 5.0});
+  entries.push_back({host_fp(), key(1, 2048, 1), "mm_small", 6.0});
+  const auto user = db.write(entries);
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const kiln::Decision d = decide(rt, 1, 1 << 20, 1);
+  INFO(d.explain());
+  CHECK(d.evidence == kiln::Decision::Evidence::far_neighbour);
+  CHECK(d.from == kiln::Decision::From::database);
+  CHECK(d.variant->name() == "mm_small");
+  REQUIRE(d.hit);
+  CHECK(d.hit->problem_key == key(1, 2048, 1));
+  CHECK(d.distance == Approx(9.0));
+  CHECK(d.estimates.empty());
+  CHECK(kiln_test::contains(d.explain(), "evidence: far neighbour (nearest usable entry past the radius), distance 9.000"));
+  // Within the radius the neighbour rule still applies.
+  CHECK(decide(rt, 1, 1500, 1).evidence == kiln::Decision::Evidence::neighbour);
+
+  SECTION("a far entry whose config does not fit is skipped for the next nearest") {
+    TempDb db2;
+    const auto user2 = db2.write({{host_fp(), key(1, 2048, 1), "mm_small", 6.0, 48},
+                                  {host_fp(), key(2048, 2048, 2048), "mm_fp32", 900.0}});
+    kiln::Runtime rt2(mm_registry(), kiln_test::offline_options(user2));
+    const kiln::Decision f = decide(rt2, 1, 1 << 20, 1);
+    INFO(f.explain());
+    CHECK(f.evidence == kiln::Decision::Evidence::far_neighbour);
+    CHECK(f.variant->name() == "mm_fp32");
+    REQUIRE_FALSE(f.rejected.empty());
+    CHECK(kiln_test::contains(f.rejected[0].first, "far neighbour " + key(1, 2048, 1)));
+  }
+}
+
+TEST_CASE("evidence: leave-one-out decides as if the entry were not there") {
+  TempDb db;
+  const auto user = db.write({{host_fp(), key(1000, 1000, 1000), "mm_small", 10.0},
+                              {host_fp(), key(1100, 1000, 1000), "mm_fp32", 11.0},
+                              {host_fp(), key(1000, 1000, 1000, 1), "mm_unloaded", 9.0}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const auto& s = rt.registry().op("mm");
+  const auto p = s.problem_from_dims(kiln::f32, {1000, 1000, 1000, 0}, kiln::Device::host());
+  const auto& dev = kiln::device_info(kiln::Device::host());
+  CHECK(rt.dispatcher().decide_uncached(p, dev).variant->name() == "mm_small");
+  const kiln::Decision loo = rt.dispatcher().decide_uncached(p, dev, {key(1000, 1000, 1000), false});
+  CHECK(loo.evidence == kiln::Decision::Evidence::neighbour);
+  CHECK(loo.variant->name() == "mm_fp32");
+  REQUIRE(loo.hit);
+  CHECK(loo.hit->problem_key == key(1100, 1000, 1000));
+
+  // An entry of a variant not loaded here (a GPU database on a host): skipped unless entries are trusted.
+  const auto p1 = s.problem_from_dims(kiln::f32, {1000, 1000, 1000, 1}, kiln::Device::host());
+  const kiln::Decision strict = rt.dispatcher().decide_uncached(p1, dev, {"none", false});
+  CHECK(strict.evidence == kiln::Decision::Evidence::vendor_fallback);
+  const kiln::Decision trusted = rt.dispatcher().decide_uncached(p1, dev, {"none", true});
+  CHECK(trusted.evidence == kiln::Decision::Evidence::exact_entry);
+  CHECK(trusted.variant == nullptr);
+  REQUIRE(trusted.hit);
+  CHECK(trusted.hit->entry.variant == "mm_unloaded");
+  CHECK(kiln_test::contains(trusted.explain(), "mm_unloaded (not loaded)"));
+}
+
+TEST_CASE("evidence: when no entry of the class can run, the calibrated model decides") {
+  TempDb db;
+  // mm_small: 2 us overhead, 1 TFLOP/s; mm_fp32: 20 us overhead, 10 TFLOP/s.  Entries at sizes
+  // where each won, with a tile (48) outside the space: no entry is usable, so neither a neighbour
+  // nor a far neighbour decides; the fits still calibrate, with each variant's default config.
+  std::vector<Entry> entries;
+  for (std::int64_t s : {32, 64})
+    entries.push_back({host_fp(), key(s, s, s), "mm_small", model_time(2, 1, double(s), double(s), double(s)), 48});
+  for (std::int64_t s : {1024, 2048})
+    entries.push_back({host_fp(), key(s, s, s), "mm_fp32", model_time(20, 10, double(s), double(s), double(s)), 48});
   const auto user = db.write(entries);
   kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
 
@@ -246,8 +330,7 @@ TEST_CASE("evidence: past the neighbour radius the calibrated model decides") {
   CHECK(tiny.variant->name() == "mm_small");
   CHECK(tiny.predicted_us == Approx(model_time(2, 1, 1, 1, 1)).epsilon(1e-6));
 
-  // Between them (within the radius of 64 and 1024, whose winners agree with the model):
-  // 2 + 2*s^3/1e6 vs 20 + 2*s^3/1e7 cross at s ~ 216.
+  // Between them: 2 + 2*s^3/1e6 vs 20 + 2*s^3/1e7 cross at s ~ 216.
   CHECK(decide(rt, 150, 150, 150).variant->name() == "mm_small");   // 8.75 vs 20.7 us
   CHECK(decide(rt, 400, 400, 400).variant->name() == "mm_fp32");    // 130 vs 32.8 us
 }
@@ -287,9 +370,10 @@ TEST_CASE("evidence: no evidence at all means the vendor variant, priority only 
 
 TEST_CASE("evidence: equal model estimates are broken by priority") {
   TempDb db;
-  // Both variants exactly 1 TFLOP/s with no overhead, measured at different sizes.
-  const auto user = db.write({{host_fp(), key(64, 64, 64), "mm_small", model_time(0, 1, 64, 64, 64)},
-                              {host_fp(), key(256, 256, 256), "mm_fp32", model_time(0, 1, 256, 256, 256)}});
+  // Both variants exactly 1 TFLOP/s with no overhead, measured at different sizes (with configs
+  // that cannot run, so that the model decides).
+  const auto user = db.write({{host_fp(), key(64, 64, 64), "mm_small", model_time(0, 1, 64, 64, 64), 48},
+                              {host_fp(), key(256, 256, 256), "mm_fp32", model_time(0, 1, 256, 256, 256), 48}});
   kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
   const kiln::Decision d = decide(rt, 4096, 4096, 4096);
   INFO(d.explain());

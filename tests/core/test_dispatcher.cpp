@@ -3,6 +3,8 @@
 // errors op() raises for bad arguments.
 #include <kiln/kiln.hpp>
 
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -110,13 +112,15 @@ TEST_CASE("an unseen shape uses the nearest tuned neighbour") {
   const auto d = rt.explain(rt.registry().op("scale").problem_from_dims(kiln::f32, {1024}, kiln::Device::host()));
   REQUIRE(d.hit);
   CHECK_FALSE(d.hit->exact_problem);
-  // Far beyond the neighbour radius: no neighbour, but the entry still calibrates the cost model,
-  // whose only candidate is scale_any (the database stores winners only).
+  // Far beyond the neighbour radius: the nearest usable entry of the class still decides (a far
+  // neighbour), and says how far it is.
   run_scale(rt, 100000);
   CHECK(last_run().variant == "scale_any");
   const auto far = rt.explain(rt.registry().op("scale").problem_from_dims(kiln::f32, {100000}, kiln::Device::host()));
-  CHECK(far.evidence == kiln::Decision::Evidence::model);
-  CHECK_FALSE(far.hit);
+  CHECK(far.evidence == kiln::Decision::Evidence::far_neighbour);
+  REQUIRE(far.hit);
+  CHECK(far.hit->problem_key == "f32|n=1000");
+  CHECK(far.distance == Approx(std::log2(100.0)));
 }
 
 TEST_CASE("device fallback levels") {

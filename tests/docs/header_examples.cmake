@@ -1,5 +1,5 @@
 # cmake -P script behind the header_examples test: every example in a public header's opening
-# comment compiles (design rule 6), with kiln's own compiler.
+# comment compiles (design rule 6), with kiln's own compiler; so do docs/tuning.md's C++ blocks.
 #
 # An example is a block of comment lines indented by exactly three spaces ("//   code", deeper
 # lines continue it) in the comment a header opens with.  Blocks whose first line is a YAML key
@@ -15,6 +15,7 @@
 # cuda_status.hpp is skipped: its example is CUDA C++ (a <<<>>> launch), which the plugin guide's
 # example builds with nvcc (examples/out_of_tree_plugin/scale_cuda.cpp).
 #   cmake -DCXX=<compiler> -DSOURCE_DIR=<src> -DINCLUDES=<dir;dir> -DWORK_DIR=<scratch> -P header_examples.cmake
+cmake_minimum_required(VERSION 3.20)  # policies for the script (while(TRUE), if())
 foreach(var CXX SOURCE_DIR INCLUDES WORK_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "header_examples.cmake: -D${var}=... is required")
@@ -129,6 +130,32 @@ foreach(header IN LISTS headers)
   endforeach()
 endforeach()
 
+# docs/tuning.md's ```cpp blocks (the tuner's C++ API), compiled the same way.
+foreach(doc docs/tuning.md)
+  file(READ ${SOURCE_DIR}/${doc} text)
+  set(doc_index 0)
+  while(TRUE)
+    string(FIND "${text}" "```cpp\n" open_at)
+    if(open_at EQUAL -1)
+      break()
+    endif()
+    math(EXPR code_at "${open_at} + 7")
+    string(SUBSTRING "${text}" ${code_at} -1 text)
+    string(FIND "${text}" "\n```" close_at)
+    if(close_at EQUAL -1)
+      message(FATAL_ERROR "${doc}: a ```cpp block is not closed")
+    endif()
+    math(EXPR close_at "${close_at} + 1")
+    string(SUBSTRING "${text}" 0 ${close_at} body)
+    string(SUBSTRING "${text}" ${close_at} -1 text)
+    math(EXPR index "${index} + 1")
+    math(EXPR doc_index "${doc_index} + 1")
+    math(EXPR n_examples "${n_examples} + 1")
+    string(APPEND tu "\n// ---- ${doc}\n#line 1 \"${doc} (block ${doc_index})\"\n")
+    string(APPEND tu "[[maybe_unused]] static void kiln_example_${index}() {\n${body}}\n")
+  endwhile()
+endforeach()
+
 set(source ${WORK_DIR}/header_examples.cpp)
 file(WRITE ${source} "${tu}")
 set(flags -std=c++17 -fsyntax-only -Wno-unused-value -Wno-unused-variable)
@@ -140,4 +167,4 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "header examples do not compile (${source}):\n${err}")
 endif()
 list(LENGTH headers n_headers)
-message(STATUS "${n_examples} examples from ${n_headers} headers compile")
+message(STATUS "${n_examples} examples (from ${n_headers} headers and docs/tuning.md) compile")

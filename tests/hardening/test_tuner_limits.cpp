@@ -6,6 +6,7 @@
 #include <kiln/tuner/tuner.hpp>
 
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "catch.hpp"
@@ -52,6 +53,28 @@ TEST_CASE("the host timing loop is not quadratic and honours its time cap", "[ha
   o.runs = 100000;
   o.give_up_above_us = 0.0;
   t = kiln::time_runs(kiln::Device::host(), kiln::Stream{}, [&] { sink = sink + 1; }, o);
+  CHECK(t.gave_up);
+  CHECK(t.samples == 5);
+}
+
+TEST_CASE("racing: a first run over 3x the give-up limit and 20 us past it is hopeless", "[timing]") {
+  CHECK(kiln::hopeless_first_run(2000.0, 100.0));   // 20x the limit
+  CHECK(kiln::hopeless_first_run(301.0, 100.0));
+  CHECK_FALSE(kiln::hopeless_first_run(299.0, 100.0));  // over the limit, not 3x: min_runs decide
+  CHECK_FALSE(kiln::hopeless_first_run(2000.0, 1000.0));
+  // Microsecond kernels: 5x the limit but only 8 us past it is noise, not a verdict.
+  CHECK_FALSE(kiln::hopeless_first_run(10.0, 2.0));
+  CHECK(kiln::hopeless_first_run(30.0, 2.0));
+  // No best yet (an infinite limit): nothing is hopeless.
+  CHECK_FALSE(kiln::hopeless_first_run(1e12, std::numeric_limits<double>::infinity()));
+  // Host timings (which a preempted thread inflates) still wait for min_runs.
+  kiln::TimingOptions o;
+  o.warmup = 1;
+  o.runs = 50;
+  o.min_runs = 5;
+  o.give_up_above_us = 100.0;
+  const kiln::Timing t = kiln::time_runs(kiln::Device::host(), kiln::Stream{},
+                                         [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, o);
   CHECK(t.gave_up);
   CHECK(t.samples == 5);
 }

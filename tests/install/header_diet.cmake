@@ -6,6 +6,7 @@
 #   3. code that uses fmt::format, spdlog::info or boost::dll with only kiln.hpp included does
 #      not compile (and the same TU without that line does, so the failure is the one meant).
 #   cmake -DCXX=<compiler> -DINCLUDES=<dir;dir> -DWORK_DIR=<scratch> -P header_diet.cmake
+cmake_minimum_required(VERSION 3.20)  # policies for the script (while(TRUE), if())
 foreach(var CXX INCLUDES WORK_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "header_diet.cmake: -D${var}=... is required")
@@ -73,3 +74,12 @@ foreach(use IN LISTS names)
   endif()
   message(STATUS "does not compile with only kiln.hpp, as intended: ${use}")
 endforeach()
+
+# 4. A plugin entry written against kiln.hpp alone is told which header it needs.
+file(WRITE ${WORK_DIR}/entry_without_plugin_hpp.cpp
+     "#include <kiln/kiln.hpp>\nkiln::Status register_x(kiln::Registry&) noexcept;\nKILN_PLUGIN(\"x\", \"0.1.0\", register_x)\n")
+execute_process(COMMAND ${CXX} ${flags} -fsyntax-only ${WORK_DIR}/entry_without_plugin_hpp.cpp
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "include <kiln/plugin.hpp>|declared in <kiln/plugin.hpp>")
+  message(FATAL_ERROR "KILN_PLUGIN with only kiln.hpp must fail naming kiln/plugin.hpp (rc ${rc}):\n${err}")
+endif()

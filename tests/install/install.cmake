@@ -68,3 +68,10 @@ add_test(NAME header_diet
                  "-DINCLUDES=${PROJECT_SOURCE_DIR}/core/include;${PROJECT_BINARY_DIR}/include"
                  -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/header_diet -P ${CMAKE_CURRENT_LIST_DIR}/header_diet.cmake)
 set_tests_properties(header_diet PROPERTIES LABELS cpu)
+
+# core_alone: the tree configures with -DKILN_BUILD_TUNER=OFF, and nothing it builds is the tuner's.
+add_test(NAME core_alone
+         COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/core_alone
+                 -DGENERATOR=${CMAKE_GENERATOR} -DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM} -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
+                 -P ${CMAKE_CURRENT_LIST_DIR}/core_alone.cmake)
+set_tests_properties(core_alone PROPERTIES LABELS cpu TIMEOUT 300)

@@ -6,7 +6,10 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 using Catch::Approx;
 #define KILN_CATCH_V3 1
+// A substring matcher for CHECK_THROWS_WITH / CHECK_THAT under both versions.
+#define KILN_CONTAINS(text) Catch::Matchers::ContainsSubstring(text)
 #else
 #include <catch2/catch.hpp>
 #define KILN_CATCH_V3 0
+#define KILN_CONTAINS(text) Catch::Contains(text)
 #endif

@@ -29,9 +29,16 @@ std::string checked_key(const kiln::Runtime& rt, const kiln::PlanItem& item, con
   for (const kiln::TensorSpec& s : specs) {
     address += std::uintptr_t{1} << 40;
     void* dummy = reinterpret_cast<void*>(address);
-    args.push_tensor(s.shape.rank == 2 ? kiln::TensorRef::matrix(dummy, s.dtype, s.shape.rows(), s.shape.cols(),
-                                                                 s.shape.cols(), kiln::Device::host())
-                                       : kiln::TensorRef::vector(dummy, s.dtype, s.shape.numel(), kiln::Device::host()));
+    if (s.shape.rank != 2) {
+      args.push_tensor(kiln::TensorRef::vector(dummy, s.dtype, s.shape.numel(), kiln::Device::host()));
+    } else if (s.transposed) {  // a column-major operand: the transposed view of a row-major array
+      args.push_tensor(kiln::TensorRef::matrix(dummy, s.dtype, s.shape.cols(), s.shape.rows(), s.shape.rows(),
+                                               kiln::Device::host())
+                           .transposed());
+    } else {
+      args.push_tensor(
+          kiln::TensorRef::matrix(dummy, s.dtype, s.shape.rows(), s.shape.cols(), s.shape.cols(), kiln::Device::host()));
+    }
   }
   kiln::Args scalars;
   for (const kiln::ScalarRole& s : schema.scalars) scalars.push_scalar(s.default_value);

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/evaluator.hpp>
@@ -29,6 +31,7 @@ struct Row {
   std::string op, problem, evidence, chosen, best;
   double op_us = 0, best_us = 0, regret = 0;
   int candidates = 0;
+  std::vector<std::pair<std::string, double>> timed;  // every candidate that ran: (candidate, median us)
   std::string error;  // why there is no regret for this problem
 };
 
@@ -109,6 +112,7 @@ int run_regret_bench(const RegretOptions& o) {
         }
         ++row.candidates;
         const double us = r.timing.median_us;
+        row.timed.emplace_back(c.to_string(), us);
         if (c.variant == decision.variant && c.config == decision.config) {
           row.op_us = us;
           op_ok = true;
@@ -148,6 +152,9 @@ int run_regret_bench(const RegretOptions& o) {
       } else {
         j.set("evidence", r.evidence).set("chosen", r.chosen).set("op_us", r.op_us).set("best", r.best);
         j.set("best_us", r.best_us).set("regret", r.regret).set("candidates", r.candidates);
+        Json timed = Json::object();  // op() against any candidate, e.g. the vendor's
+        for (const auto& t : r.timed) timed.set(t.first, t.second);
+        j.set("candidate_us", std::move(timed));
       }
       arr.push(std::move(j));
     }

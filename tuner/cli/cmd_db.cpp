@@ -1,6 +1,7 @@
 // kiln db show | merge FILE... | prune: inspect the tuning database layers, merge databases
 // tuned on other machines into the user file (a key present in both keeps the entry with the
-// lower median time, or the newer one with --prefer-newer), and drop stale entries.
+// lower median time, or the newer one with --prefer-newer), and drop stale entries.  `kiln db loo`
+// (db_loo.cpp) evaluates dispatch leave-one-out over a device's entries.
 #include <iostream>
 #include <memory>
 
@@ -8,6 +9,7 @@
 #include <kiln/kiln.hpp>
 
 #include "common.hpp"
+#include "db_loo.hpp"
 #include "json.hpp"
 #include "json_document.hpp"
 #include "table.hpp"
@@ -37,7 +39,8 @@ std::size_t count_entries(const TuningTable& t) {
 const char* kUsage =
     "usage: kiln db show [--op OP] [--json]\n"
     "       kiln db merge FILE... [--into PATH] [--prefer-newer] [--json]\n"
-    "       kiln db prune [--missing] [--dry-run] [--json]";
+    "       kiln db prune [--missing] [--dry-run] [--json]\n"
+    "       kiln db loo [--op OP] [--device-key KEY] [--verbose] [--json]";
 
 struct DbCli {
   std::string op, into;
@@ -46,6 +49,8 @@ struct DbCli {
   CLI::App* show = nullptr;
   CLI::App* merge = nullptr;
   CLI::App* prune = nullptr;
+  CLI::App* loo = nullptr;
+  DbLooOptions loo_options;
 };
 
 int run_show(const DbCli& o) {
@@ -252,12 +257,19 @@ Command make_db_command(CLI::App& parent) {
   o->prune->add_flag("--missing", o->missing, "Also drop entries whose variant is not loaded");
   o->prune->add_flag("--dry-run", o->dry_run, "Only list what would be dropped");
   o->prune->add_flag("--json", o->json, "Print JSON");
+  o->loo = c.app->add_subcommand("loo", "Leave-one-out: what dispatch chooses for each tuned entry without it");
+  o->loo->add_option("--op", o->loo_options.op, "Only this op");
+  o->loo->add_option("--device-key", o->loo_options.device_key,
+                     "Database device key (default: this GPU's, else the first GPU key in the database)");
+  o->loo->add_flag("--verbose", o->loo_options.verbose, "List the entries where another variant is chosen");
+  o->loo->add_flag("--json", o->loo_options.json, "Print JSON");
   c.usage = kUsage;
   c.run = [o] {
+    if (o->loo->parsed()) return run_db_loo(o->loo_options);
     if (o->show->parsed()) return run_show(*o);
     if (o->merge->parsed()) return run_merge(*o);
     if (o->prune->parsed()) return run_prune(*o);
-    throw UsageError("expected show, merge or prune");
+    throw UsageError("expected show, merge, prune or loo");
   };
   return c;
 }

@@ -46,7 +46,8 @@ Command make_explain_command(CLI::App& parent) {
       j.set("device_key", info.fingerprint()).set("align_bytes", p.align_bytes);
       j.set("variant", d.variant ? d.variant->name() : "").set("config", config_json(d.config));
       j.set("source", decision_source_name(d.from)).set("evidence", evidence_name(d.evidence));
-      if (d.evidence == Decision::Evidence::neighbour) j.set("distance", d.distance);
+      if (d.evidence == Decision::Evidence::neighbour || d.evidence == Decision::Evidence::far_neighbour)
+        j.set("distance", d.distance);
       if (d.evidence == Decision::Evidence::model) j.set("predicted_us", d.predicted_us);
       if (!d.estimates.empty()) {
         Json est = Json::array();

@@ -52,14 +52,21 @@ struct EventPair {
 // each time (quadratic: --runs 100000 took minutes).  It is checked at min_runs and then each
 // time the sample count has grown by an eighth, so the total cost is O(n log n) and a candidate
 // that cannot win runs at most an eighth more than it had to.
+//
+// Racing (GPU timings): a candidate whose first timed run is hopeless (hopeless_first_run) is
+// given up after that run, not after min_runs: on an exhaustive search most candidates are such,
+// and each of them costs one timed run instead of min_runs.
 class GiveUpCheck {
  public:
   explicit GiveUpCheck(const TimingOptions& o) : limit_(o.give_up_above_us), next_(std::max(1, o.min_runs)) {}
-  bool due(std::size_t samples) const { return limit_ < std::numeric_limits<double>::infinity() && samples >= next_; }
+  bool active() const { return limit_ < std::numeric_limits<double>::infinity(); }
+  bool due(std::size_t samples) const { return active() && samples >= next_; }
   bool give_up(const std::vector<double>& samples) {
     next_ = samples.size() + std::max<std::size_t>(1, samples.size() / 8);
     return median_of(samples) > limit_;
   }
+  // After the first timed run: hopeless already?
+  bool gross(double first_us) const { return active() && hopeless_first_run(first_us, limit_); }
 
  private:
   static double median_of(std::vector<double> v) {
@@ -85,6 +92,11 @@ struct Deadline {
 };
 
 }  // namespace
+
+bool hopeless_first_run(double first_us, double give_up_above_us) {
+  constexpr double kFactor = 3.0, kMarginUs = 20.0;
+  return first_us > kFactor * give_up_above_us && first_us > give_up_above_us + kMarginUs;
+}
 
 Timing time_runs(Device device, Stream stream, const std::function<void()>& run, const TimingOptions& options,
                  CacheFlusher* flusher) {
@@ -112,11 +124,12 @@ Timing time_runs(Device device, Stream stream, const std::function<void()>& run,
   }
   for (int i = 0; i < options.warmup && !deadline.passed(); ++i) run();
   stream.synchronize();
-  // Time in batches of a few runs so an early give-up does not wait for all of them.
+  // Time in batches of a few runs so an early give-up does not wait for all of them; the first
+  // batch is one run when a limit is set (the gross check above).
   const int batch = std::max(1, std::min(options.min_runs, options.runs));
   int done = 0;
   while (done < options.runs) {
-    const int n = std::min(batch, options.runs - done);
+    const int n = std::min(done == 0 && check.active() ? 1 : batch, options.runs - done);
     std::vector<EventPair> events(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
       if (!options.warm && flusher) flusher->flush(stream);
@@ -126,7 +139,8 @@ Timing time_runs(Device device, Stream stream, const std::function<void()>& run,
     }
     for (int i = 0; i < n; ++i) samples.push_back(1000.0 * detail::cuda_event_elapsed_ms(events[i].start, events[i].stop));
     done += n;
-    if (done < options.runs && check.due(samples.size()) && check.give_up(samples)) {
+    if (done < options.runs &&
+        ((samples.size() == 1 && check.gross(samples[0])) || (check.due(samples.size()) && check.give_up(samples)))) {
       Timing t = summarise(samples);
       t.gave_up = true;
       return t;

@@ -1,9 +1,10 @@
 // Dispatcher: problem -> (variant, config), from evidence (docs/architecture.md, "Dispatch from
 // evidence").  In order, at each device fallback level of the tuning database: the entry of the
 // exact problem key, then the nearest tuned neighbour of the same mode class (mode dims and dtype
-// equal, size dims within kNeighbourRadius in log2 space); then a cost model calibrated from the
-// class's entries; then the vendor variant; then the first variant by priority.  Static
-// priorities only break ties.
+// equal, size dims within kNeighbourRadius in log2 space); then the nearest usable entry of the
+// class at any distance (a far neighbour); then a cost model calibrated from the class's entries
+// (only when no entry of the class is usable); then the vendor variant; then the first variant by
+// priority.  Static priorities only break ties.
 //
 // Decisions are memoised per problem (shape, dtype, device, alignment).  A memo hit is lock-free
 // and allocation-free (find()); a decision, once made, is never freed or changed while the
@@ -32,6 +33,7 @@ struct Decision {
   enum class Evidence {
     exact_entry,      // the tuned entry of this problem's key
     neighbour,        // the nearest tuned entry of the same mode class (distance below)
+    far_neighbour,    // no usable entry within the radius: the nearest usable one of the class
     model,            // the cost model calibrated from the class's entries (predicted_us below)
     vendor_fallback,  // no evidence: the vendor library
     priority,         // no evidence and no vendor variant: the first variant by priority
@@ -43,7 +45,7 @@ struct Decision {
   From from = From::defaults;
   Evidence evidence = Evidence::priority;
   std::optional<TuningHit> hit;                                  // exact_entry and neighbour
-  double distance = 0;                                           // neighbour: log2-space distance
+  double distance = 0;                                           // (far) neighbour: log2-space distance
   double predicted_us = 0;                                       // model: its estimate
   std::vector<std::pair<std::string, double>> estimates;         // model: every variant's estimate
   std::vector<std::pair<std::string, std::string>> rejected;     // (what, why) considered first
@@ -76,6 +78,16 @@ class Dispatcher {
   const Decision& decide(const Problem& p, const DeviceInfo& device);
   // Not memoised, never calls the miss handler: what `kiln explain` prints.
   Decision decide_uncached(const Problem& p, const DeviceInfo& device) const;
+  // Leave-one-out evaluation (`kiln db loo`): what decide_uncached would choose for p if the
+  // database had no entry under the problem key `left_out`.  With `trust_entries`, every entry
+  // counts as usable without checking it against the loaded variants (a database of a GPU this
+  // machine does not have); an entry whose variant is not loaded then leaves `variant` null and
+  // is named in `hit`.
+  struct LeaveOneOut {
+    std::string left_out;
+    bool trust_entries = false;
+  };
+  Decision decide_uncached(const Problem& p, const DeviceInfo& device, const LeaveOneOut& loo) const;
   // Whether `entry` may be used for p on device: variant present, build id current, config in
   // its space and valid, variant supports p.  Sets `why` when not.
   bool entry_usable(const TuningEntry& entry, const Problem& p, const DeviceInfo& device, std::string* why) const;
@@ -93,6 +105,7 @@ class Dispatcher {
   struct Node;
   struct Table;
   void insert_locked(Node* node);
+  Decision decide_impl(const Problem& p, const DeviceInfo& device, const LeaveOneOut* loo) const;
 
   const Registry* registry_;
   const TuningDb* db_;

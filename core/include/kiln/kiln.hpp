@@ -33,3 +33,10 @@
 #include "kiln/variant.hpp"
 #include "kiln/version.hpp"
 #include "kiln/view.hpp"
+
+// A plugin's entry file needs kiln/plugin.hpp, which kiln.hpp does not include: say so, rather
+// than fail on an unknown name (plugin.hpp replaces this with the real macro).
+#ifndef KILN_PLUGIN
+#define KILN_PLUGIN(...) \
+  static_assert(false, "KILN_PLUGIN is declared in <kiln/plugin.hpp> (the plugin-author header): include it")
+#endif

@@ -63,9 +63,9 @@ struct OpSchema {
   std::vector<std::string> dim_names;  // the Problem's dims, in key order
   // Dims a shape string may leave out (e.g. gemm's tf32 = 0, topk's largest = 1).
   std::map<std::string, std::int64_t> dim_defaults;
-  // Dims that are modes, not sizes (gemm's tf32, topk's largest, histogram_range's bins, layout
-  // flags): dispatch matches them exactly and never takes a "nearest" value; the dtype is always
-  // a mode.  Every other dim is a size, compared in log space (docs/architecture.md, "Dispatch").
+  // Dims that are modes, not sizes (gemm's tf32 and layout flags, topk's largest: they change
+  // what is computed or which variants are valid): dispatch matches them exactly and never takes
+  // a "nearest" value; the dtype is always a mode.  Every other dim is a size, compared in log space (docs/architecture.md, "Dispatch").
   std::vector<std::string> mode_dims;
   std::vector<DType> dtypes;           // the problem dtypes this op accepts
   WorkUnit work_unit = WorkUnit::byte;

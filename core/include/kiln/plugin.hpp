@@ -57,6 +57,7 @@ using PluginEntryFn = PluginInfo();
 #ifndef KILN_PLUGIN_BUILD_ID
 #define KILN_PLUGIN_BUILD_ID "unknown"
 #endif
+#undef KILN_PLUGIN  // kiln.hpp's placeholder, which only says to include this header
 #define KILN_PLUGIN(NAME, VERSION, REGISTER_FN)                                                   \
   namespace kiln_plugin_detail {                                                                   \
   inline ::kiln::Status register_trampoline(::kiln::Registry& r) {                                 \

@@ -1,6 +1,8 @@
 // Every CUDA `add` variant and every config of its space against the host reference
-// (kiln::ProblemData: fresh random inputs, poisoned outputs), dense and pitched; the vectorised
-// variant's refusal of misaligned views; op("add") on device buffers end to end.
+// (kiln::ProblemData: fresh random inputs, poisoned outputs), dense and pitched, in f32, f64,
+// i32, f16 and bf16; the vectorised variant's refusal of misaligned views; add_streaming on
+// misaligned f32 and half views; op("add") on device buffers end to end.
+#include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/problem_data.hpp>
 
@@ -61,7 +63,7 @@ TEST_CASE("every CUDA add variant and config matches the host reference", "[add]
 
   std::int64_t vectorized_runs = 0;
   std::uint64_t seed = 1;
-  for (kiln::DType dtype : {kiln::f32, kiln::f64, kiln::i32}) {
+  for (kiln::DType dtype : {kiln::f32, kiln::f64, kiln::i32, kiln::f16, kiln::bf16}) {
     for (const auto& shape : kShapes) {
       for (bool pitched : {false, true}) {
         const kiln::Problem wanted = schema.problem_from_dims(dtype, {shape[0], shape[1]}, gpu);
@@ -91,13 +93,15 @@ TEST_CASE("every CUDA add variant and config matches the host reference", "[add]
             stream.synchronize();
             const double err = data.error();
             CHECK(err <= data.tolerance());
+            // Halves are added in fp32 and rounded once, exactly as the reference does.
+            if (dtype == kiln::f16 || dtype == kiln::bf16) CHECK(err == 0.0);
           }
         }
       }
     }
   }
   // Pitched rows (cudaMallocPitch) are always 16-byte aligned, so the vectorised variant ran.
-  CHECK(vectorized_runs >= 48 * 7);
+  CHECK(vectorized_runs >= 60 * 7);
 }
 
 TEST_CASE("add_vectorized refuses views that are not 16-byte aligned", "[add][gpu]") {
@@ -219,6 +223,68 @@ TEST_CASE("add_streaming on misaligned and odd-sized views, every config", "[add
         }
       }
     }
+  }
+}
+
+// add_streaming in f16 and bf16 on views at different offsets within 16 bytes (8 halves), odd
+// lengths: head, vector or element-wise loads and tail all run; every config, output poisoned.
+TEST_CASE("add_streaming on misaligned half views, every config", "[add][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* st = rt.registry().find_variant("add_streaming");
+  REQUIRE(st != nullptr);
+  const kiln::OpSchema& schema = rt.registry().op("add");
+  const kiln::Stream stream;
+  const std::int64_t offsets[][3] = {{0, 0, 0}, {5, 5, 5}, {0, 3, 7}, {6, 1, 2}};
+  const std::int64_t lengths[] = {1, 7, 9, 4099, 1000003};
+  std::uint64_t seed = 300;
+  for (const kiln::DType dtype : {kiln::f16, kiln::bf16}) {
+    const bool f16 = dtype == kiln::f16;
+    auto to_bits = [&](float x) { return f16 ? kiln::float_to_f16(x) : kiln::float_to_bf16(x); };
+    auto from_bits = [&](std::uint16_t b) { return f16 ? kiln::f16_to_float(b) : kiln::bf16_to_float(b); };
+    for (const auto& off : offsets)
+      for (const std::int64_t len : lengths) {
+        if (kiln_test::skip_when_quick(double(len))) continue;
+        const std::int64_t cap = len + 8;
+        std::vector<std::uint16_t> ha(static_cast<std::size_t>(cap)), hb(ha.size());
+        const std::vector<float> ra = random_floats(ha.size(), seed++), rb = random_floats(ha.size(), seed++);
+        for (std::size_t i = 0; i < ha.size(); ++i) {
+          ha[i] = to_bits(4.0f * ra[i]);
+          hb[i] = to_bits(4.0f * rb[i]);
+        }
+        kiln::Buffer bufs[3] = {kiln::Buffer::alloc(gpu, dtype, {cap}), kiln::Buffer::alloc(gpu, dtype, {cap}),
+                                kiln::Buffer::alloc(gpu, dtype, {cap})};
+        bufs[0].copy_from_host(ha.data(), ha.size() * 2);
+        bufs[1].copy_from_host(hb.data(), hb.size() * 2);
+        auto view = [&](int i) {
+          return kiln::TensorRef::vector(static_cast<std::uint16_t*>(bufs[i].data()) + off[i], dtype, len, gpu);
+        };
+        const kiln::Args args{view(0), view(1), view(2)};
+        const kiln::Problem p = rt.make_problem(schema, args);
+        for (const kiln::Config& config : st->space().enumerate(dev, p)) {
+          INFO(kiln::dtype_name(dtype) << " offsets " << off[0] << "," << off[1] << "," << off[2] << " length " << len
+                                       << " " << config.to_string());
+          REQUIRE(st->supports(p, dev, config).ok);
+          bufs[2].fill_bytes(0xFF);
+          REQUIRE(st->launch(args, p, config, nullptr, stream).ok());
+          stream.synchronize();
+          const std::vector<std::uint16_t> hc = bufs[2].to_host<std::uint16_t>();
+          std::int64_t wrong = 0, touched_outside = 0;
+          for (std::int64_t i = 0; i < cap; ++i) {
+            if (i < off[2] || i >= off[2] + len) {
+              touched_outside += hc[std::size_t(i)] != 0xFFFF;
+              continue;
+            }
+            const std::int64_t k = i - off[2];
+            wrong += hc[std::size_t(i)] !=
+                     to_bits(from_bits(ha[std::size_t(off[0] + k)]) + from_bits(hb[std::size_t(off[1] + k)]));
+          }
+          CHECK(wrong == 0);
+          CHECK(touched_outside == 0);
+          if (wrong != 0 || touched_outside != 0) break;
+        }
+      }
   }
 }
 

@@ -1,5 +1,6 @@
 // The `add` schema and host variant, through kiln::Runtime::op with host buffers; the variant
 // list and parameter spaces.  No GPU needed.
+#include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
 
 #include <cstdint>
@@ -110,8 +111,16 @@ TEST_CASE("add rejects bad arguments with the matching error", "[add][schema]") 
     const std::string msg = error_message([&] { add({a, b, wide}); });
     CHECK(contains(msg, "c has dtype f64"));
     CHECK(contains(msg, "expected f32"));
+    kiln::Buffer bytes = kiln::Buffer::alloc(host, kiln::u8, {3, 5});
+    REQUIRE_THROWS_AS(add({bytes, bytes, bytes}), kiln::DTypeError);  // not an add dtype at all
+    CHECK(contains(error_message([&] { add({bytes, bytes, bytes}); }), "a has dtype u8"));
+    // Mixed half types: named, with the dtype expected.
     kiln::Buffer half = kiln::Buffer::alloc(host, kiln::f16, {3, 5});
-    REQUIRE_THROWS_AS(add({half, half, half}), kiln::DTypeError);  // not an add dtype at all
+    kiln::Buffer brain = kiln::Buffer::alloc(host, kiln::bf16, {3, 5});
+    REQUIRE_THROWS_AS(add({half, brain, half}), kiln::DTypeError);
+    const std::string mixed = error_message([&] { add({half, brain, half}); });
+    CHECK(contains(mixed, "b has dtype bf16"));
+    CHECK(contains(mixed, "expected f16"));
   }
   SECTION("null pointer") {
     kiln::TensorRef null_b = b.ref();
@@ -189,6 +198,53 @@ TEST_CASE("add_host computes c = a + b exactly on host tensors", "[add][host]") 
     for (std::size_t i = 0; i < got.size(); ++i) wrong += got[i] != a0[i] + b0[i];
     CHECK(wrong == 0);
   }
+  SECTION("f16 and bf16: added in fp32, rounded once to nearest even") {
+    const kiln::Device host = kiln::Device::host();
+    // Ties: 1 + half an ulp stays 1 (even); (1 + 1 ulp) + half an ulp goes up to 1 + 2 ulps.
+    struct Case {
+      kiln::DType dtype;
+      std::uint16_t a[3], b[3], want[3];
+    };
+    const Case cases[] = {
+        {kiln::f16, {0x3C00, 0x3C01, 0xC000}, {0x1000, 0x1000, 0x3C00}, {0x3C00, 0x3C02, 0xBC00}},
+        {kiln::bf16, {0x3F80, 0x3F81, 0xC000}, {0x3B80, 0x3B80, 0x3F80}, {0x3F80, 0x3F82, 0xBF80}}};
+    for (const Case& t : cases) {
+      INFO(kiln::dtype_name(t.dtype));
+      kiln::Buffer a = kiln::Buffer::alloc(host, t.dtype, {3});
+      kiln::Buffer b = kiln::Buffer::alloc(host, t.dtype, {3});
+      kiln::Buffer c = kiln::Buffer::alloc(host, t.dtype, {3});
+      a.copy_from_host(t.a, sizeof t.a);
+      b.copy_from_host(t.b, sizeof t.b);
+      c.fill_bytes(0xFF);
+      rt.op("add")({a, b, c});
+      const std::vector<std::uint16_t> got = c.to_host<std::uint16_t>();
+      CHECK(got == std::vector<std::uint16_t>(t.want, t.want + 3));
+    }
+    // A pitched 37 x 129 bf16 view against float sums rounded with kiln/half.hpp.
+    const std::int64_t m = 37, n = 129, ld = 136;
+    std::vector<std::uint16_t> am(m * ld), bm(m * ld), cm(m * ld, 0xFFFF);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+    for (std::size_t i = 0; i < am.size(); ++i) {
+      am[i] = kiln::float_to_bf16(u(rng));
+      bm[i] = kiln::float_to_bf16(u(rng));
+    }
+    auto av = kiln::TensorRef::matrix(am.data(), kiln::bf16, m, n, ld, host);
+    auto bv = kiln::TensorRef::matrix(bm.data(), kiln::bf16, m, n, ld, host);
+    auto cv = kiln::TensorRef::matrix(cm.data(), kiln::bf16, m, n, ld, host);
+    rt.op("add")({av, bv, cv});
+    std::int64_t wrong = 0, gaps = 0;
+    for (std::int64_t r = 0; r < m; ++r)
+      for (std::int64_t j = 0; j < ld; ++j) {
+        const std::size_t i = static_cast<std::size_t>(r * ld + j);
+        if (j < n)
+          wrong += cm[i] != kiln::float_to_bf16(kiln::bf16_to_float(am[i]) + kiln::bf16_to_float(bm[i]));
+        else
+          gaps += cm[i] != 0xFFFF;
+      }
+    CHECK(wrong == 0);
+    CHECK(gaps == 0);
+  }
   SECTION("empty tensors are a no-op") {
     const kiln::Device host = kiln::Device::host();
     kiln::Buffer e = kiln::Buffer::alloc(host, kiln::f32, {0, 4});
@@ -211,6 +267,8 @@ TEST_CASE("elementwise registers the add schema and its variants", "[add][regist
   CHECK(s.work(p) == 3.0 * 3 * 5 * 4);
   CHECK(s.tolerance_for(p) == 1e-7);
   CHECK(s.tolerance_for(s.problem_from_dims(kiln::i32, {3, 5}, kiln::Device::host())) == 0.0);
+  CHECK(s.tolerance_for(s.problem_from_dims(kiln::bf16, {3, 5}, kiln::Device::host())) == 1.0 / 256);
+  CHECK(s.work(s.problem_from_dims(kiln::f16, {3, 5}, kiln::Device::host())) == 3.0 * 3 * 5 * 2);
   std::vector<kiln::TensorSpec> specs;
   REQUIRE(s.tensor_specs(p, specs).ok());
   REQUIRE(specs.size() == 3);
@@ -257,7 +315,7 @@ TEST_CASE("add parameter spaces enumerate the expected configs", "[add][params]"
   CHECK(ew::add_2d_space().count_valid(dev, p) == static_cast<std::uint64_t>(by_hand_2d));
   CHECK(ew::add_2d_space().count() == 20);
   CHECK(ew::add_grid_stride_space().count_valid(dev, p) == 4 * 6);
-  CHECK(ew::add_vectorized_space().count_valid(dev, p) == 3 * 4 * 4);
+  CHECK(ew::add_vectorized_space().count_valid(dev, p) == 3 * 4 * 5);
   CHECK(ew::add_2d_space().violated(kiln::Config{{"block_x", 16}, {"block_y", 2}}, dev, p).has_value());
 
   // Defaults lie in their spaces.
@@ -274,11 +332,18 @@ TEST_CASE("add parameter spaces enumerate the expected configs", "[add][params]"
   CHECK(contains(no.reason, "16-byte"));
   CHECK(!ew::add_vectorized_supports(s.problem_from_dims(kiln::f64, {4096, 4096}, kiln::Device::cuda(0))).ok);
 
-  // add_streaming: 3 blocks x 3 items x 2 hints x 4 blocks_per_sm; f32 at any 4-byte alignment.
-  CHECK(ew::add_streaming_space().count_valid(dev, p) == 3 * 3 * 2 * 4);
+  // add_streaming: 3 blocks x 3 items x 3 hints x 5 blocks_per_sm; f32 at any 4-byte alignment,
+  // f16 and bf16 at any 2-byte one.
+  CHECK(ew::add_streaming_space().count_valid(dev, p) == 3 * 3 * 3 * 5);
   CHECK(!ew::add_streaming_space().violated(ew::add_streaming_default(dev), dev, p).has_value());
   CHECK(ew::add_streaming_supports(misaligned).ok);
   CHECK(!ew::add_streaming_supports(s.problem_from_dims(kiln::i32, {4096, 4096}, kiln::Device::cuda(0))).ok);
+  kiln::Problem bf16_2 = s.problem_from_dims(kiln::bf16, {4095, 4097}, kiln::Device::cuda(0));
+  bf16_2.align_bytes = 2;
+  CHECK(ew::add_streaming_supports(bf16_2).ok);
+  kiln::Problem f32_2 = p;
+  f32_2.align_bytes = 2;
+  CHECK(!ew::add_streaming_supports(f32_2).ok);
   for (const kiln::Config& c : ew::add_streaming_space().enumerate(dev, p)) {
     ew::StreamingConfig sc;
     CHECK(ew::add_streaming_config_from(c, sc).ok());  // every config of the space is instantiated
@@ -299,7 +364,7 @@ TEST_CASE("add parameter spaces enumerate the expected configs", "[add][params]"
   REQUIRE(gs != nullptr);
   CHECK(v2d->space().enumerate(dev, p).size() == 16);
   CHECK(gs->space().count_valid(dev, p) == 24);
-  CHECK(vec->space().count_valid(dev, p) == 48);
+  CHECK(vec->space().count_valid(dev, p) == 60);
   CHECK(vec->priority() > gs->priority());
   const kiln::Variant* st = reg.find_variant("add_streaming");
   REQUIRE(st != nullptr);

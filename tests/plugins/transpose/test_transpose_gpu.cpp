@@ -1,11 +1,13 @@
 // Every CUDA `transpose` variant and every valid config against the host reference
-// (kiln::ProblemData: fresh random inputs, poisoned outputs), dense and pitched; strided views
-// with guard columns; the float4 configs' refusal of misaligned views; op("transpose") on device
+// (kiln::ProblemData: fresh random inputs, poisoned outputs), dense and pitched, in f32, i32, f16
+// and bf16; strided views with guard columns; transposed (column-major) and offset views of both
+// element sizes; the vector configs' refusal of misaligned views; op("transpose") on device
 // buffers end to end.
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/problem_data.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -41,7 +43,7 @@ std::vector<const kiln::Variant*> cuda_variants(const kiln::Registry& reg) {
 // Every valid config of `v` for `p`, or a fixed random sample of `max_configs` of them; the
 // default config always among them.
 std::vector<kiln::Config> configs_to_test(const kiln::Variant& v, const kiln::DeviceInfo& dev, const kiln::Problem& p,
-                                          std::size_t max_configs = 64) {
+                                          std::size_t max_configs = 128) {
   std::vector<kiln::Config> all = v.space().enumerate(dev, p);
   if (all.size() > max_configs) {
     std::mt19937_64 rng(12345);
@@ -62,7 +64,7 @@ std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
 }
 
 bool is_vector_config(const kiln::Variant& v, const kiln::Config& c) {
-  return v.name() == "transpose_tiled_multirow" && c.get_or("vector_width", 1) == 4;
+  return v.name() == "transpose_tiled_multirow" && c.get_or("vector_width", 1) > 1;
 }
 
 // Elements of out (n x m, row stride ld_out) that are not bitwise in^T (m x n, row stride ld_in).
@@ -95,13 +97,18 @@ TEST_CASE("every CUDA transpose variant and config matches the host reference", 
   const std::vector<const kiln::Variant*> variants = cuda_variants(rt.registry());
   REQUIRE(variants.size() == 6);
 
-  std::int64_t vector_runs = 0;
+  // Sanitizer runs take one dtype of each size; the kernels are the same for f32 / i32 and f16 / bf16.
+  const std::vector<kiln::DType> dtypes = kiln_test::quick_mode() ? std::vector<kiln::DType>{kiln::f32, kiln::bf16}
+                                                                   : std::vector<kiln::DType>{kiln::f32, kiln::i32,
+                                                                                              kiln::f16, kiln::bf16};
+  std::int64_t vector_runs = 0, half_vector_runs = 0;
   std::uint64_t seed = 1;
+  for (const kiln::DType dtype : dtypes)
   for (const auto& shape : kShapes) {
     // Sanitizer runs skip the two 10^7-element skinny shapes (the others ran there before them).
     if (kiln_test::skip_when_quick(double(shape[0]) * double(shape[1]), 3e6)) continue;
     for (bool pitched : {false, true}) {
-      const kiln::Problem wanted = schema.problem_from_dims(kiln::f32, {shape[0], shape[1]}, gpu);
+      const kiln::Problem wanted = schema.problem_from_dims(dtype, {shape[0], shape[1]}, gpu);
       kiln::ProblemData data(schema, wanted, gpu, seed++, {pitched, true});
       // The problem as op() derives it from these tensors, alignment included.
       const kiln::Problem p = tr.problem(data.device_args());
@@ -118,10 +125,10 @@ TEST_CASE("every CUDA transpose variant and config matches the host reference", 
             continue;
           }
           if (!s.ok) {
-            // Otherwise only the float4 configs refuse anything, and only for alignment.
+            // Otherwise only the vector configs refuse anything, and only for alignment.
             CHECK(is_vector_config(*v, config));
-            CHECK(p.align_bytes < 16);
-            CHECK(contains(s.reason, "16-byte"));
+            CHECK(p.align_bytes < config.get_or("vector_width", 1) * static_cast<int>(kiln::dtype_size(dtype)));
+            CHECK(contains(s.reason, "-byte aligned"));
             continue;
           }
           data.poison_outputs();
@@ -130,14 +137,95 @@ TEST_CASE("every CUDA transpose variant and config matches the host reference", 
           REQUIRE(st.ok());
           stream.synchronize();
           CHECK(data.error() == 0.0);
-          if (is_vector_config(*v, config)) ++vector_runs;
+          if (is_vector_config(*v, config)) ++(kiln::dtype_size(dtype) == 4 ? vector_runs : half_vector_runs);
         }
       }
     }
   }
-  // Pitched rows (cudaMallocPitch) are 16-byte aligned: the 20 float4 configs ran at least on
-  // every pitched shape.
-  CHECK(vector_runs >= 20 * (static_cast<std::int64_t>(std::size(kShapes)) - (kiln_test::quick_mode() ? 2 : 0)));
+  // Pitched rows (cudaMallocPitch) are 16-byte aligned: the 36 float4 configs ran at least on
+  // every pitched f32 shape, the 40 vector configs of 2-byte types on every pitched bf16 one.
+  const std::int64_t shapes = static_cast<std::int64_t>(std::size(kShapes)) - (kiln_test::quick_mode() ? 2 : 0);
+  CHECK(vector_runs >= 36 * shapes);
+  CHECK(half_vector_runs >= 40 * shapes);
+}
+
+namespace {
+
+// A device view over storage of its own: `rows x cols` of `dtype`, row-major (row stride cols +
+// pad) or column-major (column stride rows + pad), starting `offset` elements in.  The storage
+// is kept on the host as bytes too, so the expected result is the host reference run on a copy.
+struct StoredView {
+  kiln::Buffer store;
+  std::vector<std::uint8_t> host;
+  kiln::TensorRef view, host_view;
+};
+
+StoredView stored_view(kiln::DType dtype, std::int64_t rows, std::int64_t cols, bool col_major, std::int64_t pad,
+                       std::int64_t offset, std::uint64_t seed) {
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const std::int64_t size = static_cast<std::int64_t>(kiln::dtype_size(dtype));
+  const std::int64_t ld = (col_major ? rows : cols) + pad;
+  const std::int64_t elems = offset + ld * (col_major ? cols : rows);
+  StoredView v{kiln::Buffer::alloc(gpu, kiln::u8, {elems * size}), {}, {}, {}};
+  v.host.resize(static_cast<std::size_t>(elems * size));
+  std::mt19937_64 rng(seed);
+  for (std::uint8_t& b : v.host) b = static_cast<std::uint8_t>(rng());
+  v.store.copy_from_host(v.host.data(), v.host.size());
+  auto make = [&](void* base, kiln::Device d) {
+    void* p = static_cast<std::uint8_t*>(base) + offset * size;
+    return col_major ? kiln::TensorRef::col_major(p, dtype, rows, cols, ld, d)
+                     : kiln::TensorRef::matrix(p, dtype, rows, cols, ld, d);
+  };
+  v.view = make(v.store.data(), gpu);
+  v.host_view = make(v.host.data(), kiln::Device::host());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("transpose: transposed, padded and offset views of 2- and 4-byte types", "[transpose][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  kiln::Op tr = rt.op("transpose");
+  const kiln::OpSchema& schema = tr.schema();
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Stream stream;
+  std::uint64_t seed = 100;
+  std::int64_t runs = 0;
+  for (const kiln::DType dtype : {kiln::f32, kiln::bf16, kiln::f16, kiln::i32})
+    for (const auto& shape : {std::array<std::int64_t, 2>{67, 131}, std::array<std::int64_t, 2>{200, 37},
+                              std::array<std::int64_t, 2>{1, 9}})
+      for (int layout = 0; layout < 4; ++layout)
+        for (const std::int64_t offset : {0, 1}) {
+          const bool in_cm = layout & 1, out_cm = layout & 2;
+          const std::int64_t m = shape[0], n = shape[1];
+          StoredView in = stored_view(dtype, m, n, in_cm, 3, offset, seed++);
+          StoredView out = stored_view(dtype, n, m, out_cm, 5, offset, seed++);
+          // Expected: the host reference over a copy of out's (random) storage, so every byte it
+          // must not touch is compared too.
+          std::vector<std::uint8_t> want = out.host;
+          kiln::TensorRef want_view = out.host_view;
+          want_view.data = want.data() + (static_cast<std::uint8_t*>(out.host_view.data) - out.host.data());
+          REQUIRE(schema.reference(kiln::Args{in.host_view, want_view}, tr.problem({in.host_view, want_view})).ok());
+          const kiln::Args args{in.view, out.view};
+          const kiln::Problem p = tr.problem(args);
+          for (const kiln::Variant* v : cuda_variants(rt.registry()))
+            for (const kiln::Config& config : configs_to_test(*v, dev, p, 6)) {
+              INFO(v->name() << " " << config.to_string() << " " << p.key() << " in " << (in_cm ? "col" : "row")
+                             << "-major, out " << (out_cm ? "col" : "row") << "-major, offset " << offset);
+              if (!v->supports(p, dev, config).ok) continue;  // alignment or skinny: checked above
+              out.store.copy_from_host(out.host.data(), out.host.size());
+              const kiln::Status st = v->launch(args, p, config, nullptr, stream);
+              INFO(st.message());
+              REQUIRE(st.ok());
+              stream.synchronize();
+              std::vector<std::uint8_t> got(out.host.size());
+              out.store.copy_to_host(got.data(), got.size());
+              CHECK(got == want);
+              ++runs;
+            }
+        }
+  CHECK(runs > 4 * 3 * 4 * 2 * 6);  // every variant ran on every layout
 }
 
 TEST_CASE("transpose honours both row strides and leaves the padding alone", "[transpose][gpu]") {
@@ -221,7 +309,7 @@ TEST_CASE("transpose float4 configs refuse views that are not 16-byte aligned", 
         CHECK(count_wrong(hin.data() + 1, ld_in, got.data(), ld_out, m, n) == 0);
       }
     }
-    CHECK(refused == 20);
+    CHECK(refused == 36);
 
     // op() skips the refused default and is still exact (37 rows: transpose_skinny, which takes
     // any 4-byte alignment).
@@ -239,7 +327,8 @@ TEST_CASE("transpose float4 configs refuse views that are not 16-byte aligned", 
     const auto out_off = kiln::TensorRef::matrix(static_cast<float*>(out_store.data()) + 1, kiln::f32, n, m, ld_out, gpu);
     const kiln::Problem p = tr.problem({in, out_off});
     CHECK(p.align_bytes == 4);
-    const kiln::Config float4_config{{"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"tiles_per_block", 1}};
+    const kiln::Config float4_config{
+        {"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
     CHECK(!multirow->supports(p, dev, float4_config).ok);
     CHECK(multirow->supports(p, dev, multirow->default_config(dev)).ok);  // the scalar default
   }

@@ -3,6 +3,7 @@
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/problem_data.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <iterator>
@@ -92,7 +93,7 @@ TEST_CASE("transpose validates its arguments", "[transpose]") {
     REQUIRE_THROWS_AS(tr({in, flat}), kiln::ShapeError);
     CHECK(contains(error_message([&] { tr({in, flat}); }), "'out'"));
   }
-  SECTION("both must be f32") {
+  SECTION("one 2- or 4-byte dtype for both") {
     kiln::Buffer out64 = kiln::Buffer::alloc(host, kiln::f64, {5, 3});
     REQUIRE_THROWS_AS(tr({in, out64}), kiln::DTypeError);
     const std::string msg = error_message([&] { tr({in, out64}); });
@@ -102,6 +103,35 @@ TEST_CASE("transpose validates its arguments", "[transpose]") {
     kiln::Buffer in8 = kiln::Buffer::alloc(host, kiln::u8, {3, 5});
     REQUIRE_THROWS_AS(tr({in8, out}), kiln::DTypeError);
     CHECK(contains(error_message([&] { tr({in8, out}); }), "'in'"));
+    // Mixed half types are named too.
+    kiln::Buffer in16 = kiln::Buffer::alloc(host, kiln::f16, {3, 5});
+    kiln::Buffer outb = kiln::Buffer::alloc(host, kiln::bf16, {5, 3});
+    REQUIRE_THROWS_AS(tr({in16, outb}), kiln::DTypeError);
+    const std::string mixed = error_message([&] { tr({in16, outb}); });
+    CHECK(contains(mixed, "'out' has dtype bf16"));
+    CHECK(contains(mixed, "f16"));
+    for (kiln::DType t : {kiln::f16, kiln::bf16, kiln::i32}) {
+      kiln::Buffer i = kiln::Buffer::alloc(host, t, {3, 5});
+      kiln::Buffer o = kiln::Buffer::alloc(host, t, {5, 3});
+      CHECK(tr.problem({i, o}).key() == std::string(kiln::dtype_name(t)) + "|m=3|n=5");
+    }
+  }
+  SECTION("transposed views are accepted, views with no unit stride are not") {
+    CHECK(tr.problem({in.ref(), out.ref().transposed().transposed()}).key() == "f32|m=3|n=5");
+    kiln::Buffer in_t = kiln::Buffer::alloc(host, kiln::f32, {5, 3});  // in as its transpose's storage
+    CHECK(tr.problem({in_t.ref().transposed(), out}).key() == "f32|m=3|n=5");
+    // Every other column of a 3 x 10 array: column stride 2, row stride 10.
+    kiln::Buffer wide = kiln::Buffer::alloc(host, kiln::f32, {3, 10});
+    const auto skip = kiln::TensorRef::strided(wide.data(), kiln::f32, 3, 5, 10, 2, host);
+    REQUIRE_THROWS_AS(tr({skip, out}), kiln::ShapeError);
+    const std::string msg = error_message([&] { tr({skip, out}); });
+    CHECK(contains(msg, "'in'"));
+    CHECK(contains(msg, "column stride 2"));
+    CHECK(contains(msg, "row stride 10"));
+    // Rank 3 (batches) is refused, naming the argument.
+    kiln::Buffer batch = kiln::Buffer::alloc(host, kiln::f32, {2, 3, 5});
+    REQUIRE_THROWS_AS(tr({batch, out}), kiln::ShapeError);
+    CHECK(contains(error_message([&] { tr({batch, out}); }), "'in'"));
   }
   SECTION("null pointers, a wrong tensor count and in-place calls are refused") {
     kiln::TensorRef null_in = in.ref();
@@ -151,6 +181,25 @@ TEST_CASE("transpose on host buffers runs the reference", "[transpose]") {
     kiln::Buffer back = kiln::Buffer::alloc(host, kiln::f32, {1, 5});
     tr({col, back});
     CHECK(back.to_host<float>() == values);
+  }
+  SECTION("transposed views on either side, and halves as bit patterns") {
+    // in 2 x 3 = {1 2 3; 4 5 6}; as a column-major view its storage is in^T = {1 4; 2 5; 3 6}.
+    std::vector<std::uint16_t> in_store = {1, 4, 2, 5, 3, 6};
+    const auto in_cm = kiln::TensorRef::col_major(in_store.data(), kiln::bf16, 2, 3, 2, host);
+    std::vector<std::uint16_t> out_store(6, 0xFFFF);
+    // out 3 x 2 row-major: in^T = {1 4; 2 5; 3 6}, the storage copied.
+    tr({in_cm, kiln::TensorRef::matrix(out_store.data(), kiln::bf16, 3, 2, 2, host)});
+    CHECK(out_store == std::vector<std::uint16_t>{1, 4, 2, 5, 3, 6});
+    // out column-major (storage 2 x 3 row-major): in^T as a view of in's layout: {1 2 3; 4 5 6}.
+    std::fill(out_store.begin(), out_store.end(), 0xFFFF);
+    tr({in_cm, kiln::TensorRef::col_major(out_store.data(), kiln::bf16, 3, 2, 3, host)});
+    CHECK(out_store == std::vector<std::uint16_t>{1, 2, 3, 4, 5, 6});
+    // NaN patterns survive (bits, not values).
+    std::vector<std::uint16_t> nan_in = {0x7FFF, 0xFFC1, 0x0001, 0x8000};
+    std::vector<std::uint16_t> nan_out(4, 0);
+    tr({kiln::TensorRef::matrix(nan_in.data(), kiln::f16, 2, 2, 2, host),
+        kiln::TensorRef::matrix(nan_out.data(), kiln::f16, 2, 2, 2, host)});
+    CHECK(nan_out == std::vector<std::uint16_t>{0x7FFF, 0x0001, 0xFFC1, 0x8000});
   }
   SECTION("the host variant against ProblemData's reference, pitched") {
     const kiln::OpSchema& schema = rt.registry().op("transpose");
@@ -219,7 +268,8 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     const tr::SkinnyTile v = tr::skinny_tile(2, 7, 16384);  // the long side caps the span
     CHECK(v.rows == 2);
     CHECK(v.cols == 7);
-    CHECK(v.smem_bytes() == 7 * 3 * sizeof(float));
+    CHECK(v.smem_bytes(4) == 7 * 3 * sizeof(float));
+    CHECK(v.smem_bytes(2) == 7 * 3 * 2);
   }
   SECTION("tiled_padded") {
     const kiln::ParamSpace s = tr::tiled_padded_space();
@@ -229,13 +279,29 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
   }
   SECTION("tiled_multirow") {
     const kiln::ParamSpace s = tr::tiled_multirow_space();
-    CHECK(s.count() == 48);
-    // 11 instantiated (tile, block_rows, vector_width) kernels x 4 tiles_per_block.
-    CHECK(std::size(tr::kMultirowKernels) == 11);
-    CHECK(s.count_valid(dev, p) == 44);
+    CHECK(s.count() == 3 * 4 * 4 * 2 * 2 * 4);
+    // 22 kernels for 4-byte types and 14 for 2-byte ones x 4 tiles_per_block.
+    CHECK(std::size(tr::kMultirowKernels) == 36);
+    CHECK(s.count_valid(dev, p) == 88);
+    kiln::Problem half = reg.op("transpose").problem_from_dims(kiln::bf16, {1025, 2047}, kiln::Device::cuda(0));
+    CHECK(s.count_valid(dev, half) == 56);
+    const kiln::Config eight{{"tile", 64}, {"block_rows", 8}, {"vector_width", 8}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
+    CHECK(s.violated(eight, dev, p).has_value());  // 8 floats = 32 bytes: not built
+    CHECK(!s.violated(eight, dev, half).has_value());
+    half.align_bytes = 16;
+    CHECK(tr::tiled_multirow_supports(half, eight).ok);
+    half.align_bytes = 4;
+    CHECK(!tr::tiled_multirow_supports(half, eight).ok);
+    CHECK(contains(tr::tiled_multirow_supports(half, eight).reason, "16-byte"));
+    const kiln::Config pairs{{"tile", 64}, {"block_rows", 8}, {"vector_width", 2}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
+    CHECK(tr::tiled_multirow_supports(half, pairs).ok);  // 4 bytes
+    half.align_bytes = 2;
+    CHECK(!tr::tiled_multirow_supports(half, pairs).ok);
+    // The default (scalar 64 x 64) is built for both sizes.
+    CHECK(!s.violated(tr::tiled_multirow_default(dev), dev, half).has_value());
     const kiln::Config d = tr::tiled_multirow_default(dev);
     CHECK(!s.violated(d, dev, p));
-    const kiln::Config not_built{{"tile", 32}, {"block_rows", 4}, {"vector_width", 4}, {"tiles_per_block", 1}};
+    const kiln::Config not_built{{"tile", 32}, {"block_rows", 4}, {"vector_width", 4}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
     const auto why = s.violated(not_built, dev, p);
     REQUIRE(why.has_value());
     CHECK(contains(*why, "instantiated"));
@@ -243,13 +309,13 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     p.align_bytes = 16;
     CHECK(tr::tiled_multirow_supports(p, d).ok);
     p.align_bytes = 8;
-    const kiln::Config float4{{"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"tiles_per_block", 1}};
+    const kiln::Config float4{{"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
     const kiln::Support no = tr::tiled_multirow_supports(p, float4);
     CHECK(!no.ok);
     CHECK(contains(no.reason, "16-byte"));
     CHECK(contains(no.reason, "8-byte"));
     CHECK(tr::tiled_multirow_supports(
-              p, {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"tiles_per_block", 2}})
+              p, {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"load_hint", 1}, {"store_hint", 1}, {"tiles_per_block", 2}})
               .ok);
     // The default uses scalar accesses: it supports misaligned problems too.
     CHECK(d.get("vector_width") == 1);
@@ -265,7 +331,7 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
       CHECK(v->device_kind() == kiln::DeviceKind::cuda);
       CHECK(!v->space().violated(v->default_config(dev), dev, p));
     }
-    CHECK(reg.find_variant("transpose_tiled_multirow")->space().count_valid(dev, p) == 44);
+    CHECK(reg.find_variant("transpose_tiled_multirow")->space().count_valid(dev, p) == 88);
   }
 #endif
 }

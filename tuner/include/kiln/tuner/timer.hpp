@@ -36,6 +36,12 @@ struct Timing {
   std::vector<double> samples_us;
 };
 
+// Racing: whether a candidate whose first timed run took `first_us` is hopeless against
+// `give_up_above_us` (more than 3x it and 20 us past it, so noise on a microsecond kernel never
+// counts).  time_runs gives such a candidate up after that one run on a GPU (CUDA events); host
+// timings, which a preempted thread inflates, wait for min_runs.
+bool hopeless_first_run(double first_us, double give_up_above_us);
+
 // Median and MAD of a sample (sorted copy); empty input gives zeros.
 Timing summarise(std::vector<double> samples_us);
 

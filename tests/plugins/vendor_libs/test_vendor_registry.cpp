@@ -34,6 +34,8 @@ const std::map<std::string, std::string> kVendorVariants = {
     {"dot_cublas", "dot"},
     {"transpose_cublas_geam", "transpose"},
     {"add_cublas_geam", "add"},
+    {"add_cublaslt_transform", "add"},
+    {"transpose_cublaslt_transform", "transpose"},
     {"reduce_sum_cub", "reduce_sum"},
     {"histogram_cub", "histogram"},
     {"histogram_range_cub", "histogram_range"},

@@ -18,6 +18,8 @@ kiln::Status register_vendor(kiln::Registry& registry) {
     registry.add_variant(v::make_dot_cublas());
     registry.add_variant(v::make_transpose_cublas_geam());
     registry.add_variant(v::make_add_cublas_geam());
+    registry.add_variant(v::make_add_cublaslt_transform());
+    registry.add_variant(v::make_transpose_cublaslt_transform());
     registry.add_variant(v::make_reduce_sum_cub());
     registry.add_variant(v::make_histogram_cub());
     registry.add_variant(v::make_histogram_range_cub());

@@ -1,11 +1,13 @@
 // The two cublas<t>geam variants (C = alpha op(A) + beta op(B)):
-//   transpose_cublas_geam  out = in^T:  alpha = 1, op(A) = A^T, beta = 0 (B is not read);
+//   transpose_cublas_geam  out = in^T:  alpha = 1, op(A) = A^T or A (transposed views), beta = 0
+//                          (B is not read);
 //   add_cublas_geam        c = a + b:   alpha = beta = 1, no transposes.
 // Row-major X with row stride ld is the column-major X^T with leading dimension ld (see
 // gemm_cublas.cpp), so a row-major [rows, cols] operand is a column-major cols x rows one.
 #include <algorithm>
 #include <cstdint>
 
+#include "column_major_view.hpp"
 #include "cublas_variant.hpp"
 #include "cuda_support.hpp"
 #include "vendor_variants.hpp"
@@ -40,16 +42,15 @@ class TransposeCublasGeam final : public CublasVariant {
 
   Support supports(const Problem& p, const DeviceInfo&, const Config&) const override { return extents_fit(p); }
 
-  // args = {in[m,n], out[n,m]}.  Column-major: in is n x m (ld_in), out is m x n (ld_out), and
-  // out_cm = (in_cm)^T.
+  // args = {in[m,n], out[n,m]}, each row- or column-major (column_major_view.hpp): C = op(A) with
+  // op = T when both have the same layout, N when one is the other's transpose already.
   Status launch(const Args& args, const Problem& problem, const Config&, void* workspace,
                 Stream stream) const override {
     const TensorRef& in = args.tensor(0);
     const TensorRef& out = args.tensor(1);
-    const std::int64_t m = in.rows(), n = in.cols();
-    const std::int64_t ld_in = leading_dim(in), ld_out = leading_dim(out);
-    if (Status s = fit_status("transpose_cublas_geam", {m, n, ld_in, ld_out}); !s.ok()) return s;
-    if (m == 0 || n == 0) return Status::success();
+    const ColumnMajorView a = column_major_view(in), c = column_major_view(out);
+    if (Status s = fit_status("transpose_cublas_geam", {c.rows, c.cols, a.ld, c.ld}); !s.ok()) return s;
+    if (c.rows == 0 || c.cols == 0) return Status::success();
     ScopedDevice on(problem.device.ordinal);
     if (Status s = device_status(on, "transpose_cublas_geam"); !s.ok()) return s;
     CublasLease blas;
@@ -58,10 +59,11 @@ class TransposeCublasGeam final : public CublasVariant {
         !s.ok())
       return s;
     const float one = 1.0f, zero = 0.0f;
+    const cublasOperation_t op = a.from_row_major == c.from_row_major ? CUBLAS_OP_T : CUBLAS_OP_N;
     // beta = 0: B is not read, so none is passed (its leading dimension must still be valid).
-    return cublas_status(cublasSgeam(blas.handle(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m), static_cast<int>(n),
-                                     &one, in.as<const float>(), static_cast<int>(ld_in), &zero, nullptr,
-                                     static_cast<int>(ld_out), out.as<float>(), static_cast<int>(ld_out)),
+    return cublas_status(cublasSgeam(blas.handle(), op, CUBLAS_OP_N, static_cast<int>(c.rows), static_cast<int>(c.cols),
+                                     &one, in.as<const float>(), static_cast<int>(a.ld), &zero, nullptr,
+                                     static_cast<int>(c.ld), out.as<float>(), static_cast<int>(c.ld)),
                          "transpose_cublas_geam", "cublasSgeam");
   }
 };

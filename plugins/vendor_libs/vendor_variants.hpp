@@ -18,6 +18,8 @@ std::shared_ptr<const Variant> make_gemv_cublas();            // gemv_cublas.cpp
 std::shared_ptr<const Variant> make_dot_cublas();             // dot_cublas.cpp: cublasSdot, result on the device
 std::shared_ptr<const Variant> make_transpose_cublas_geam();  // geam_cublas.cpp: cublasSgeam, op(A) = A^T
 std::shared_ptr<const Variant> make_add_cublas_geam();        // geam_cublas.cpp: cublas[SD]geam, 1*A + 1*B
+std::shared_ptr<const Variant> make_add_cublaslt_transform();        // transform_cublaslt.cpp: f16/bf16, 1*A + 1*B
+std::shared_ptr<const Variant> make_transpose_cublaslt_transform();  // transform_cublaslt.cpp: f16/bf16, op(A)
 std::shared_ptr<const Variant> make_reduce_sum_cub();         // reduce_sum_cub.cu: cub::DeviceReduce::Sum
 std::shared_ptr<const Variant> make_histogram_cub();          // histogram_cub.cu: HistogramEven, u8, 256 bins
 std::shared_ptr<const Variant> make_histogram_range_cub();    // histogram_cub.cu: HistogramEven, f32, [lo, hi)

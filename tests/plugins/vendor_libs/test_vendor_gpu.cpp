@@ -4,6 +4,7 @@
 // topk, samples at the edges of histogram_range's bins, where CUB's own rule needs help).
 #include <cuda_runtime.h>
 
+#include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/problem_data.hpp>
 
@@ -15,6 +16,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <utility>
 #include <string>
 #include <thread>
 #include <vector>
@@ -253,6 +255,70 @@ TEST_CASE("add_cublas_geam matches the reference", "[vendor][gpu][add]") {
     check_random("add_cublas_geam", kiln::f32, d);
     check_random("add_cublas_geam", kiln::f64, d);
   }
+}
+
+TEST_CASE("the cublasLtMatrixTransform variants match the reference in f16 and bf16", "[vendor][gpu][add][transpose]") {
+  for (const kiln::DType t : {kiln::f16, kiln::bf16}) {
+    for (const Dims& d : std::vector<Dims>{{1, 1}, {1, 100003}, {7, 13}, {513, 1025}, {1000, 3}})
+      check_random("add_cublaslt_transform", t, d);
+    for (const Dims& d : std::vector<Dims>{{1, 1}, {1, 37}, {37, 1}, {7, 13}, {33, 65}, {1025, 257}, {2048, 2049}})
+      check_random("transpose_cublaslt_transform", t, d);
+  }
+  const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
+  const kiln::Problem f32 = schema_of(variant("add_cublaslt_transform")).problem_from_dims(kiln::f32, {4, 4}, kGpu);
+  CHECK_FALSE(variant("add_cublaslt_transform").supports(f32, dev, kiln::Config{}).ok);
+}
+
+// The transpose baselines on transposed and padded views (each side row- or column-major): the
+// result and every byte of out's storage it must not touch, against the host reference.
+TEST_CASE("transpose vendor variants on transposed and padded views", "[vendor][gpu][transpose]") {
+  kiln::Runtime& rt = runtime();
+  kiln::Op tr = rt.op("transpose");
+  const kiln::OpSchema& schema = tr.schema();
+  std::uint64_t seed = 500;
+  for (const auto& [name, dtype] : std::vector<std::pair<std::string, kiln::DType>>{
+           {"transpose_cublas_geam", kiln::f32}, {"transpose_cublaslt_transform", kiln::bf16},
+           {"transpose_cublaslt_transform", kiln::f16}})
+    for (int layout = 0; layout < 4; ++layout) {
+      const bool in_cm = layout & 1, out_cm = layout & 2;
+      const std::int64_t m = 67, n = 131, size = static_cast<std::int64_t>(kiln::dtype_size(dtype));
+      // Storage: in is m x n (row-major, ld n + 3) or its transpose's (ld m + 3); out likewise.
+      const std::int64_t ld_in = (in_cm ? m : n) + 3, ld_out = (out_cm ? n : m) + 5;
+      const std::int64_t in_elems = ld_in * (in_cm ? n : m), out_elems = ld_out * (out_cm ? m : n);
+      std::vector<std::uint8_t> hin(static_cast<std::size_t>(in_elems * size)), hout(static_cast<std::size_t>(out_elems * size));
+      std::mt19937_64 rng(seed++);
+      // Values in [-1, 1) (no NaN or subnormal for a library to touch), as bit patterns.
+      std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+      for (std::int64_t i = 0; i < in_elems; ++i) {
+        const float x = u(rng);
+        const std::uint16_t h = dtype == kiln::f16 ? kiln::float_to_f16(x) : kiln::float_to_bf16(x);
+        if (size == 4)
+          std::memcpy(&hin[static_cast<std::size_t>(i * 4)], &x, 4);
+        else
+          std::memcpy(&hin[static_cast<std::size_t>(i * 2)], &h, 2);
+      }
+      for (std::uint8_t& b : hout) b = static_cast<std::uint8_t>(rng());
+      kiln::Buffer din = kiln::Buffer::alloc(kGpu, kiln::u8, {in_elems * size});
+      kiln::Buffer dout = kiln::Buffer::alloc(kGpu, kiln::u8, {out_elems * size});
+      din.copy_from_host(hin.data(), hin.size());
+      dout.copy_from_host(hout.data(), hout.size());
+      auto view = [&](void* p, std::int64_t rows, std::int64_t cols, bool cm, std::int64_t ld, kiln::Device d) {
+        return cm ? kiln::TensorRef::col_major(p, dtype, rows, cols, ld, d)
+                  : kiln::TensorRef::matrix(p, dtype, rows, cols, ld, d);
+      };
+      std::vector<std::uint8_t> want = hout;
+      const kiln::Args host_args{view(hin.data(), m, n, in_cm, ld_in, kiln::Device::host()),
+                                 view(want.data(), n, m, out_cm, ld_out, kiln::Device::host())};
+      REQUIRE(schema.reference(host_args, tr.problem(host_args)).ok());
+      const kiln::Args args{view(din.data(), m, n, in_cm, ld_in, kGpu), view(dout.data(), n, m, out_cm, ld_out, kGpu)};
+      INFO(name << " " << kiln::dtype_name(dtype) << " in " << (in_cm ? "col" : "row") << "-major, out "
+                << (out_cm ? "col" : "row") << "-major");
+      rt.run_variant(variant(name), kiln::Config{}, args);
+      synchronize();
+      std::vector<std::uint8_t> got(hout.size());
+      dout.copy_to_host(got.data(), got.size());
+      CHECK(got == want);
+    }
 }
 
 TEST_CASE("add_cublas_geam on rank-1 tensors", "[vendor][gpu][add]") {

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Summarise `kiln bench --regret --json`: geomean and max regret per op and per evidence kind, the
+problems above a threshold, and op() against the vendor's default candidate where one was timed
+(for the issue-10 LLM table: op() / cuBLASLt algo 0 on bf16 gemm).
+
+    python3 scripts/regret_summary.py regret.json [--over 1.10] [--vendor-table]
+"""
+import argparse
+import collections
+import json
+import math
+import sys
+
+VENDOR = {"gemm": ("gemm_cublaslt", "gemm_cublas"), "gemv": ("gemv_cublas",), "dot": ("dot_cublas",),
+          "reduce_sum": ("reduce_sum_cub",), "histogram": ("histogram_cub",), "add": ("add_cublas_geam",),
+          "transpose": ("transpose_cublas_geam",), "histogram_range": ("histogram_range_cub",),
+          "topk": ("topk_cub_sort",)}
+
+
+def geo(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def vendor_us(p):
+    """The fastest default-config vendor candidate timed for this problem, or None."""
+    best = None
+    for cand, us in p.get("candidate_us", {}).items():
+        name = cand.split(" ")[0].split("[")[0]
+        if name in VENDOR.get(p["op"], ()) and (best is None or us < best[1]):
+            best = (cand, us)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("json")
+    ap.add_argument("--over", type=float, default=1.10)
+    ap.add_argument("--vendor-table", action="store_true", help="op() against the vendor, per 16-bit gemm")
+    a = ap.parse_args()
+    d = json.load(open(a.json))
+    rows = [p for p in d["problems"] if "regret" in p]
+    errors = [p for p in d["problems"] if "error" in p]
+    print(f"measured {d['measured']} (errors {len(errors)}): geomean {d['geomean_regret']:.3f}, max {d['max_regret']:.2f}")
+    for key in ("op", "evidence"):
+        groups = collections.defaultdict(list)
+        for p in rows:
+            groups[p[key].split(" (")[0] if key == "evidence" else p[key]].append(p["regret"])
+        for k, v in sorted(groups.items()):
+            print(f"  {k:42s} {len(v):4d}  geomean {geo(v):.3f}  max {max(v):.2f}  > {a.over}: {sum(x > a.over for x in v)}")
+    for p in sorted((p for p in rows if p["regret"] > a.over), key=lambda p: -p["regret"]):
+        print(f"  {p['regret']:.2f}x {p['op']} {p['problem']}: {p['chosen']} ({p['evidence']}); best {p['best']}")
+    for p in errors:
+        print(f"  error {p['op']} {p['problem']}: {p['error']}")
+    if a.vendor_table:
+        ratios = []
+        print("\n| problem | op() runs | op() us | vendor (default config) | vendor us | vendor / op() |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for p in rows:
+            if p["op"] != "gemm" or p["problem"].startswith("f32"):
+                continue
+            v = vendor_us(p)
+            if not v:
+                continue
+            ratios.append(v[1] / p["op_us"])
+            print(f"| {p['problem']} | {p['chosen']} | {p['op_us']:.1f} | {v[0]} | {v[1]:.1f} | {v[1] / p['op_us']:.2f}x |")
+        if ratios:
+            print(f"\n16-bit gemm, op() against the vendor: geomean {geo(ratios):.3f}x, min {min(ratios):.2f}x over {len(ratios)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
