@@ -4,7 +4,8 @@
 //    TMA loads of the A tile (BM rows x 128 bytes of k: 64 16-bit or 32 f32 elements) and the B
 //    tile (BN rows x 128 bytes of k, B column-major, so both are K-major; or, A_MN / B_MN for a
 //    column-major A / row-major B of 16-bit types, boxes of 64 m / n (128 bytes) x 64 k rows,
-//    MN-major, read by wgmma with its transpose bit: hopper_ptx.cuh derives their descriptor) into STAGES shared-memory buffers with 128-byte swizzling; each buffer has a
+//    MN-major, read by wgmma with its transpose bit: hopper_ptx.cuh derives their descriptor)
+//    into STAGES shared-memory buffers with 128-byte swizzling; each buffer has a
 //    "full" mbarrier (TMA bytes arrive) and an "empty" one (each consumer warpgroup that reads
 //    the buffer arrives once it has finished).  The producer gives registers up (setmaxnreg.dec), the consumers
 //    take them for their f32 accumulators (setmaxnreg.inc).
@@ -12,7 +13,8 @@
 //    +BM / CONSUMERS) of each tile.  Ping-pong: consumer c computes every CONSUMERS-th tile of the
 //    block whole; the producer loads tiles in order, so the consumers' main loops take turns and
 //    one stores its tile while the other keeps the tensor cores busy.  Either way wgmma m64 x BN x
-//    k16 (k8 for TF32: 32 bytes of the row either way; A and B from shared-memory descriptors) with one wgmma group in flight: a buffer is
+//    k16 (k8 for TF32: 32 bytes of the row either way; A and B from shared-memory descriptors)
+//    with one wgmma group in flight: a buffer is
 //    released when the group after it has been issued and it has retired.
 //  - Persistent: the grid has at most one block per SM; block b computes tiles b, b + grid, ...
 //    in a rasterised order (groups of `group` tile rows, gemm_common.cuh's grouped_tile), batch
