@@ -118,7 +118,6 @@ class GemmWgmma final : public Variant {
       if (tf32 && p.dims[kDimTf32] != 1)
         return Support::no("computes f32 inputs as TF32 only: needs allow_tf32=1, this problem has allow_tf32=" +
                            std::to_string(p.dims[kDimTf32]));
-      if (tf32 && !kWgmmaTf32Enabled) return Support::no("the TF32 path is switched off (kWgmmaTf32Enabled)");
       if (d.cc_major != 9 || d.cc_minor != 0)
         return Support::no("sm_90a code (wgmma, TMA) runs on compute capability 9.0 only, device has " +
                            std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));
@@ -126,10 +125,6 @@ class GemmWgmma final : public Variant {
       if (tf32 && (a_mn || b_mn))
         return Support::no("TF32 wgmma reads K-major operands only: a row-major A (ta = 0) and a column-major B "
                            "(tb = 1)");
-      if (a_mn && !kWgmmaMnAEnabled)
-        return Support::no("a column-major A (ta = 1) is switched off (kWgmmaMnAEnabled): reads a row-major A only");
-      if (b_mn && !kWgmmaMnBEnabled)
-        return Support::no("a row-major B (tb = 0) is switched off (kWgmmaMnBEnabled): reads a column-major B only");
       for (int i : {kDimM, kDimN, kDimK})
         if (p.dims[i] > INT_MAX)
           return Support::no(std::string("extent ") + "mnk"[i] + " = " + std::to_string(p.dims[i]) +
@@ -145,6 +140,12 @@ class GemmWgmma final : public Variant {
       if ((a_mn || b_mn) && !wgmma_mn_row(i))
         return Support::no("config " + c.to_string() +
                            " is not built for a column-major A or a row-major B (kWgmmaMnRows)");
+      // The switches come last: a path switched off declines exactly what it would have run.
+      if (tf32 && !kWgmmaTf32Enabled) return Support::no("the TF32 path is switched off (kWgmmaTf32Enabled)");
+      if (a_mn && !kWgmmaMnAEnabled)
+        return Support::no("a column-major A (ta = 1) is switched off (kWgmmaMnAEnabled): reads a row-major A only");
+      if (b_mn && !kWgmmaMnBEnabled)
+        return Support::no("a row-major B (tb = 0) is switched off (kWgmmaMnBEnabled): reads a column-major B only");
       const WgmmaConfig& r = kWgmmaConfigs[i];
       if (((p.dims[kDimM] + r.bm - 1) / r.bm) * ((p.dims[kDimN] + r.bn - 1) / r.bn) > INT_MAX)
         return Support::no("more than 2^31 - 1 tiles per batch entry");
