@@ -1,4 +1,6 @@
-// Instantiates gemm_wgmma for every row of kWgmmaConfigs and both input types, builds the TMA
+// Instantiates gemm_wgmma for every row of kWgmmaConfigs and both 16-bit input types with K-major
+// operands (the rows kWgmmaTf32Rows also for TF32, the rows kWgmmaMnRows also for a column-major A
+// and / or a row-major B), builds the TMA
 // tensor maps and launches the persistent grid.  Compiled for sm_90a only (plugins/gemm/CMakeLists.txt).
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -53,7 +55,7 @@ Status encode_matrix(CUtensorMap& map, const void* base, CUtensorMapDataType typ
   // A stride along an extent of one is never used; TMA still wants a multiple of 16 bytes.  k = 0
   // issues no loads, but a tensor map's extents must be at least 1.
   const std::int64_t row_bytes = rows > 1 ? ld * elem_bytes : ((static_cast<std::int64_t>(cols) * elem_bytes + 15) / 16) * 16;
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(std::max(cols, 1)), static_cast<cuuint64_t>(rows),
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(std::max(cols, 1)), static_cast<cuuint64_t>(std::max(rows, 1)),
                               static_cast<cuuint64_t>(batch)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(std::max<std::int64_t>(row_bytes, 16)),
                                  static_cast<cuuint64_t>(batch_stride * elem_bytes)};
@@ -90,15 +92,25 @@ struct EncodedMaps {
 
 using LaunchFn = Status (*)(const WgmmaGemmArgs&, cudaStream_t);
 
-template <std::size_t I, bool BF16>
+// The input types of the launch table.
+enum WgmmaInput : int { kInF16 = 0, kInBf16 = 1, kInTf32 = 2 };
+// Its operand layouts: bit 0 = A column-major (MN-major), bit 1 = B row-major (MN-major).
+enum WgmmaLayout : int { kLayoutAMn = 1, kLayoutBMn = 2, kLayouts = 4 };
+
+template <std::size_t I, int IN, int LAYOUT>
 Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
   constexpr WgmmaConfig c = kWgmmaConfigs[I];
-  static_assert(c.bk == 64, "the kernel's k step is one 128-byte swizzled row of 16-bit elements");
+  constexpr bool BF16 = IN == kInBf16, TF32 = IN == kInTf32;
+  constexpr bool A_MN = (LAYOUT & kLayoutAMn) != 0, B_MN = (LAYOUT & kLayoutBMn) != 0;
+  constexpr int elem_bytes = TF32 ? 4 : 2;
+  static_assert(c.bk == 64, "the kernel's k step is one 128-byte swizzled row (64 16-bit or 32 f32 elements)");
   constexpr int smem = wgmma_smem_bytes(c);
-  auto kernel = gemm_wgmma_kernel<BF16, c.bm, c.bn, c.stages, c.consumers, c.pingpong == 1, c.cluster>;
+  auto kernel = gemm_wgmma_kernel<BF16, TF32, A_MN, B_MN, c.bm, c.bn, c.stages, c.consumers, c.pingpong == 1, c.cluster>;
   const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (attr != cudaSuccess)
     return Status::fail(ErrorKind::cuda, std::string("gemm_wgmma: cudaFuncSetAttribute: ") + cudaGetErrorString(attr));
+  if (TF32 && g.c_half)
+    return Status::fail(ErrorKind::argument, "gemm_wgmma: TF32 stores C in f32 only");
   WgmmaKernelArgs k{g.c, g.m, g.n, g.k, g.batch, g.ldc, g.stride_c, g.alpha, g.beta, g.c_half ? 1 : 0,
                     g.beta == 0.0f ? 1 : 0, 0, 0, 0, (g.m + c.bm - 1) / c.bm, (g.n + c.bn - 1) / c.bn, c.group};
   static_assert(c.cluster == 1 || c.cluster == 2, "clusters of 1 or 2 blocks");
@@ -109,12 +121,23 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
   thread_local EncodedMaps last;
   if (!last.valid || !(last.key == key)) {
     last.valid = false;
-    const CUtensorMapDataType in_type = BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    // A is m rows of k, B (column-major) n rows of k: both K-major, boxes of 64 k.
-    Status s = encode_matrix(last.a, g.a, in_type, 2, g.m, g.k, g.lda, g.batch, g.stride_a, c.bm, last.a_batched);
+    // TF32 loads the f32 bits as they are (the tensor cores ignore the low mantissa bits).
+    const CUtensorMapDataType in_type = TF32   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                        : BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    // K-major A: m rows of k, boxes of BM rows x 128 bytes of k.  MN-major A (column-major): k
+    // rows of m, boxes of 64 m (128 bytes) x 64 k rows (load_operand in gemm_wgmma.cuh).
+    Status s = A_MN ? encode_matrix(last.a, g.a, in_type, elem_bytes, g.k, g.m, g.lda, g.batch, g.stride_a, c.bk,
+                                    last.a_batched)
+                    : encode_matrix(last.a, g.a, in_type, elem_bytes, g.m, g.k, g.lda, g.batch, g.stride_a, c.bm,
+                                    last.a_batched);
     if (!s.ok()) return s;
-    // With a cluster each block loads BN / cluster rows of B (and multicasts them).
-    s = encode_matrix(last.b, g.b, in_type, 2, g.n, g.k, g.ldb, g.batch, g.stride_b, c.bn / c.cluster, last.b_batched);
+    // K-major B (column-major): n rows of k; with a cluster each block loads BN / cluster rows of
+    // B (and multicasts them).  MN-major B (row-major): k rows of n, boxes of 64 n x 64 k rows.
+    s = B_MN ? encode_matrix(last.b, g.b, in_type, elem_bytes, g.k, g.n, g.ldb, g.batch, g.stride_b, c.bk,
+                             last.b_batched)
+             : encode_matrix(last.b, g.b, in_type, elem_bytes, g.n, g.k, g.ldb, g.batch, g.stride_b, c.bn / c.cluster,
+                             last.b_batched);
     if (!s.ok()) return s;
     // C: m rows of n, stored 64 rows x 128 bytes at a time by the epilogue.
     s = encode_matrix(last.c, g.c, g.c_half ? in_type : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, g.c_half ? 2 : 4, g.m, g.n,
@@ -157,13 +180,37 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
   return cuda_launch_status("gemm_wgmma");
 }
 
-template <bool BF16, std::size_t... I>
-constexpr std::array<LaunchFn, sizeof...(I)> make_table(std::index_sequence<I...>) {
-  return {&launch_config<I, BF16>...};
+// Whether row `index` is built for input IN with operand layout LAYOUT: every row for 16-bit
+// K-major operands, kWgmmaTf32Rows for TF32 (K-major only), kWgmmaMnRows for 16-bit MN-major ones.
+constexpr bool built(int index, int in, int layout) {
+  if (in == kInTf32) return layout == 0 && wgmma_tf32_row(index);
+  return layout == 0 || wgmma_mn_row(index);
 }
 
-constexpr auto kIdx = std::make_index_sequence<kWgmmaConfigCount>{};
-constexpr std::array<std::array<LaunchFn, kWgmmaConfigCount>, 2> kLaunchTable = {{make_table<false>(kIdx), make_table<true>(kIdx)}};
+// Row I's launcher, or nullptr where row I is not built for IN and LAYOUT (`if constexpr` keeps
+// those from being instantiated at all).
+template <std::size_t I, int IN, int LAYOUT>
+constexpr LaunchFn table_entry() {
+  if constexpr (built(static_cast<int>(I), IN, LAYOUT))
+    return &launch_config<I, IN, LAYOUT>;
+  else
+    return nullptr;
+}
+
+template <int IN, int LAYOUT, std::size_t... I>
+constexpr std::array<LaunchFn, sizeof...(I)> make_table(std::index_sequence<I...>) {
+  return {table_entry<I, IN, LAYOUT>()...};
+}
+
+template <int IN>
+constexpr std::array<std::array<LaunchFn, kWgmmaConfigCount>, kLayouts> make_layouts() {
+  constexpr auto idx = std::make_index_sequence<kWgmmaConfigCount>{};
+  return {{make_table<IN, 0>(idx), make_table<IN, 1>(idx), make_table<IN, 2>(idx), make_table<IN, 3>(idx)}};
+}
+
+// [input type][layout][config row]
+constexpr std::array<std::array<std::array<LaunchFn, kWgmmaConfigCount>, kLayouts>, 3> kLaunchTable = {
+    {make_layouts<kInF16>(), make_layouts<kInBf16>(), make_layouts<kInTf32>()}};
 
 }  // namespace
 
@@ -178,7 +225,15 @@ Status launch_wgmma(const WgmmaGemmArgs& g, int config_index, void* stream) {
     return Status::fail(ErrorKind::argument, "gemm_wgmma: no instantiated config " + std::to_string(config_index));
   if (g.m == 0 || g.n == 0 || g.batch == 0) return Status::success();
   if (encode_entry().fn == nullptr) return Status::fail(ErrorKind::unsupported, "gemm_wgmma: " + encode_entry().why);
-  return kLaunchTable[g.bf16 ? 1 : 0][config_index](g, as_stream(stream));
+  if (g.tf32 && (g.a_mn || g.b_mn))
+    return Status::fail(ErrorKind::unsupported, "gemm_wgmma: TF32 reads K-major operands only");
+  const int layout = (g.a_mn ? kLayoutAMn : 0) | (g.b_mn ? kLayoutBMn : 0);
+  const LaunchFn fn = kLaunchTable[g.tf32 ? kInTf32 : g.bf16 ? kInBf16 : kInF16][layout][config_index];
+  if (fn == nullptr)
+    return Status::fail(ErrorKind::unsupported, "gemm_wgmma: config " + std::to_string(config_index) +
+                                                    " is not built for this input type and layout (kWgmmaTf32Rows, "
+                                                    "kWgmmaMnRows)");
+  return fn(g, as_stream(stream));
 }
 
 }  // namespace kiln::gemm

@@ -1,8 +1,11 @@
-// Hopper bf16 / f16 gemm: wgmma.mma_async fed by TMA, warp-specialised and persistent (sm_90a).
+// Hopper bf16 / f16 / TF32 gemm: wgmma.mma_async fed by TMA, warp-specialised and persistent (sm_90a).
 //
 //  - Block = 1 producer warpgroup + CONSUMERS consumer warpgroups.  One producer thread issues
-//    TMA loads of the A tile (BM rows x 64 k) and the B tile (BN rows x 64 k, B column-major, so
-//    both are K-major) into STAGES shared-memory buffers with 128-byte swizzling; each buffer has a
+//    TMA loads of the A tile (BM rows x 128 bytes of k: 64 16-bit or 32 f32 elements) and the B
+//    tile (BN rows x 128 bytes of k, B column-major, so both are K-major; or, A_MN / B_MN for a
+//    column-major A / row-major B of 16-bit types, boxes of 64 m / n (128 bytes) x 64 k rows,
+//    MN-major, read by wgmma with its transpose bit: hopper_ptx.cuh derives their descriptor)
+//    into STAGES shared-memory buffers with 128-byte swizzling; each buffer has a
 //    "full" mbarrier (TMA bytes arrive) and an "empty" one (each consumer warpgroup that reads
 //    the buffer arrives once it has finished).  The producer gives registers up (setmaxnreg.dec), the consumers
 //    take them for their f32 accumulators (setmaxnreg.inc).
@@ -10,7 +13,8 @@
 //    +BM / CONSUMERS) of each tile.  Ping-pong: consumer c computes every CONSUMERS-th tile of the
 //    block whole; the producer loads tiles in order, so the consumers' main loops take turns and
 //    one stores its tile while the other keeps the tensor cores busy.  Either way wgmma m64 x BN x
-//    k16 (A and B from shared-memory descriptors) with one wgmma group in flight: a buffer is
+//    k16 (k8 for TF32: 32 bytes of the row either way; A and B from shared-memory descriptors)
+//    with one wgmma group in flight: a buffer is
 //    released when the group after it has been issued and it has retired.
 //  - Persistent: the grid has at most one block per SM; block b computes tiles b, b + grid, ...
 //    in a rasterised order (groups of `group` tile rows, gemm_common.cuh's grouped_tile), batch
@@ -69,14 +73,44 @@ __device__ __forceinline__ std::uint32_t pack_half2(float lo, float hi) {
     return __half_as_ushort(__float2half_rn(lo)) | (static_cast<std::uint32_t>(__half_as_ushort(__float2half_rn(hi))) << 16);
 }
 
-template <bool BF16, int N>
+// TA / TB: the wgmma transpose bits, 1 for an MN-major operand (16-bit types only).
+template <bool BF16, bool TF32, int N, int TA, int TB>
 __device__ __forceinline__ void mma_step(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b) {
-  if constexpr (BF16) {
-    if constexpr (N == 256) wgmma_m64n256k16_bf16<0, 0>(d, desc_a, desc_b, 1);
-    else wgmma_m64n128k16_bf16<0, 0>(d, desc_a, desc_b, 1);
+  if constexpr (TF32) {
+    static_assert(TA == 0 && TB == 0, "tf32 wgmma reads K-major operands only");
+    if constexpr (N == 256) wgmma_m64n256k8_tf32(d, desc_a, desc_b, 1);
+    else wgmma_m64n128k8_tf32(d, desc_a, desc_b, 1);
+  } else if constexpr (BF16) {
+    if constexpr (N == 256) wgmma_m64n256k16_bf16<TA, TB>(d, desc_a, desc_b, 1);
+    else wgmma_m64n128k16_bf16<TA, TB>(d, desc_a, desc_b, 1);
   } else {
-    if constexpr (N == 256) wgmma_m64n256k16_f16<0, 0>(d, desc_a, desc_b, 1);
-    else wgmma_m64n128k16_f16<0, 0>(d, desc_a, desc_b, 1);
+    if constexpr (N == 256) wgmma_m64n256k16_f16<TA, TB>(d, desc_a, desc_b, 1);
+    else wgmma_m64n128k16_f16<TA, TB>(d, desc_a, desc_b, 1);
+  }
+}
+
+// Loads one operand's stage tile of ROWS m (or n) x BK k into `dst`, completing on `bar`.  K-major
+// (MN = false): one box, k innermost (coordinates k0, r0).  MN-major: ROWS / 64 boxes of 64 m / n
+// (innermost, 128 bytes) x BK k rows, box j at dst + j * BK * 128 (coordinates r0 + 64 j, k0):
+// the layout smem_desc_mn_major_sw128 describes.  Either way row r of the tile starts r * 128
+// bytes in (K-major) or its 64-row block does (MN-major, with BK = 64).
+template <bool MN, int ROWS, int BK>
+__device__ __forceinline__ void load_operand(unsigned char* dst, const CUtensorMap* map, std::uint64_t* bar, int k0,
+                                             int r0, int bz, int batched) {
+  if constexpr (!MN) {
+    if (batched)
+      hopper::tma_load_3d(dst, map, bar, k0, r0, bz);
+    else
+      hopper::tma_load_2d(dst, map, bar, k0, r0);
+  } else {
+    static_assert(ROWS % 64 == 0, "MN-major tiles are whole 64-element boxes");
+#pragma unroll
+    for (int j = 0; j < ROWS / 64; ++j) {
+      if (batched)
+        hopper::tma_load_3d(dst + j * BK * 128, map, bar, r0 + 64 * j, k0, bz);
+      else
+        hopper::tma_load_2d(dst + j * BK * 128, map, bar, r0 + 64 * j, k0);
+    }
   }
 }
 
@@ -183,16 +217,30 @@ __device__ __forceinline__ void store_tile_tma_impl(float (&acc)[M_ITERS][BN / 2
 inline constexpr int kWgmmaProducerRegs = 40;
 inline constexpr int kWgmmaConsumerRegs = 232;
 
-template <bool BF16, int BM, int BN, int STAGES, int CONSUMERS, bool PINGPONG, int CLUSTER>
+// BF16 / TF32: the input type (f16 when both are false; TF32 reads f32 bits, C is f32).  A_MN /
+// B_MN: A column-major / B row-major (MN-major tiles, 16-bit types, no cluster).
+template <bool BF16, bool TF32, bool A_MN, bool B_MN, int BM, int BN, int STAGES, int CONSUMERS, bool PINGPONG,
+          int CLUSTER>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_c, const WgmmaKernelArgs g) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int BK = 64;
+  static_assert(!(BF16 && TF32), "one input type");
+  static_assert(!TF32 || (!A_MN && !B_MN), "tf32 wgmma reads K-major operands only");
+  static_assert(CLUSTER == 1 || (!A_MN && !B_MN), "the B multicast is built for K-major tiles only");
+  // k per stage: one 128-byte swizzled row (64 16-bit or 32 f32 elements), consumed in 4 wgmma k
+  // steps of 32 bytes (k16 for 16-bit types, k8 for TF32).
+  constexpr int kElemBytes = TF32 ? 4 : 2;
+  constexpr int BK = 128 / kElemBytes;
+  constexpr int kKSteps = 4;
   constexpr int kWgRows = PINGPONG ? BM : BM / CONSUMERS;  // rows of one consumer warpgroup
   constexpr int kReaders = PINGPONG ? 1 : CONSUMERS;       // warpgroups that read each stage
-  constexpr int kMIters = kWgRows / 64;    // m64 wgmmas per k16 step
-  constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
+  constexpr int kMIters = kWgRows / 64;    // m64 wgmmas per k step
+  constexpr int kABytes = BM * BK * kElemBytes, kBBytes = BN * BK * kElemBytes, kStageBytes = kABytes + kBBytes;
+  static_assert(kABytes == BM * 128 && kBBytes == BN * 128, "tile rows are one 128-byte swizzle span");
+  // MN-major tiles: 64-element boxes of BK = 64 k rows, so the 64-row block b starts b * 64 * 128
+  // bytes in, where a K-major tile has its row 64 b: the consumers' offsets hold for both.
+  static_assert((!A_MN && !B_MN) || BK == 64, "MN-major boxes are 64 x 64 16-bit elements");
   static_assert(kWgRows % 64 == 0, "each consumer warpgroup computes whole 64-row wgmma tiles");
   static_assert(BN == 128 || BN == 256, "wgmma widths instantiated in wgmma_ops.cuh");
   static_assert(BM <= 256 && BN <= 256, "a TMA box has at most 256 rows");
@@ -258,10 +306,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
           unsigned char* a_tile = smem + stage * kStageBytes;
           unsigned char* b_tile = a_tile + kABytes;
           hopper::mbarrier_arrive_expect_tx(&full_bar[stage], kStageBytes);
-          if (g.a_batched)
-            hopper::tma_load_3d(a_tile, &map_a, &full_bar[stage], kb * BK, m0, bz);
-          else
-            hopper::tma_load_2d(a_tile, &map_a, &full_bar[stage], kb * BK, m0);
+          wgmma_detail::load_operand<A_MN, BM, BK>(a_tile, &map_a, &full_bar[stage], kb * BK, m0, bz, g.a_batched);
           if constexpr (CLUSTER > 1) {  // this block's BN / CLUSTER rows of B, to every block
             constexpr std::uint16_t kAll = (1u << CLUSTER) - 1;
             unsigned char* b_part = b_tile + rank * (BN / CLUSTER) * 128;
@@ -270,10 +315,8 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
               hopper::tma_load_3d_multicast(b_part, &map_b, &full_bar[stage], kb * BK, n_part, bz, kAll);
             else
               hopper::tma_load_2d_multicast(b_part, &map_b, &full_bar[stage], kb * BK, n_part, kAll);
-          } else if (g.b_batched) {
-            hopper::tma_load_3d(b_tile, &map_b, &full_bar[stage], kb * BK, n0, bz);
           } else {
-            hopper::tma_load_2d(b_tile, &map_b, &full_bar[stage], kb * BK, n0);
+            wgmma_detail::load_operand<B_MN, BN, BK>(b_tile, &map_b, &full_bar[stage], kb * BK, n0, bz, g.b_batched);
           }
         }
       }
@@ -318,15 +361,20 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         hopper::mbarrier_wait(&full_bar[stage], (it / STAGES) & 1);
         const unsigned char* a_tile = smem + stage * kStageBytes + wg_row0 * 128;
         const unsigned char* b_tile = smem + stage * kStageBytes + kABytes;
-        const std::uint64_t desc_b = hopper::smem_desc_k_major_sw128(b_tile);
+        // One k step (16 16-bit or 8 tf32 elements) is 32 bytes along a K-major swizzled row (+2
+        // in the descriptor's 16-byte units) or 16 rows of 128 bytes of an MN-major tile (+128).
+        constexpr int kAStep = A_MN ? 16 * 128 / 16 : 2, kBStep = B_MN ? 16 * 128 / 16 : 2;
+        auto desc = [](const unsigned char* tile, bool mn) {
+          return mn ? hopper::smem_desc_mn_major_sw128(tile, BK) : hopper::smem_desc_k_major_sw128(tile);
+        };
+        const std::uint64_t desc_b = desc(b_tile, B_MN);
         hopper::wgmma_fence();
 #pragma unroll
-        for (int ks = 0; ks < BK / 16; ++ks) {
+        for (int ks = 0; ks < kKSteps; ++ks) {
 #pragma unroll
           for (int i = 0; i < kMIters; ++i) {
-            // 16 k-elements are 32 bytes along the swizzled row: +2 in the descriptor's 16-byte units.
-            const std::uint64_t desc_a = hopper::smem_desc_k_major_sw128(a_tile + i * 64 * 128) + 2 * ks;
-            wgmma_detail::mma_step<BF16, BN>(acc[i], desc_a, desc_b + 2 * ks);
+            const std::uint64_t desc_a = desc(a_tile + i * 64 * 128, A_MN) + kAStep * ks;
+            wgmma_detail::mma_step<BF16, TF32, BN, A_MN ? 1 : 0, B_MN ? 1 : 0>(acc[i], desc_a, desc_b + kBStep * ks);
           }
         }
         hopper::wgmma_commit();
@@ -342,7 +390,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
 
       const long long c_off = static_cast<long long>(bz) * g.stride_c;
       if (g.c_tma) {
-        if (g.c_half)
+        if (!TF32 && g.c_half)  // TF32 stores f32 only
           store_tile_tma_impl<true, BF16, kMIters, BN>(acc, epi, epi_count, m0 + wg_row0, n0, bz, g, &map_c, warp, lane, wg_thread, consumer);
         else
           store_tile_tma_impl<false, BF16, kMIters, BN>(acc, epi, epi_count, m0 + wg_row0, n0, bz, g, &map_c, warp, lane, wg_thread, consumer);

@@ -168,6 +168,34 @@ __device__ __forceinline__ std::uint64_t smem_desc_k_major_sw128(const void* til
   return d;
 }
 
+// Shared-memory matrix descriptor of an MN-major 16-bit tile (A column-major or B row-major: M or
+// N contiguous in memory) written by TMA with 128-byte swizzling, as boxes of 64 m / n elements
+// (128 bytes, the swizzle span) x `k_rows` k rows, box j at `tile + j * k_rows * 128`.
+//
+// LBO / SBO, from the PTX ISA ("Shared memory matrix layout": "Strides" and "Canonical layouts"):
+// in 16-byte units (T = 8 16-bit elements) the MN-major 128-byte-swizzled canonical layout is
+//   Swizzle<3,4,3> o ((T, 8, m), (8, k)) : ((1, T, LBO), (8T, SBO))
+// i.e. along M / N: 8 elements in a 16-byte chunk, 8 chunks make one 128-byte row (64 elements),
+// and the next 64 elements start LBO bytes on ("leading byte offset, MN-major swizzled: from the
+// first swizzle-byte-size / 16 rows to the next"); along K: 8 rows of 128 bytes (one 1024-byte
+// swizzle atom), and the next 8 k rows start SBO bytes on ("stride byte offset, MN-major
+// swizzled: from the first 8 columns to the next 8").  The ISA's own 64-byte example (bf16,
+// ((8,4,2),(8,2)):((1,8,256),(32,512)) elements: LBO = 512 B, SBO = 1024 B) is this pattern at
+// half the width.  Our TMA box of 64 elements x k_rows rows puts k row r at r * 128 bytes, so
+//   SBO = 8 rows * 128 bytes = 1024;   LBO = one box = k_rows * 128 bytes (8192 for 64 k rows).
+// Swizzle<3,4,3> on byte addresses XORs bits 4-6 (the 16-byte chunk) with bits 7-9 (the row within
+// the 1024-byte atom): the same function TMA's 128-byte swizzle applies, whatever the majorness.
+// A k16 step is 16 k rows = 2048 bytes further (+128 in the start address field): a multiple of
+// the 1024-byte atom, so the base offset stays 0.  The tile must start 1024-byte aligned.
+__device__ __forceinline__ std::uint64_t smem_desc_mn_major_sw128(const void* tile, std::uint32_t k_rows) {
+  std::uint64_t d = 0;
+  d |= static_cast<std::uint64_t>((smem_addr(tile) & 0x3FFFF) >> 4);  // bits 0-13: start address / 16
+  d |= static_cast<std::uint64_t>((k_rows * 128) >> 4) << 16;          // bits 16-29: LBO / 16 (next 64 m / n)
+  d |= static_cast<std::uint64_t>(1024 >> 4) << 32;                    // bits 32-45: SBO / 16 (next 8 k rows)
+  d |= static_cast<std::uint64_t>(1) << 62;                            // bits 62-63: 1 = 128-byte swizzle
+  return d;
+}
+
 // --- registers ------------------------------------------------------------------------------
 
 // Moves registers between warpgroups: the producer gives up what it does not need, the consumers

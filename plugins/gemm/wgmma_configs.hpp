@@ -1,12 +1,15 @@
 // The instantiated configurations of gemm_wgmma (Hopper wgmma fed by TMA), as data shared by the
 // kernel instantiations (gemm_wgmma.cu) and the ParamSpace (wgmma_params.cpp).  Each row is built
-// for bf16 and f16: 6 rows, 12 kernels (compiled for sm_90a only).
+// for bf16 and f16 with K-major operands, the rows kWgmmaTf32Rows also for TF32 (f32 inputs), the
+// rows kWgmmaMnRows also for bf16 and f16 with a column-major A and / or a row-major B (MN-major):
+// 6 rows, 12 + 3 + 2 x 2 x 3 = 27 kernels (compiled for sm_90a only).
 #pragma once
 
 namespace kiln::gemm {
 
 struct WgmmaConfig {
   int bm, bn, bk;  // block tile; bk is 64 16-bit elements: one 128-byte swizzled row per tile row
+                   // (the TF32 build of a row reads the same 128 bytes: 32 f32 elements)
   int stages;      // TMA -> wgmma pipeline depth (shared-memory buffers of the A and B tiles)
   int consumers;   // consumer warpgroups
   int pingpong;    // 0: cooperative, the consumers split each BM x BN tile by rows (BM / consumers
@@ -35,6 +38,26 @@ inline constexpr WgmmaConfig kWgmmaConfigs[] = {
 };
 inline constexpr int kWgmmaConfigCount = static_cast<int>(sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]));
 inline constexpr int kWgmmaDefault = 0;  // 128 x 256
+
+// The rows also built for TF32 (allow_tf32 = 1, f32 A and B, wgmma m64nNk8 .tf32): the two
+// defaults (wgmma_default_for picks rows 0 and 1) and the ping-pong 128 x 128.  Kept short: every
+// row is one more kernel for CI's nvcc.  Not yet measured on a GPU.
+inline constexpr int kWgmmaTf32Rows[] = {0, 1, 3};
+constexpr bool wgmma_tf32_row(int index) {
+  for (int r : kWgmmaTf32Rows)
+    if (r == index) return true;
+  return false;
+}
+
+// The rows also built for bf16 and f16 with MN-major operands (A column-major, ta = 1, and / or B
+// row-major, tb = 0: three layouts): the two defaults (wgmma_default_for picks rows 0 and 1).
+// Cooperative and without a cluster (the B multicast is built for K-major tiles).  Not yet measured.
+inline constexpr int kWgmmaMnRows[] = {0, 1};
+constexpr bool wgmma_mn_row(int index) {
+  for (int r : kWgmmaMnRows)
+    if (r == index) return true;
+  return false;
+}
 
 // The epilogue stages C through shared memory in chunks of 64 rows x 128 bytes (the TMA store's
 // box), two buffers per consumer warpgroup.

@@ -8,9 +8,12 @@
 
 namespace kiln::gemm {
 
-// C = alpha * A * B + beta * C for bf16 or f16 A and B (f32 accumulation), batched: entry i of
+// C = alpha * A * B + beta * C for bf16 or f16 A and B, or f32 A and B read as TF32 (tf32; C f32),
+// with f32 accumulation, batched: entry i of
 // each operand starts stride_* elements after entry i - 1 (0 broadcasts A or B).  A is row-major
-// (row stride lda), B column-major (column stride ldb): both K-major.  C is row-major (row stride
+// (row stride lda), B column-major (column stride ldb): both K-major; or, for 16-bit types, A
+// column-major (a_mn: column stride lda) and / or B row-major (b_mn: row stride ldb), MN-major.
+// C is row-major (row stride
 // ldc), f32 or (c_half) the input type.  Pointers, lda, ldb, ldc and nonzero batch strides must be
 // 16-byte aligned in bytes (what TMA takes).  `sm_count` sizes the persistent grid.
 struct WgmmaGemmArgs {
@@ -22,6 +25,9 @@ struct WgmmaGemmArgs {
   std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
   float alpha = 1.0f, beta = 0.0f;
   bool bf16 = true, c_half = false;
+  bool tf32 = false;  // f32 A and B through the TF32 tensor cores (bf16 and c_half false)
+  bool a_mn = false;  // A column-major (ta = 1)
+  bool b_mn = false;  // B row-major (tb = 0)
   int sm_count = 1;
 };
 

@@ -38,6 +38,16 @@ ParamSpace wgmma_space() {
   std::vector<Config> rows;
   for (int i = 0; i < kWgmmaConfigCount; ++i) rows.push_back(wgmma_config(i));
   s.only(std::move(rows));
+  s.constraint("f32 (TF32) problems: the rows built for TF32 (kWgmmaTf32Rows)",
+               [](const Config& c, const DeviceInfo&, const Problem& p) {
+                 // (a default Problem, n_dims = 0, stands for no problem at all: every row)
+                 return p.dtype != DType::f32 || p.n_dims == 0 || wgmma_tf32_row(wgmma_index(c));
+               });
+  s.constraint("a column-major A or a row-major B: the rows built for them (kWgmmaMnRows)",
+               [](const Config& c, const DeviceInfo&, const Problem& p) {
+                 const bool mn = p.n_dims > kDimTb && (p.dims[kDimTa] == 1 || p.dims[kDimTb] == 0);
+                 return !mn || wgmma_mn_row(wgmma_index(c));
+               });
   s.constraint("shared memory <= opt-in per-block limit", [](const Config& c, const DeviceInfo& d, const Problem&) {
     const int i = wgmma_index(c);
     return i >= 0 && wgmma_smem_bytes(kWgmmaConfigs[i]) <= smem_per_block_optin(d);

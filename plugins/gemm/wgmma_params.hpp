@@ -6,7 +6,8 @@
 
 namespace kiln::gemm {
 
-// BM, BN, BK, stages, consumers, pingpong, cluster, group; restricted to kWgmmaConfigs.
+// BM, BN, BK, stages, consumers, pingpong, cluster, group; restricted to kWgmmaConfigs, and for
+// f32 (TF32) problems to kWgmmaTf32Rows, for a column-major A or row-major B to kWgmmaMnRows.
 ParamSpace wgmma_space();
 Config wgmma_config(int index);
 int wgmma_index(const Config& c);  // -1 when not instantiated

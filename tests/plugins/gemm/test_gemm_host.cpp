@@ -307,13 +307,24 @@ TEST_CASE("gemm registers its schema and variants", "[gemm][registry]") {
 
   std::vector<std::string> names;
   for (const kiln::Variant* v : reg.variants("gemm")) names.push_back(v->name());
-#if KILN_HAS_CUDA
+#if KILN_HAS_CUDA && KILN_HAS_SM90A
+  // Architectures including 90 add gemm_wgmma (priority 33, f16 / bf16 and f32 as TF32).
+  CHECK(names == std::vector<std::string>{"gemm_tf32_mma", "gemm_3xtf32_mma", "gemm_split_k", "gemm_register_blocked",
+                                          "gemm_wgmma", "gemm_half_mma", "gemm_tiled_coalesced", "gemm_tiled",
+                                          "gemm_tiled_kahan", "gemm_row_per_block", "gemm_naive", "gemm_host"});
+#endif
+#if KILN_HAS_CUDA && !KILN_HAS_SM90A
   CHECK(names == std::vector<std::string>{"gemm_tf32_mma", "gemm_3xtf32_mma", "gemm_split_k",
                                           "gemm_register_blocked", "gemm_half_mma", "gemm_tiled_coalesced", "gemm_tiled",
                                           "gemm_tiled_kahan", "gemm_row_per_block", "gemm_naive", "gemm_host"});
+#endif
+#if KILN_HAS_CUDA
   for (const kiln::Variant* v : reg.variants("gemm")) {
     INFO(v->name());
-    if (v->name() != "gemm_host" && v->name() != "gemm_half_mma") CHECK(v->dtypes() == std::vector<kiln::DType>{kiln::f32});
+    if (v->name() == "gemm_wgmma")
+      CHECK(v->dtypes() == std::vector<kiln::DType>{kiln::bf16, kiln::f16, kiln::f32});
+    else if (v->name() != "gemm_host" && v->name() != "gemm_half_mma")
+      CHECK(v->dtypes() == std::vector<kiln::DType>{kiln::f32});
     if (v->name() != "gemm_host") CHECK(v->device_kind() == kiln::DeviceKind::cuda);
   }
 #else

@@ -1,9 +1,11 @@
 // gemm_wgmma (Hopper wgmma fed by TMA) on the GPU against the f64 host reference on fresh random
-// inputs: every instantiated config, bf16 and f16, C in f32 or the input type, sizes that are not
+// inputs: every instantiated config, bf16 and f16, C in f32 or the input type (and f32 as TF32 on
+// the rows built for it, allow_tf32 = 1, tolerance 5e-3; and the column-major A / row-major B
+// layouts on theirs), sizes that are not
 // multiples of any tile (m or n below a tile, k not a multiple of 64, k below one stage),
 // padded rows, batches with and without a broadcast B, the output poisoned first (NaN in C with
 // beta = 0 must not leak).  Then alpha and beta on hand-built views, the prepared (memo-hit)
-// launch, and the reasons it declines what it does not compute.  Off compute capability 9.0 it only warns
+// launch, and the reasons it declines what it does not compute (f32 with allow_tf32 = 0 or 2 above all).  Off compute capability 9.0 it only warns
 // (test_main exits 77, skipped, when there is no GPU at all).
 #include <cuda_runtime.h>
 
@@ -23,6 +25,7 @@
 #include "register_gemm.hpp"
 #include "test_util.hpp"
 #include "wgmma_configs.hpp"
+#include "wgmma_params.hpp"
 
 namespace {
 
@@ -48,9 +51,23 @@ const kiln::Variant& wgmma() {
   return *v;
 }
 
+// Whether supports() has the path of `p` switched off (gemm_wgmma_variant.cpp's kWgmma*Enabled):
+// then its checks are skipped with a warning, so that one line there disables a path and its tests.
+bool switched_off(const kiln::Problem& p) {
+  const kiln::Variant& v = wgmma();
+  const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
+  const kiln::Support s = v.supports(p, dev, v.default_config_for(dev, p));
+  if (!s.ok && kiln_test::contains(s.reason, "switched off")) {
+    WARN("gemm_wgmma: " << s.reason << ": not checked");
+    return true;
+  }
+  return false;
+}
+
 // Runs every config of gemm_wgmma on `data` (poisoned first) and checks each; returns how many ran.
-// A problem whose pitches or batch strides are not 16-byte aligned must be declined instead.
-int check_all_configs(kiln::ProblemData& data, const std::string& what) {
+// A problem whose pitches or batch strides are not 16-byte aligned must be declined instead, unless
+// `must_launch` (the problem was built aligned, so a decline would hide the kernel from the test).
+int check_all_configs(kiln::ProblemData& data, const std::string& what, bool must_launch = false) {
   kiln::Runtime& rt = runtime();
   const kiln::Variant& v = wgmma();
   const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
@@ -60,6 +77,7 @@ int check_all_configs(kiln::ProblemData& data, const std::string& what) {
     const kiln::Support s = v.supports(p, dev, cfg);
     INFO("gemm_wgmma [" << cfg.to_string() << "] on " << p.key() << " " << what << " align " << p.align_bytes << ": "
                         << s.reason);
+    if (must_launch) CHECK(p.align_bytes >= 16);
     if (p.align_bytes < 16) {
       CHECK_FALSE(s.ok);
       CHECK(kiln_test::contains(s.reason, "16-byte"));
@@ -80,6 +98,14 @@ int check_all_configs(kiln::ProblemData& data, const std::string& what) {
   }
   return ran;
 }
+
+// Shapes for the paths added after the first (TF32, MN-major layouts): single matrices (pitched rows)
+// off every tile, m = 1, m or n below a tile, k below one stage and not a multiple of it; and dense
+// batches (ProblemData pitches rank-2 tensors only) whose extents keep every pitch and batch stride
+// 16-byte aligned in every layout, so that nothing is declined for alignment.
+const char* const kAddedPathShapes[] = {"1x40x24",         "37x29x45",          "130x257x71",         "200x72x1000",
+                                        "513x260x129",     "64x300x8",          "1000x1100x300",      "8x24x16,batch=3",
+                                        "64x136x40,batch=2", "200x72x1000,batch=3", "136x264x200,batch=2"};
 
 }  // namespace
 
@@ -107,6 +133,57 @@ TEST_CASE("gemm_wgmma matches the host reference at sizes off its tiles, batches
       }
 }
 
+TEST_CASE("gemm_wgmma TF32 (allow_tf32=1) matches the host reference at sizes off its tiles and batches", "[gemm][wgmma][tf32][gpu]") {
+  if (!on_hopper()) {
+    WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
+    return;
+  }
+  const kiln::OpSchema& s = runtime().registry().op("gemm");
+  if (switched_off(s.problem_from_shape(kiln::f32, "256x256x256,tb=1,tf32=1", kGpu))) return;
+  constexpr int kTf32Configs = static_cast<int>(sizeof(kiln::gemm::kWgmmaTf32Rows) / sizeof(int));
+  std::uint64_t seed = 700;
+  // A stage is 32 f32 of k: k = 8, 16 and 24 are below one stage, 40, 45, 71, 129, 200, 300 and
+  // 1000 not multiples of it.
+  for (const char* mnk : kAddedPathShapes) {
+    const std::string shape = std::string(mnk) + ",tb=1,tf32=1";
+    const kiln::Problem p = s.problem_from_shape(kiln::f32, shape, kGpu);
+    REQUIRE(p.dims[3] == 1);
+    if (kiln_test::skip_when_quick(double(p.dims[0]) * p.dims[1] * p.dims[2] * p.dims[4], 3e6)) continue;
+    kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
+    // The gemm README's TF32 tolerance (10 mantissa bits), not the fp32 one.
+    CHECK(data.tolerance() == 5e-3);
+    CHECK(check_all_configs(data, "f32 (TF32) " + shape, true) == kTf32Configs);
+  }
+}
+
+TEST_CASE("gemm_wgmma with a column-major A and / or a row-major B matches the host reference", "[gemm][wgmma][layouts][gpu]") {
+  if (!on_hopper()) {
+    WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
+    return;
+  }
+  const kiln::OpSchema& s = runtime().registry().op("gemm");
+  constexpr int kMnConfigs = static_cast<int>(sizeof(kiln::gemm::kWgmmaMnRows) / sizeof(int));
+  std::uint64_t seed = 900;
+  // ta = 1: A column-major (MN-major tiles); tb = 0: B row-major; both.
+  for (const char* layout : {",ta=1,tb=1", ",tb=0", ",ta=1,tb=0"})
+    for (kiln::DType t : {kiln::bf16, kiln::f16}) {
+      // Quick (sanitizer) runs keep bf16: f16 differs only in the wgmma's type, not in addressing.
+      if (kiln_test::quick_mode() && t == kiln::f16) continue;
+      if (switched_off(s.problem_from_shape(t, std::string("256x256x256") + layout, kGpu))) continue;
+      for (const char* mnk : kAddedPathShapes)
+        for (const char* c16 : {"", ",c16=1"}) {
+          // A one-row A has no column-major form of its own (its tensors derive ta = 0).
+          if (std::string(mnk).rfind("1x", 0) == 0 && std::string(layout).find("ta=1") != std::string::npos) continue;
+          const std::string shape = std::string(mnk) + layout + c16;
+          const kiln::Problem p = s.problem_from_shape(t, shape, kGpu);
+          if (kiln_test::skip_when_quick(double(p.dims[0]) * p.dims[1] * p.dims[2] * p.dims[4], 3e6)) continue;
+          kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
+          const std::string what = std::string(kiln::dtype_name(t)) + " " + shape;
+          CHECK(check_all_configs(data, what, true) == kMnConfigs);
+        }
+    }
+}
+
 TEST_CASE("gemm_wgmma: alpha and beta, a broadcast B, operands at an offset, the prepared launch", "[gemm][wgmma][gpu]") {
   if (!on_hopper()) {
     WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
@@ -114,52 +191,70 @@ TEST_CASE("gemm_wgmma: alpha and beta, a broadcast B, operands at an offset, the
   }
   kiln::Runtime& rt = runtime();
   const std::int64_t m = 200, n = 136, k = 88, batch = 3;
-  for (kiln::DType t : {kiln::bf16, kiln::f16})
-    for (bool c16 : {false, true}) {
-      INFO(kiln::dtype_name(t) << (c16 ? " C in the input type" : " C in f32"));
-      const kiln::DType ct = c16 ? t : kiln::f32;
-      // A: batch-strided, 8 elements (16 bytes) into its allocation.
-      kiln::Buffer a_store = kiln::Buffer::alloc(kGpu, t, {batch * m * k + 8});
-      const auto a = kiln::TensorRef::matrix(static_cast<char*>(a_store.data()) + 16, t, m, k, k, kGpu).batched(batch, m * k);
-      // B: one n x k pitched matrix (column-major k x n) shared by every batch entry.
-      kiln::Buffer b_store = kiln::Buffer::alloc_pitched(kGpu, t, n, k);
-      const auto b = kiln::TensorRef::matrix(b_store.data(), t, n, k, b_store.row_stride(), kGpu).batched(batch, 0).transposed();
-      kiln::Buffer c = kiln::Buffer::alloc(kGpu, ct, {batch, m, n});
-      kiln::Buffer ha = kiln::Buffer::alloc(kiln::Device::host(), t, {batch * m * k + 8});
-      kiln::Buffer hb = kiln::Buffer::alloc_pitched(kiln::Device::host(), t, n, k);
-      kiln::Buffer hc = kiln::Buffer::alloc(kiln::Device::host(), ct, {batch, m, n});
-      kiln::default_fill(ha.ref(), 21);
-      kiln::default_fill(kiln::TensorRef::matrix(hb.data(), t, n, k, hb.row_stride(), kiln::Device::host()), 22);
-      kiln::default_fill(hc.ref(), 23);
-      a_store.copy_from(ha);
-      kiln::copy(kiln::TensorRef::matrix(b_store.data(), t, n, k, b_store.row_stride(), kGpu),
-                 kiln::TensorRef::matrix(hb.data(), t, n, k, hb.row_stride(), kiln::Device::host()));
-      c.copy_from(hc);
-      const kiln::Args args({a, b, c}, {0.75, -0.5});
-      const kiln::Problem p = rt.op("gemm").problem(args);
-      REQUIRE(p.dims[4] == batch);
-      REQUIRE(p.dims[6] == 1);
-      const kiln::Variant& v = wgmma();
-      const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
-      const kiln::Config cfg = v.default_config_for(dev, p);
-      REQUIRE(v.supports(p, dev, cfg).ok);
-      // The memo-hit path: bound once, run with the call's arguments.
-      const auto prepared = v.prepare(p, cfg, dev);
-      REQUIRE(prepared != nullptr);
-      const kiln::Status st = prepared->run(args, p, nullptr, kiln::Stream());
-      INFO(st.message());
-      REQUIRE(st.ok());
-      REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-      const auto ha_view = kiln::TensorRef::matrix(static_cast<char*>(ha.data()) + 16, t, m, k, k, kiln::Device::host())
-                               .batched(batch, m * k);
-      const auto hb_view = kiln::TensorRef::matrix(hb.data(), t, n, k, hb.row_stride(), kiln::Device::host())
-                               .batched(batch, 0)
-                               .transposed();
-      REQUIRE(rt.registry().op("gemm").reference(kiln::Args({ha_view, hb_view, hc.ref()}, {0.75, -0.5}), p).ok());
-      kiln::Buffer got = kiln::Buffer::alloc(kiln::Device::host(), ct, {batch, m, n});
-      got.copy_from(c);
-      CHECK(kiln::relative_error(got.ref(), hc.ref()) <= kiln::accumulation_tolerance(ct, k));
-    }
+  const kiln::Device host = kiln::Device::host();
+  // (ta, tb): K-major A and B, then the MN-major layouts (16-bit types only).
+  const int layouts[][2] = {{0, 1}, {1, 1}, {0, 0}, {1, 0}};
+  for (kiln::DType t : {kiln::bf16, kiln::f16, kiln::f32})
+    for (const auto& layout : layouts)
+      for (bool c16 : {false, true}) {
+        const int ta = layout[0], tb = layout[1];
+        if (t == kiln::f32 && (c16 || ta != 0 || tb != 1)) continue;  // TF32: K-major operands, C f32
+        INFO(kiln::dtype_name(t) << " ta = " << ta << " tb = " << tb << (c16 ? " C in the input type" : " C in f32"));
+        const kiln::DType ct = c16 ? t : kiln::f32;
+        const double allow_tf32 = t == kiln::f32 ? 1.0 : 0.0;
+        // A: batch-strided, 16 bytes into its allocation; stored m x k (ta = 0) or k x m (ta = 1).
+        const std::int64_t a_rows = ta ? k : m, a_cols = ta ? m : k;
+        auto a_view = [&](void* base, kiln::Device d) {
+          const auto v = kiln::TensorRef::matrix(static_cast<char*>(base) + 16, t, a_rows, a_cols, a_cols, d).batched(batch, m * k);
+          return ta ? v.transposed() : v;
+        };
+        // B: one pitched matrix shared by every batch entry; stored n x k (tb = 1) or k x n (tb = 0).
+        const std::int64_t b_rows = tb ? n : k, b_cols = tb ? k : n;
+        auto b_view = [&](const kiln::Buffer& store, kiln::Device d) {
+          const auto v = kiln::TensorRef::matrix(store.data(), t, b_rows, b_cols, store.row_stride(), d).batched(batch, 0);
+          return tb ? v.transposed() : v;
+        };
+        kiln::Buffer a_store = kiln::Buffer::alloc(kGpu, t, {batch * m * k + 8});
+        kiln::Buffer b_store = kiln::Buffer::alloc_pitched(kGpu, t, b_rows, b_cols);
+        kiln::Buffer c = kiln::Buffer::alloc(kGpu, ct, {batch, m, n});
+        kiln::Buffer ha = kiln::Buffer::alloc(host, t, {batch * m * k + 8});
+        kiln::Buffer hb = kiln::Buffer::alloc_pitched(host, t, b_rows, b_cols);
+        kiln::Buffer hc = kiln::Buffer::alloc(host, ct, {batch, m, n});
+        kiln::default_fill(ha.ref(), 21);
+        kiln::default_fill(kiln::TensorRef::matrix(hb.data(), t, b_rows, b_cols, hb.row_stride(), host), 22);
+        kiln::default_fill(hc.ref(), 23);
+        a_store.copy_from(ha);
+        kiln::copy(kiln::TensorRef::matrix(b_store.data(), t, b_rows, b_cols, b_store.row_stride(), kGpu),
+                   kiln::TensorRef::matrix(hb.data(), t, b_rows, b_cols, hb.row_stride(), host));
+        c.copy_from(hc);
+        const kiln::Args args({a_view(a_store.data(), kGpu), b_view(b_store, kGpu), c}, {0.75, -0.5, allow_tf32});
+        const kiln::Problem p = rt.op("gemm").problem(args);
+        REQUIRE(p.dims[4] == batch);
+        REQUIRE(p.dims[5] == ta);
+        REQUIRE(p.dims[6] == tb);
+        if (switched_off(p)) continue;
+        const kiln::Variant& v = wgmma();
+        const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
+        const kiln::Config cfg = v.default_config_for(dev, p);
+        const kiln::Support sup = v.supports(p, dev, cfg);
+        INFO(sup.reason);
+        REQUIRE(sup.ok);
+        // The memo-hit path: bound once, run with the call's arguments.
+        const auto prepared = v.prepare(p, cfg, dev);
+        REQUIRE(prepared != nullptr);
+        const kiln::Status st = prepared->run(args, p, nullptr, kiln::Stream());
+        INFO(st.message());
+        REQUIRE(st.ok());
+        REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+        REQUIRE(rt.registry()
+                    .op("gemm")
+                    .reference(kiln::Args({a_view(ha.data(), host), b_view(hb, host), hc.ref()}, {0.75, -0.5, allow_tf32}), p)
+                    .ok());
+        kiln::Buffer got = kiln::Buffer::alloc(host, ct, {batch, m, n});
+        got.copy_from(c);
+        const double tolerance = t == kiln::f32 ? 5e-3 : kiln::accumulation_tolerance(ct, k);  // TF32: the README's
+        CHECK(kiln::relative_error(got.ref(), hc.ref()) <= tolerance);
+      }
 }
 
 TEST_CASE("gemm_wgmma declines what it does not compute, with a reason", "[gemm][wgmma][gpu]") {
@@ -178,10 +273,43 @@ TEST_CASE("gemm_wgmma declines what it does not compute, with a reason", "[gemm]
     CHECK_FALSE(sup.ok);
     return sup.reason;
   };
-  CHECK(kiln_test::contains(reason(kiln::bf16, "256x256x256,tb=0", 16), "column-major B"));
-  CHECK(kiln_test::contains(reason(kiln::bf16, "256x256x256,ta=1,tb=1", 16), "row-major A"));
+  // A column-major / B row-major only on the rows built for them (the space leaves the others out).
+  for (const char* shape : {"256x256x256,tb=0", "256x256x256,ta=1,tb=1", "256x256x256,ta=1,tb=0"}) {
+    const kiln::Problem p = s.problem_from_shape(kiln::f16, shape, kGpu);
+    for (int i = 0; i < kiln::gemm::kWgmmaConfigCount; ++i) {
+      const kiln::Config row = kiln::gemm::wgmma_config(i);
+      const kiln::Support sup = v.supports(p, dev, row);
+      INFO(shape << " [" << row.to_string() << "]: " << sup.reason);
+      bool listed = false;
+      for (const kiln::Config& e : v.space().enumerate(dev, p)) listed = listed || e == row;
+      CHECK(listed == kiln::gemm::wgmma_mn_row(i));
+      if (kiln::gemm::wgmma_mn_row(i)) {
+        CHECK((sup.ok || kiln_test::contains(sup.reason, "switched off")));
+      } else {
+        CHECK_FALSE(sup.ok);
+        CHECK(kiln_test::contains(sup.reason, "kWgmmaMnRows"));
+      }
+    }
+  }
   CHECK(kiln_test::contains(reason(kiln::f16, "256x256x256,tb=1", 8), "16-byte"));
-  CHECK(kiln_test::contains(reason(kiln::f32, "256x256x256,tb=1", 16), "f16 and bf16"));
+  // f32 only as TF32 with allow_tf32 = 1: never IEEE fp32 (0) nor 3xTF32 (2).
+  CHECK(kiln_test::contains(reason(kiln::f32, "256x256x256,tb=1", 16), "needs allow_tf32=1"));
+  CHECK(kiln_test::contains(reason(kiln::f32, "256x256x256,tb=1,tf32=2", 16), "needs allow_tf32=1"));
+  CHECK(kiln_test::contains(reason(kiln::f32, "256x256x256,tb=1,tf32=0", 16), "allow_tf32=0"));
+  CHECK(kiln_test::contains(reason(kiln::f32, "256x256x256,tf32=1", 16), "column-major B"));
+  CHECK(kiln_test::contains(reason(kiln::f32, "256x256x256,ta=1,tb=1,tf32=1", 16), "row-major A"));
+  CHECK(kiln_test::contains(reason(kiln::f32, "256x256x256,tb=1,tf32=1", 8), "16-byte"));
+  {  // a row not built for TF32 declines f32 problems (the space leaves it out for them too)
+    const kiln::Problem p = s.problem_from_shape(kiln::f32, "256x256x256,tb=1,tf32=1", kGpu);
+    for (int i = 0; i < kiln::gemm::kWgmmaConfigCount; ++i) {
+      if (kiln::gemm::wgmma_tf32_row(i)) continue;
+      const kiln::Config row = kiln::gemm::wgmma_config(i);
+      const kiln::Support sup = v.supports(p, dev, row);
+      CHECK_FALSE(sup.ok);
+      CHECK(kiln_test::contains(sup.reason, "not built for TF32"));
+      for (const kiln::Config& e : v.space().enumerate(dev, p)) CHECK_FALSE(e == row);
+    }
+  }
   kiln::DeviceInfo ampere = dev;
   ampere.cc_major = 8;
   const kiln::Problem p = s.problem_from_shape(kiln::bf16, "256x256x256,tb=1", kGpu);
