@@ -57,6 +57,10 @@ foreach(target IN LISTS targets)
   foreach(prop INTERFACE_COMPILE_DEFINITIONS INTERFACE_LINK_LIBRARIES INTERFACE_INCLUDE_DIRECTORIES
                INTERFACE_COMPILE_OPTIONS)
     get_target_property(value ${target} ${prop})
+    # kiln's own install prefix may contain any of the names (a build dir called build-cuda).
+    if(value)
+      string(REPLACE "${CMAKE_PREFIX_PATH}" "<prefix>" value "${value}")
+    endif()
     if(value AND value MATCHES "spdlog|yaml|Boost|BOOST|CUDA|cuda|fmt")
       message(FATAL_ERROR "${target} ${prop} leaks a dependency into consumers: ${value}")
     endif()
