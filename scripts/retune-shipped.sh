@@ -9,7 +9,8 @@
 #   cp OUT/tuning.yaml configs/h200.yaml                  # on an H200
 #
 # Environment: KILN_BUILD_DIR (default build-gpu), KILN_RETUNE_CACHE (default OUT/cache: carry a
-# partial tuning.yaml there to resume), KILN_RETUNE_SECONDS (default: no limit).
+# partial tuning.yaml there to resume), KILN_RETUNE_SECONDS (default: no limit), KILN_REGRET_SECONDS
+# (kiln bench --regret --time-limit; default: none).
 set -uo pipefail
 out=$(realpath -m "${1:?usage: scripts/retune-shipped.sh OUT [tune] [regret]}")
 shift
@@ -47,7 +48,7 @@ for stage in $stages; do
       export KILN_CACHE_DIR=$out/regret-cache KILN_CONFIG_PATH=$out/tuning.yaml
       rm -rf "$KILN_CACHE_DIR"
       t0=$SECONDS
-      "$kiln" bench --regret --problems configs/plans/heldout.yaml --json >"$out/regret.json" 2>"$out/regret.err"
+      "$kiln" bench --regret --problems configs/plans/heldout.yaml ${KILN_REGRET_SECONDS:+--time-limit "$KILN_REGRET_SECONDS"} --json >"$out/regret.json" 2>"$out/regret.err"
       rc=$?
       echo "regret: rc=$rc ($((SECONDS - t0)) s)"
       [ $rc -eq 0 ] || { status=1; tail -n 5 "$out/regret.err"; }

@@ -7,6 +7,7 @@
 #include "bench_modes.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -54,9 +55,19 @@ int run_regret_bench(const RegretOptions& o) {
   std::vector<Row> rows;
   ProgressBar bar("bench --regret " + o.problems);
   std::size_t done = 0;
+  const auto start = std::chrono::steady_clock::now();
   for (const PlanItem& item : plan.problems) {
     Row row;
     row.op = item.op;
+    // A lease with a time limit keeps what was measured: the rest are listed, not lost.
+    if (o.time_limit_s > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > o.time_limit_s) {
+      row.problem = item.op + " " + item.shape;
+      row.error = "not measured: --time-limit reached";
+      rows.push_back(std::move(row));
+      ++done;
+      continue;
+    }
     bar.update(done, plan.problems.size(), item.op + " " + item.shape);
     try {
       const Device dev = parse_device(item.device ? *item.device : o.device);

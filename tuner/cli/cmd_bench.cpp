@@ -38,6 +38,7 @@ struct BenchCli {
   std::uint64_t input_seed = 42;
   bool overhead = false, regret = false;
   std::string problems;
+  double time_limit = 0;
   int iters = 20000, batch = 200;
 };
 
@@ -53,7 +54,7 @@ const char* kUsage =
     "usage: kiln bench <op> --shape SHAPE [--dtype T] [--device D] [--variants all|NAME...] [--vs vendor|NAME]\n"
     "                  [--runs N] [--warm] [--force] [--json | --csv]\n"
     "       kiln bench --overhead [<op> --shape SHAPE] [--device D] [--iters N] [--batch N] [--json]\n"
-    "       kiln bench --regret --problems FILE [--device D] [--runs N] [--warm] [--json]";
+    "       kiln bench --regret --problems FILE [--device D] [--runs N] [--warm] [--time-limit S] [--json]";
 
 }  // namespace
 
@@ -81,6 +82,9 @@ Command make_bench_command(CLI::App& parent) {
   app->add_option("--batch", o->batch, "--overhead: calls per timed batch (default 200)")->check(CLI::PositiveNumber);
   app->add_flag("--regret", o->regret, "op()'s regret (its time / the fastest candidate's) over --problems");
   app->add_option("--problems", o->problems, "--regret: a plan (.yaml) or a problem list (kiln tune --from format)");
+  app->add_option("--time-limit", o->time_limit,
+                  "--regret: start no problem after this many seconds and report the rest as not measured (default: none)")
+      ->check(CLI::PositiveNumber);
   c.usage = kUsage;
   c.run = [o] {
     if (o->overhead && o->regret) throw UsageError("--overhead and --regret are separate runs: pick one");
@@ -88,7 +92,8 @@ Command make_bench_command(CLI::App& parent) {
       return run_overhead_bench({o->op, o->shape, o->dtype, o->device, o->iters, o->batch, o->json});
     if (o->regret) {
       if (!o->op.empty() || !o->shape.empty()) throw UsageError("--regret takes its problems from --problems, not <op> --shape");
-      return run_regret_bench({o->problems, o->device, o->runs, o->warmup, o->warm, o->json, o->input_seed});
+      return run_regret_bench(
+          {o->problems, o->device, o->runs, o->warmup, o->warm, o->json, o->input_seed, o->time_limit});
     }
     if (o->op.empty()) throw UsageError("bench: the op is required (or --overhead / --regret)");
     if (o->shape.empty()) throw UsageError("bench: --shape is required");
