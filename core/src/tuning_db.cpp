@@ -77,6 +77,64 @@ std::string entry_problem(const TuningEntry& e) {
   return {};
 }
 
+// ---- unknown fields, kept as YAML text ----------------------------------------------------------
+
+constexpr int kMaxKeptDepth = 64;  // deeper unknown fields (or alias cycles) are refused
+
+// A copy without the source's flow/block styles (tags kept: a quoted '~' stays a string).
+// Returns false when the node nests deeper than kMaxKeptDepth.
+bool without_style(const YAML::Node& n, int depth, YAML::Node& out) {
+  if (depth > kMaxKeptDepth) return false;
+  switch (n.Type()) {
+    case YAML::NodeType::Map:
+      out = YAML::Node(YAML::NodeType::Map);
+      for (const auto& kv : n) {
+        YAML::Node k, v;
+        if (!without_style(kv.first, depth + 1, k) || !without_style(kv.second, depth + 1, v)) return false;
+        out[k] = v;
+      }
+      return true;
+    case YAML::NodeType::Sequence:
+      out = YAML::Node(YAML::NodeType::Sequence);
+      for (const auto& x : n) {
+        YAML::Node v;
+        if (!without_style(x, depth + 1, v)) return false;
+        out.push_back(v);
+      }
+      return true;
+    case YAML::NodeType::Scalar:
+      out = YAML::Node(n.Scalar());
+      out.SetTag(n.Tag());
+      return true;
+    default: out = YAML::Node(YAML::NodeType::Null); return true;
+  }
+}
+
+std::string flow_text(const YAML::Node& styleless) {
+  YAML::Emitter out;
+  out.SetMapFormat(YAML::Flow);
+  out.SetSeqFormat(YAML::Flow);
+  out << styleless;
+  return out.good() ? std::string(out.c_str()) : std::string();
+}
+
+// The text an unknown field is kept as: one flow-style form whatever style the file used, so a
+// table survives a write and a re-read unchanged (a block map read back from the flow form we
+// write would otherwise dump differently).  Empty when the value cannot be kept: it nests too
+// deeply, or its text does not read back as itself (odd tags, complex keys).
+std::string kept_yaml(const YAML::Node& node) {
+  YAML::Node copy, again;
+  if (!without_style(node, 0, copy)) return {};
+  const std::string text = flow_text(copy);
+  if (text.empty()) return {};
+  try {
+    if (!without_style(YAML::Load(text), 0, again) || flow_text(again) != text) return {};
+  } catch (const YAML::Exception&) {
+    return {};
+  }
+  return text;
+}
+
 // ---- YAML -> table ---------------------------------------------------------------------------
 
 // Counts the nodes a document holds once its aliases are expanded, without expanding them, and
@@ -138,6 +196,15 @@ struct EntryProblem {
 
 [[noreturn]] void entry_fail(const YAML::Node& node, const std::string& reason) {
   throw EntryProblem{node.Mark(), reason};
+}
+
+// An unknown field's value as kept text, or the entry is refused (skipped alone, with its line).
+std::string kept_or_fail(const YAML::Node& value, const std::string& field) {
+  std::string kept = kept_yaml(value);
+  if (kept.empty())
+    entry_fail(value, "field '" + printable(field) + "' cannot be kept (nested deeper than " +
+                          std::to_string(kMaxKeptDepth) + " levels, or YAML that does not read back as itself)");
+  return kept;
 }
 
 std::string scalar_string(const YAML::Node& node, const std::string& field) {
@@ -207,11 +274,11 @@ TuningEntry parse_entry(const YAML::Node& node, bool kiln_written) {
         if (name == "name") e.plugin_name = scalar_string(v, "plugin/name");
         else if (name == "version") e.plugin_version = scalar_string(v, "plugin/version");
         else if (name == "build") e.plugin_build = scalar_string(v, "plugin/build");
-        else if (is_name(name, true)) e.extra_plugin_fields.emplace_back(name, YAML::Dump(v));  // a newer kiln's
+        else if (is_name(name, true)) e.extra_plugin_fields.emplace_back(name, kept_or_fail(v, "plugin/" + name));
         else entry_fail(v, "plugin field '" + printable(name) + "' is not a field name");
       });
     } else if (is_name(field, true)) {
-      e.extra_fields.emplace_back(field, YAML::Dump(value));  // a newer kiln's field: kept as it is
+      e.extra_fields.emplace_back(field, kept_or_fail(value, field));  // a newer kiln's field: kept as it is
     } else {
       entry_fail(value, "field '" + printable(field) + "' is not a field name");
     }
@@ -306,7 +373,12 @@ ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vec
       warn(kv.first.Mark(), "top level", "key '" + printable(key) + "' is not a field name (dropped)");
       continue;
     }
-    out.extra_top.emplace_back(key, YAML::Dump(kv.second));  // a newer kiln's: kept across rewrites
+    std::string kept = kept_yaml(kv.second);  // a newer kiln's: kept across rewrites
+    if (kept.empty()) {
+      warn(kv.first.Mark(), "top level", "key '" + printable(key) + "' cannot be kept (too deep, or does not read back as itself; dropped)");
+      continue;
+    }
+    out.extra_top.emplace_back(key, std::move(kept));
   }
 
   std::size_t seen = 0;  // entries present, valid or not
@@ -407,7 +479,7 @@ void emit_extra(YAML::Emitter& out, const std::string& name, const std::string& 
   try {
     value = YAML::Load(yaml);
   } catch (const YAML::Exception&) {
-    return;  // came from YAML::Dump, so this does not happen; dropping beats writing garbage
+    return;  // came from kept_yaml, so this does not happen; dropping beats writing garbage
   }
   out << YAML::Key << name << YAML::Value << value;
 }

@@ -203,3 +203,48 @@ TEST_CASE("tuning db fuzz: every input loads cleanly or is reported") {
   CHECK(failure.empty());
   CHECK(runs > 0);
 }
+
+// Inputs the fuzz found (seed 17708045071546): an unknown field read in block style came back in
+// flow style, so the table changed on a write and a re-read; a deeply aliased unknown field with a
+// complex key could not be written at all.  Unknown fields are now kept in one style-free form,
+// and a value that cannot be kept refuses its entry alone.
+TEST_CASE("tuning db: unknown fields survive a write and a re-read whatever their style") {
+  const std::string entry = R"(
+schema: 1
+devices:
+  "NVIDIA H200|sm_90|132sm":
+    gemm:
+      "f32|m=128|n=64|k=64":
+        variant: gemm_tiled
+        config: {BM: 128, BN: 64}
+        median_us: 20
+        plugin: {name: gemm, version: 0.1.0, build: abc, arch: : x}
+        extra:
+          nested: {a: [1, 2]}
+          quoted: '~'
+)";
+  std::vector<std::string> warnings;
+  const kiln::TuningTable t = kiln::TuningDb::from_yaml(entry, "unknown.yaml", &warnings);
+  REQUIRE(t.size() == 1);
+  const kiln::TuningTable again = kiln::TuningDb::from_yaml(kiln::TuningDb::to_yaml(t), "again.yaml");
+  CHECK(again == t);
+  const kiln::TuningEntry& e = t.begin()->second.begin()->second.begin()->second;
+  REQUIRE(e.extra_fields.size() == 1);
+  CHECK(e.extra_fields[0].second == "{nested: {a: [1, 2]}, quoted: \"~\"}");
+
+  // Nested past the limit: that entry is refused, with the file named; the file still loads.
+  std::string deep = "[";
+  for (int i = 0; i < 100; ++i) deep += "[";
+  deep += "1";
+  for (int i = 0; i < 101; ++i) deep += "]";
+  const std::string deep_entry = entry.substr(0, entry.find("        extra:")) + "        extra: " + deep + "\n";
+  warnings.clear();
+  const kiln::TuningTable refused = kiln::TuningDb::from_yaml(deep_entry, "deep.yaml", &warnings);
+  std::size_t kept_entries = 0;
+  for (const auto& dev : refused)
+    for (const auto& op : dev.second) kept_entries += op.second.size();
+  CHECK(kept_entries == 0);
+  REQUIRE(!warnings.empty());
+  CHECK(warnings[0].find("deep.yaml") != std::string::npos);
+  CHECK(warnings[0].find("cannot be kept") != std::string::npos);
+}
