@@ -21,7 +21,7 @@ struct RegretOptions {
   int runs = 20, warmup = 3;
   bool warm = false, json = false;
   std::uint64_t input_seed = 42;
-  double time_limit_s = 0;  // > 0: start no problem after this many seconds; the rest are reported unmeasured
+  double time_limit_s = 0;  // > 0: start no problem (after the first) past this many seconds; the rest are reported unmeasured
 };
 int run_regret_bench(const RegretOptions& options);
 

@@ -59,8 +59,9 @@ int run_regret_bench(const RegretOptions& o) {
   for (const PlanItem& item : plan.problems) {
     Row row;
     row.op = item.op;
-    // A lease with a time limit keeps what was measured: the rest are listed, not lost.
-    if (o.time_limit_s > 0 &&
+    // A lease with a time limit keeps what was measured: the rest are listed, not lost.  The
+    // first problem always runs, so a limit shorter than one problem still measures something.
+    if (o.time_limit_s > 0 && done > 0 &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > o.time_limit_s) {
       row.problem = item.op + " " + item.shape;
       row.error = "not measured: --time-limit reached";
