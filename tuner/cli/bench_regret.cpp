@@ -33,6 +33,8 @@ struct Row {
   double op_us = 0, best_us = 0, regret = 0;
   int candidates = 0;
   std::vector<std::pair<std::string, double>> timed;  // every candidate that ran: (candidate, median us)
+  std::string vendor;  // the fastest vendor-library candidate (VariantDesc::vendor), if one ran
+  double vendor_us = 0;
   std::string error;  // why there is no regret for this problem
 };
 
@@ -125,6 +127,10 @@ int run_regret_bench(const RegretOptions& o) {
         ++row.candidates;
         const double us = r.timing.median_us;
         row.timed.emplace_back(c.to_string(), us);
+        if (c.variant->desc().vendor && (row.vendor.empty() || us < row.vendor_us)) {
+          row.vendor = c.to_string();
+          row.vendor_us = us;
+        }
         if (c.variant == decision.variant && c.config == decision.config) {
           row.op_us = us;
           op_ok = true;
@@ -167,6 +173,7 @@ int run_regret_bench(const RegretOptions& o) {
         Json timed = Json::object();  // op() against any candidate, e.g. the vendor's
         for (const auto& t : r.timed) timed.set(t.first, t.second);
         j.set("candidate_us", std::move(timed));
+        if (!r.vendor.empty()) j.set("vendor", r.vendor).set("vendor_us", r.vendor_us);
       }
       arr.push(std::move(j));
     }
