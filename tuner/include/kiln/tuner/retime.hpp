@@ -11,8 +11,9 @@
 //     (default_finalists), and prefers it on a tie: cuBLASLt's `algo=0` (its heuristic's first
 //     choice) stays unless another algo beats it by more than the measured noise.
 //
-//   for (int r = 0; r < kiln::balanced_retime_rounds(5); ++r)      // 6 rounds
-//     for (std::size_t f : kiln::retime_order(k, r)) time(finalist[f]);
+//   const std::size_t k = 3;                                           // finalists
+//   for (int r = 0; r < kiln::balanced_retime_rounds(5); ++r)          // 6 rounds
+//     for (std::size_t f : kiln::retime_order(k, r)) std::cout << f;   // 012 210 120 021 201 102
 #pragma once
 #include <cstddef>
 #include <string>

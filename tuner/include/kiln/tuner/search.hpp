@@ -13,6 +13,7 @@
 
 #include "kiln/tuner/candidate.hpp"
 #include "kiln/tuner/evaluator.hpp"
+#include "kiln/tuner/retime.hpp"  // the finalists' re-timing and choice under clock drift
 #include "kiln/tuner/strategy.hpp"
 
 namespace kiln {
