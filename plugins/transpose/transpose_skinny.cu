@@ -20,7 +20,7 @@ cudaError_t launch_skinny(const TransposeOperands& o, const SkinnyTile& t, const
                           cudaStream_t stream) {
   auto* kernel = &transpose_skinny_kernel<T, BLOCK>;
   const int smem = static_cast<int>(t.smem_bytes(static_cast<int>(sizeof(T))));
-  // Up to 1.5 x tile_elems elements (a 2-row tile's odd pitch is 3): past the default 48 KiB, opt in.
+  // Up to 1.5 x tile_bytes (a 2-row tile's odd pitch is 3): past the default 48 KiB, opt in.
   cudaError_t e = cudaSuccess;
   if (smem > 48 * 1024) {
     e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
@@ -56,15 +56,15 @@ class TransposeSkinny final : public Variant {
     if (o.numel() == 0) return Status::success();
     const auto s = static_cast<cudaStream_t>(stream.handle());
     if (o.copy) return transpose_copy(o, s, name());
-    const int block = config.get_or("block", 0), tile_elems = config.get_or("tile_elems", 0);
-    if (tile_elems < 1024 || tile_elems > 16384)
-      return Status::fail(ErrorKind::argument, "transpose_skinny: tile_elems must be in [1024, 16384], got " +
-                                                   std::to_string(tile_elems));
+    const int block = config.get_or("block", 0), tile_bytes = config.get_or("tile_bytes", 0);
+    if (tile_bytes < 2048 || tile_bytes > 65536)
+      return Status::fail(ErrorKind::argument, "transpose_skinny: tile_bytes must be in [2048, 65536], got " +
+                                                   std::to_string(tile_bytes));
     if (std::min(o.m, o.n) > kSkinnyMaxShort)
       return Status::fail(ErrorKind::unsupported, "transpose_skinny: no side of at most 256");
     const int sms = sm_count(problem.device);
     if (sms <= 0) return Status::fail(ErrorKind::cuda, "transpose_skinny: cannot query the SM count");
-    const int access_bytes = config.get_or("access_bytes", 4);  // absent in configs tuned before it existed
+    const int access_bytes = config.get_or("access_bytes", 4);  // absent: the default
     if (access_bytes != 2 && access_bytes != 4)
       return Status::fail(ErrorKind::argument, "transpose_skinny: access_bytes must be 2 or 4, got " +
                                                    std::to_string(access_bytes));
@@ -72,7 +72,7 @@ class TransposeSkinny final : public Variant {
     if (!two && access_bytes != 4)
       return Status::fail(ErrorKind::argument, "transpose_skinny: access_bytes=2 is for 2-byte types only");
     const bool want_pairs = two && access_bytes == 4;
-    const SkinnyTile t = skinny_tile(o.m, o.n, tile_elems, want_pairs ? 2 : 1);
+    const SkinnyTile t = skinny_tile(o.m, o.n, tile_bytes / o.elem_bytes, want_pairs ? 2 : 1);
     SkinnyPairs pairs;
     if (want_pairs)
       pairs = skinny_pairs(reinterpret_cast<std::uintptr_t>(o.in), reinterpret_cast<std::uintptr_t>(o.out), o.ld_in,

@@ -26,7 +26,7 @@ inline constexpr int kSkinnyIlp = 8;  // loads each thread issues before storing
 
 namespace skinny_detail {
 
-// Linear walk over `total` units of a tile whose rows hold `per_row` units: unit e is (e / per_row,
+// Linear walk (the pair paths) over the units of a tile whose rows hold `per_row` units: unit e is (e / per_row,
 // e % per_row); quotient and remainder advance by BLOCK without dividing.
 template <int BLOCK>
 struct Walk {
@@ -45,21 +45,28 @@ struct Walk {
   }
 };
 
-// Read phase, one element per load, in the order of `in`.
+// Read phase, one element per load, in the order of `in`: element e is (e / cols, e % cols).
+// (Written out as before the pairs existed, so 4-byte types compile to the same code.)
 template <class T, int BLOCK>
 __device__ void read_elements(const T* __restrict__ in, std::int64_t ld_in, std::int64_t r0, std::int64_t c0, int rows,
                               int cols, T* s, int pitch) {
   const int total = rows * cols;
-  Walk<BLOCK> w(cols, static_cast<int>(threadIdx.x));  // q: row, r: column
+  const int q_step = BLOCK / cols, r_step = BLOCK - (BLOCK / cols) * cols;
+  int r = static_cast<int>(threadIdx.x) / cols, c = static_cast<int>(threadIdx.x) - r * cols;
   for (int e0 = 0; e0 < total; e0 += BLOCK * kSkinnyIlp) {
     T v[kSkinnyIlp];
     int rr[kSkinnyIlp], cc[kSkinnyIlp];
 #pragma unroll
     for (int i = 0; i < kSkinnyIlp; ++i) {
-      rr[i] = w.q;
-      cc[i] = w.r;
-      if (e0 + i * BLOCK + static_cast<int>(threadIdx.x) < total) v[i] = __ldcs(in + (r0 + w.q) * ld_in + c0 + w.r);
-      w.next();
+      rr[i] = r;
+      cc[i] = c;
+      if (e0 + i * BLOCK + static_cast<int>(threadIdx.x) < total) v[i] = __ldcs(in + (r0 + r) * ld_in + c0 + c);
+      r += q_step;
+      c += r_step;
+      if (c >= cols) {
+        c -= cols;
+        ++r;
+      }
     }
 #pragma unroll
     for (int i = 0; i < kSkinnyIlp; ++i)
@@ -97,15 +104,22 @@ __device__ void read_pairs(const std::uint16_t* __restrict__ in, std::int64_t ld
   }
 }
 
-// Write phase, one element per store, in the order of `out`: out row c, column r.
+// Write phase, one element per store, in the order of `out`: element e is out row (e / rows),
+// column (e % rows).
 template <class T, int BLOCK>
 __device__ void write_elements(T* __restrict__ out, std::int64_t ld_out, std::int64_t r0, std::int64_t c0, int rows,
                                int cols, const T* s, int pitch) {
   const int total = rows * cols;
-  Walk<BLOCK> w(rows, static_cast<int>(threadIdx.x));  // q: column of in (row of out), r: row of in
+  const int q_step = BLOCK / rows, r_step = BLOCK - (BLOCK / rows) * rows;
+  int c = static_cast<int>(threadIdx.x) / rows, r = static_cast<int>(threadIdx.x) - c * rows;
   for (int e = threadIdx.x; e < total; e += BLOCK) {
-    __stcs(out + (c0 + w.q) * ld_out + r0 + w.r, s[w.q * pitch + w.r]);
-    w.next();
+    __stcs(out + (c0 + c) * ld_out + r0 + r, s[c * pitch + r]);
+    c += q_step;
+    r += r_step;
+    if (r >= rows) {
+      r -= rows;
+      ++c;
+    }
   }
 }
 

@@ -243,9 +243,9 @@ TEST_CASE("transpose_skinny moves 2-byte pairs where alignment allows, elements 
   // Sanitizer runs take bf16 only (f16 runs the same kernels) and the smaller tiles (more of them).
   const bool quick = kiln_test::quick_mode();
   const std::vector<kiln::DType> dtypes = quick ? std::vector<kiln::DType>{kiln::bf16} : std::vector<kiln::DType>{kiln::bf16, kiln::f16};
-  const std::vector<int> tile_sizes = quick ? std::vector<int>{1024} : std::vector<int>{1024, 8192};
+  const std::vector<int> tile_sizes = quick ? std::vector<int>{2048} : std::vector<int>{2048, 16384};  // bytes
   for (const kiln::DType dtype : dtypes)
-    // Wide and tall, odd and even extents; tile_elems 1024 cuts the long side into several
+    // Wide and tall, odd and even extents; 2 KiB tiles (1024 elements) cut the long side into several
     // tiles whose last one is partial (37 x 1001: spans of 26, the last 13 wide), 1 x 9 and
     // 9 x 1 have a single row or column.
     for (const auto& shape : {std::array<std::int64_t, 2>{37, 1001}, std::array<std::int64_t, 2>{1001, 37},
@@ -267,9 +267,9 @@ TEST_CASE("transpose_skinny moves 2-byte pairs where alignment allows, elements 
             const kiln::Args args{in.view, out.view};
             const kiln::Problem p = op.problem(args);
             for (const int access_bytes : {2, 4})
-              for (const int tile_elems : tile_sizes) {
-                const kiln::Config config{{"block", 256}, {"tile_elems", tile_elems}, {"access_bytes", access_bytes}};
-                const tr::SkinnyTile tile = tr::skinny_tile(m, n, tile_elems, access_bytes == 4 ? 2 : 1);
+              for (const int tile_bytes : tile_sizes) {
+                const kiln::Config config{{"block", 256}, {"tile_bytes", tile_bytes}, {"access_bytes", access_bytes}};
+                const tr::SkinnyTile tile = tr::skinny_tile(m, n, tile_bytes / 2, access_bytes == 4 ? 2 : 1);
                 const tr::SkinnyPairs pairs = tr::skinny_pairs(reinterpret_cast<std::uintptr_t>(in.view.data),
                                                                reinterpret_cast<std::uintptr_t>(out.view.data),
                                                                m > 1 ? n + pad_in : n, n > 1 ? m + pad_out : m, m, n, tile);
@@ -296,7 +296,7 @@ TEST_CASE("transpose_skinny moves 2-byte pairs where alignment allows, elements 
   CHECK(runs == static_cast<std::int64_t>(dtypes.size() * tile_sizes.size()) * 7 * 3 * 2 * 2 * 2);
   // 4-byte types take only 4-byte accesses.
   const kiln::Problem f32p = schema.problem_from_dims(kiln::f32, {100, 1000}, gpu);
-  CHECK(skinny->space().violated(kiln::Config{{"block", 256}, {"tile_elems", 8192}, {"access_bytes", 2}}, dev, f32p));
+  CHECK(skinny->space().violated(kiln::Config{{"block", 256}, {"tile_bytes", 32768}, {"access_bytes", 2}}, dev, f32p));
 }
 
 TEST_CASE("transpose honours both row strides and leaves the padding alone", "[transpose][gpu]") {

@@ -256,13 +256,15 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     CHECK(s.count_valid(dev, half) == 18);
     CHECK(!s.violated(tr::skinny_default(dev), dev, half));
     CHECK(tr::skinny_default(dev).get("access_bytes") == 4);
+    CHECK(tr::skinny_default(dev).get("tile_bytes") == 32768);  // 8192 floats, 16384 halves
     // 1025 x 2047 has no short side; 100 x 10^6 and 10^6 x 100 do.
     const kiln::Support no = tr::skinny_supports(p);
     CHECK(!no.ok);
     CHECK(contains(no.reason, "at most 256"));
     kiln::Problem wide = reg.op("transpose").problem_from_dims(kiln::f32, {100, 1000000}, kiln::Device::cuda(0));
     CHECK(tr::skinny_supports(wide).ok);
-    // Tiles: the short side whole, the long side a multiple of 32 within tile_elems.
+    // Tiles (in elements: tile_bytes / element size): the short side whole, the long side a
+    // multiple of 32 within them.
     const tr::SkinnyTile w = tr::skinny_tile(100, 1000000, 8192);
     CHECK(w.rows == 100);
     CHECK(w.cols == 64);
