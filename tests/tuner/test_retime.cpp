@@ -11,6 +11,7 @@
 #include <kiln/tuner/retime.hpp>
 #include <kiln/tuner/search.hpp>
 
+#include "bench_rounds.hpp"
 #include "catch.hpp"
 #include "synthetic.hpp"
 
@@ -191,4 +192,39 @@ TEST_CASE("paired choice: sample noise keeps near ties tied; too few rounds fall
   const kiln::RoundSamples one = {{tight[0][0], tight[0][1]}, {tight[1][0], tight[1][1]}};
   kiln::choose_winner_paired(timed_of(one), one, 0.001, &note);
   CHECK(note.find("pairs of rounds") == std::string::npos);
+}
+
+TEST_CASE("kiln bench times its rows in rounds, forward then backward") {
+  using kiln::cli::bench_visits;
+  const auto v = bench_visits(3, 20, 3);
+  REQUIRE(v.size() == 12);
+  std::vector<std::size_t> order;
+  for (const auto& x : v) order.push_back(x.row);
+  CHECK(order == std::vector<std::size_t>{0, 1, 2, 2, 1, 0, 1, 2, 0, 0, 2, 1});
+  for (std::size_t row = 0; row < 3; ++row) {
+    int runs = 0, warmups = 0, visits = 0;
+    for (const auto& x : v)
+      if (x.row == row) {
+        runs += x.runs;
+        warmups += x.warmup;
+        ++visits;
+      }
+    CHECK(runs == 20);  // --runs honoured exactly
+    CHECK(visits == 4);
+    CHECK(warmups == 3 + 1 + 1 + 1);
+  }
+  // 22 runs: the first two rounds take 6, the last two 5.
+  int total = 0;
+  for (const auto& x : bench_visits(2, 22, 0)) {
+    total += x.runs;
+    CHECK(x.warmup == 0);
+  }
+  CHECK(total == 44);
+  CHECK(bench_visits(2, 22, 0).front().runs == 6);
+  CHECK(bench_visits(2, 22, 0).back().runs == 5);
+  // One row, or fewer than 4 runs: one visit each, as before.
+  CHECK(bench_visits(1, 20, 3).size() == 1);
+  CHECK(bench_visits(1, 20, 3).front().runs == 20);
+  CHECK(bench_visits(3, 3, 2).size() == 3);
+  CHECK(bench_visits(0, 20, 3).empty());
 }
