@@ -52,7 +52,7 @@ std::size_t choose_winner(const std::vector<CandidateResult>& timed, double tie_
   }
   std::size_t winner = tied.front();
   for (std::size_t i : tied)
-    if (preferred_on_tie(timed[i].candidate, timed[winner].candidate)) winner = i;
+    if (preferred_finalist(timed[i].candidate, timed[winner].candidate)) winner = i;
   if (note) {
     if (timed.size() == 1) {
       *note = "the only finalist";
@@ -63,11 +63,11 @@ std::size_t choose_winner(const std::vector<CandidateResult>& timed, double tie_
       for (std::size_t i : tied)
         if (i != winner) names += (names.empty() ? "" : ", ") + timed[i].candidate.to_string();
       if (winner == fastest)
-        *note = "fastest; within the measured noise of " + names + ", and the tie rule (higher priority, then smaller config) agrees";
+        *note = "fastest; within the measured noise of " + names + ", and the tie rule (higher priority, then the variant's default, then smaller config) agrees";
       else
         *note = "within the measured noise of the fastest (" + fmt_us(best.median_us) + " vs " +
                 fmt_us(timed[winner].timing.median_us) + "); chosen over " + names +
-                " by the tie rule (higher priority, then smaller config)";
+                " by the tie rule (higher priority, then the variant's default, then smaller config)";
     }
   }
   return winner;
@@ -173,8 +173,8 @@ SearchResult run_search(Evaluator& evaluator, const std::vector<Candidate>& cand
 
   if (options.on_status) options.on_status("re-timing " + std::to_string(k) + " finalists interleaved");
   // Re-time the finalists interleaved, in pairs of rounds forward then backward (retime_order),
-  // so that clock and thermal drift fall on every finalist alike; each round's medians are kept
-  // for the round-by-round comparison.
+  // so that clock and thermal drift fall on every finalist alike; each round's samples are kept
+  // for the comparison within pairs of rounds (choose_winner_paired).
   const int rounds = balanced_retime_rounds(options.retime_rounds);
   std::vector<std::vector<double>> samples(k);
   RoundSamples round_samples(k);
