@@ -21,7 +21,8 @@ left() { [ $SECONDS -lt "$deadline" ] || { say "skipped (deadline): $1"; return 
 say "build $SECONDS s"
 # (bench shape, the best earlier variant on it)
 shapes="1x67108864x100:topk_radix_select 1x268435456x1000:topk_block_merge 1x1048576x4096:topk_radix_select
-64x1048576x64:topk_block_merge 1024x65536x256:topk_radix_select 4096x32768x32:topk_block_merge 16384x1024x8:topk_row_select"
+64x1048576x64:topk_block_merge 1024x65536x256:topk_radix_select 4096x32768x32:topk_block_merge 16384x1024x8:topk_row_select
+1x16777216x100:topk_radix_select 1x67108864x2048:topk_radix_select 1x1048576x1:topk_block_merge"
 left "test_topk_sample_select_gpu" && { timeout 60 $b/bin/test_topk_sample_select_gpu >"$out/tests.log" 2>&1
   say "test_topk_sample_select_gpu rc=$? $(tail -2 "$out/tests.log" | tr '\n' ' ')"; }
 left bench && { : >"$out/bench.log"; for sv in $shapes; do

@@ -63,9 +63,14 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
       x, l.x_stride, l.n, l.largest, r.plan.samples, r.plan.rank, states, failed);
   sample_filter_kernel<T, BLOCK, ITEMS><<<dim3(rows, unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
       x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
-  sample_select_kernel<T, kSampleBlock><<<rows, kSampleBlock, 0, stream>>>(
-      x, l.x_stride, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
-      l.v_stride, l.indices, l.i_stride);
+  if (l.rows <= kSampleSelectWideRows)
+    sample_select_kernel<T, kSampleSelectWideBlock><<<rows, kSampleSelectWideBlock, 0, stream>>>(
+        x, l.x_stride, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        l.v_stride, l.indices, l.i_stride);
+  else
+    sample_select_kernel<T, kSampleSelectBlock><<<rows, kSampleSelectBlock, 0, stream>>>(
+        x, l.x_stride, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        l.v_stride, l.indices, l.i_stride);
   // The fallback: topk_radix_select's passes for the rows whose candidates missed the answer
   // (fewer than k, or more than the buffer holds).  Queued always (no host sync); with no failed
   // row each launch is kSampleFallbackGrid blocks that return at once.
@@ -104,7 +109,7 @@ const std::array<Launcher, kTiles> kLaunchers = launcher_table(std::make_index_s
 class SampleSelect final : public Variant {
  public:
   SampleSelect()
-      : Variant(VariantDesc{"topk_sample_select", "topk", DeviceKind::cuda, {f32}, 60,
+      : Variant(VariantDesc{"topk_sample_select", "topk", DeviceKind::cuda, {f32}, 52,
                             "threshold from a sample of the row; one filtering pass; radix select and sort of the "
                             "candidates (topk_radix_select's passes when they miss)",
                             false, false},

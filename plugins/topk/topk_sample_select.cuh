@@ -30,6 +30,9 @@ namespace kiln::topk {
 struct SampleRowState {
   std::uint32_t threshold;  // rank threshold of the filter
   std::uint32_t count;      // keys with rank >= threshold (may exceed the buffer)
+  std::uint32_t best;       // the largest rank among them (the candidates' keys share the bits
+                            // above the highest one in which threshold and best differ)
+  std::uint32_t unused;
 };
 
 // Block-wide maximum of v (every thread gets it); `scratch` holds 32 words.
@@ -57,7 +60,6 @@ template <class T, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     sample_threshold_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest, int samples,
                             int rank, SampleRowState* __restrict__ states, std::uint32_t* __restrict__ failed) {
-  static_assert(BLOCK * kSampleRun == kSampleMax, "one run of the sample per thread");
   __shared__ std::uint32_t s_rank[kSampleMax];
   __shared__ std::uint32_t hist[33 * 32];  // [band or sub-bin][lane]: no two lanes of a warp collide
   __shared__ std::uint32_t s_band[33];
@@ -77,16 +79,19 @@ __global__ void __launch_bounds__(BLOCK)
       best = r > best ? r : best;
     }
   } else {
-    // samples == kSampleMax < n: thread t reads the run starting at t * n / BLOCK (runs do
-    // not overlap: n / BLOCK > kSampleRun).
-    const std::int64_t start = std::int64_t(t) * n / BLOCK;
-    std::uint32_t r[kSampleRun];
+    // samples < n, a multiple of kSampleRun: run g starts at g * n / runs (runs do not overlap:
+    // n / runs > kSampleRun).
+    const int runs = samples / kSampleRun;
+    for (int g = t; g < runs; g += BLOCK) {
+      const std::int64_t start = std::int64_t(g) * n / runs;
+      std::uint32_t r[kSampleRun];
 #pragma unroll
-    for (int i = 0; i < kSampleRun; ++i) r[i] = rank_of(__ldg(xr + start + i), largest != 0);
+      for (int i = 0; i < kSampleRun; ++i) r[i] = rank_of(__ldg(xr + start + i), largest != 0);
 #pragma unroll
-    for (int i = 0; i < kSampleRun; ++i) {
-      s_rank[t * kSampleRun + i] = r[i];
-      best = r[i] > best ? r[i] : best;
+      for (int i = 0; i < kSampleRun; ++i) {
+        s_rank[g * kSampleRun + i] = r[i];
+        best = r[i] > best ? r[i] : best;
+      }
     }
   }
   for (int b = t; b < 33 * 32; b += BLOCK) hist[b] = 0;
@@ -119,7 +124,7 @@ __global__ void __launch_bounds__(BLOCK)
   __syncthreads();
   const int band = s_found;
   if (band == 0) {
-    if (t == 0) states[row] = SampleRowState{top, 0u};
+    if (t == 0) states[row] = SampleRowState{top, 0u, 0u, 0u};
     return;
   }
   // Split band b* = [2^(b*-1), 2^b*) into 32 equal sub-bins (or its 2^(b*-1) single distances) and
@@ -149,7 +154,7 @@ __global__ void __launch_bounds__(BLOCK)
       }
     }
     const std::uint32_t threshold = reach >= top ? 0u : top - std::uint32_t(reach);
-    states[row] = SampleRowState{threshold, 0u};
+    states[row] = SampleRowState{threshold, 0u, 0u, 0u};
   }
 }
 
@@ -161,6 +166,8 @@ __global__ void __launch_bounds__(BLOCK)
   const std::int64_t row = blockIdx.x;
   const std::uint32_t threshold = states[row].threshold;
   std::uint32_t* count = &states[row].count;
+  std::uint32_t* best = &states[row].best;
+  const int lane = threadIdx.x & 31;
   std::uint64_t* out = cands + row * cand_cap;
   const int cap = cand_cap < 0x7FFFFFFF ? int(cand_cap) : 0x7FFFFFFF;
   const T* xr = x + row * x_stride;
@@ -174,12 +181,14 @@ __global__ void __launch_bounds__(BLOCK)
       const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
       if (j < end) v[i] = __ldg(xr + j);
     }
+    std::uint32_t rk[ITEMS];
     bool take[ITEMS];
     bool any = false;
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
       const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
-      take[i] = j < end && rank_of(v[i], largest != 0) >= threshold;
+      rk[i] = rank_of(v[i], largest != 0);
+      take[i] = j < end && rk[i] >= threshold;
       any = any || take[i];
     }
     // On typical data a tile has no candidate at all: one vote skips the appends.
@@ -187,7 +196,18 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
       const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
-      warp_append(take[i], take[i] ? key_of(v[i], j, largest != 0) : kNoElement, out, count, cap);
+      // Warp-aggregated append: one atomic for the slots and one for the best rank per warp.
+      const unsigned ballot = __ballot_sync(0xFFFFFFFFu, take[i]);
+      if (ballot == 0) continue;
+      const int leader = __ffs(ballot) - 1;
+      const std::uint32_t top = __reduce_max_sync(0xFFFFFFFFu, take[i] ? rk[i] : 0u);
+      std::uint32_t slot = 0;
+      if (lane == leader) {
+        slot = atomicAdd(count, std::uint32_t(__popc(ballot)));
+        atomicMax(best, top);
+      }
+      slot = __shfl_sync(0xFFFFFFFFu, slot, leader) + __popc(ballot & ((1u << lane) - 1u));
+      if (take[i] && slot < std::uint32_t(cap)) out[slot] = (std::uint64_t(rk[i]) << 32) | std::uint32_t(~std::uint32_t(j));
     }
   }
 }
@@ -203,7 +223,6 @@ __global__ void __launch_bounds__(BLOCK)
                          std::int32_t* __restrict__ indices, std::int64_t i_stride) {
   __shared__ std::uint64_t list[kSampleSortCap];
   __shared__ std::uint32_t hist[256];
-  __shared__ std::uint64_t scratch[32];
   __shared__ std::uint32_t s_digit, s_above, s_bucket, s_count;
   const std::int64_t row = blockIdx.x;
   const int t = threadIdx.x, lane = t & 31;
@@ -221,32 +240,34 @@ __global__ void __launch_bounds__(BLOCK)
 
   std::uint64_t prefix = 0, mask = 0;
   std::uint32_t greater = 0;
+  constexpr int IT = kSampleSelectItems;  // keys per thread in flight
   if (count > kSampleSortCap) {
-    // Bits above the highest one in which the candidates differ are common to all: skip them.
-    std::uint64_t hi_key = 0, lo_key = ~std::uint64_t(0);
-    for (int j = t; j < count; j += BLOCK) {
-      const std::uint64_t key = load_key(in + j);
-      hi_key = key > hi_key ? key : hi_key;
-      lo_key = key < lo_key ? key : lo_key;
-    }
-    hi_key = block_max<BLOCK>(hi_key, scratch);
-    lo_key = ~block_max<BLOCK>(~lo_key, scratch);
-    int hi = 64 - __clzll((long long)(hi_key ^ lo_key));  // keys are unique: count > 1 means hi >= 1
+    // Every candidate's rank lies in [threshold, best]: the bits above the highest one in which
+    // those two differ are common to all candidates; the digits start below them.
+    const std::uint32_t lo_rank = states[row].threshold, hi_rank = states[row].best;
+    int hi = 32 + (lo_rank == hi_rank ? 0 : 32 - __clz(int(lo_rank ^ hi_rank)));
     mask = hi >= 64 ? 0 : ~((std::uint64_t(1) << hi) - 1);
-    prefix = hi_key & mask;
+    prefix = (std::uint64_t(hi_rank) << 32) & mask;
     while (true) {
       const int lo = hi > 8 ? hi - 8 : 0;
       const std::uint32_t digit_mask = (1u << (hi - lo)) - 1;
       for (int b = t; b < 256; b += BLOCK) hist[b] = 0;
       __syncthreads();
-      for (int base = 0; base < count; base += BLOCK) {
-        const int j = base + t;
-        const std::uint64_t key = j < count ? load_key(in + j) : kNoElement;
-        const bool match = j < count && (key & mask) == prefix;
-        const std::uint32_t digit = match ? std::uint32_t(key >> lo) & digit_mask : 0xFFFFFFFFu;
-        // Candidates crowd into few digits (ties): one atomic per distinct digit of the warp.
-        const unsigned same = __match_any_sync(0xFFFFFFFFu, digit);
-        if (match && lane == __ffs(same) - 1) atomicAdd(hist + digit, std::uint32_t(__popc(same)));
+      for (int base = 0; base < count; base += BLOCK * IT) {
+        std::uint64_t key[IT];
+#pragma unroll
+        for (int i = 0; i < IT; ++i) {
+          const int j = base + i * BLOCK + t;
+          key[i] = j < count ? load_key(in + j) : kNoElement;
+        }
+#pragma unroll
+        for (int i = 0; i < IT; ++i) {
+          const bool match = key[i] != kNoElement && (key[i] & mask) == prefix;
+          const std::uint32_t digit = match ? std::uint32_t(key[i] >> lo) & digit_mask : 0xFFFFFFFFu;
+          // Candidates crowd into few digits (ties): one atomic per distinct digit of the warp.
+          const unsigned same = __match_any_sync(0xFFFFFFFFu, digit);
+          if (match && lane == __ffs(same) - 1) atomicAdd(hist + digit, std::uint32_t(__popc(same)));
+        }
       }
       __syncthreads();
       if (t < 32) {
@@ -293,17 +314,24 @@ __global__ void __launch_bounds__(BLOCK)
   // capacity keys (all of them when count fits).
   if (t == 0) s_count = 0;
   __syncthreads();
-  for (int base = 0; base < count; base += BLOCK) {
-    const int j = base + t;
-    const std::uint64_t key = j < count ? load_key(in + j) : kNoElement;
-    const bool take = j < count && (key & mask) >= prefix;
-    const unsigned ballot = __ballot_sync(0xFFFFFFFFu, take);
-    if (ballot != 0) {
-      const int leader = __ffs(ballot) - 1;
-      std::uint32_t slot = 0;
-      if (lane == leader) slot = atomicAdd(&s_count, std::uint32_t(__popc(ballot)));
-      slot = __shfl_sync(0xFFFFFFFFu, slot, leader);
-      if (take) list[slot + __popc(ballot & ((1u << lane) - 1u))] = key;
+  for (int base = 0; base < count; base += BLOCK * IT) {
+    std::uint64_t key[IT];
+#pragma unroll
+    for (int i = 0; i < IT; ++i) {
+      const int j = base + i * BLOCK + t;
+      key[i] = j < count ? load_key(in + j) : kNoElement;
+    }
+#pragma unroll
+    for (int i = 0; i < IT; ++i) {
+      const bool take = key[i] != kNoElement && (key[i] & mask) >= prefix;
+      const unsigned ballot = __ballot_sync(0xFFFFFFFFu, take);
+      if (ballot != 0) {
+        const int leader = __ffs(ballot) - 1;
+        std::uint32_t slot = 0;
+        if (lane == leader) slot = atomicAdd(&s_count, std::uint32_t(__popc(ballot)));
+        slot = __shfl_sync(0xFFFFFFFFu, slot, leader);
+        if (take) list[slot + __popc(ballot & ((1u << lane) - 1u))] = key[i];
+      }
     }
   }
   __syncthreads();

@@ -21,14 +21,23 @@ namespace kiln::topk {
 inline constexpr TileShape kSampleFilterTiles[] = {{256, 16}, {512, 8}, {512, 16}, {1024, 8}};
 inline constexpr int kSampleMax = 8192;         // sampled ranks in shared memory (32 KiB)
 inline constexpr int kSampleRun = 8;            // contiguous elements per sample run (one 32-byte sector of f32)
-inline constexpr int kSampleBlock = 1024;       // threads of the sample and select kernels
+inline constexpr int kSampleMin = 1024;         // the smallest sample of a row longer than kSampleMax
+inline constexpr int kSampleDensity = 32;       // otherwise n / 32 elements (one in 32), up to kSampleMax
+inline constexpr int kSampleBlock = 256;        // threads of the sample kernel
+inline constexpr int kSampleSelectItems = 8;    // candidate keys per thread in flight in the select kernel
+// Threads of the select kernel: few rows have many candidates each (1024 threads pull them from
+// L2 faster), many rows few (256 threads keep more rows resident per SM).
+inline constexpr int kSampleSelectWideBlock = 1024;
+inline constexpr int kSampleSelectBlock = 256;
+inline constexpr int kSampleSelectWideRows = 128;  // up to this many rows use the wide block
 inline constexpr int kSampleSortCap = 4096;     // keys sorted in shared memory by the select kernel
 inline constexpr TileShape kSampleFallbackTile = {512, 8};  // the radix_select passes of rows whose filter failed
 inline constexpr int kSampleFallbackGrid = 512;             // blocks of each fallback launch (they loop over chunks)
 
 // What one launch does with a row of n, given k (the same for every row).
 struct SamplePlan {
-  int samples = 0;            // ranks sampled per row: n when n <= kSampleMax, else kSampleMax
+  int samples = 0;            // ranks sampled per row: n when n <= kSampleMax, else n / 32
+                              // (a multiple of kSampleRun) within [kSampleMin, kSampleMax]
   int rank = 0;               // the threshold is at or below the rank-th best sample
   std::int64_t cand_cap = 0;  // candidate keys kept per row (at least n when samples == n, and at
                               // least the fallback's sort capacity, whose buffer it shares)

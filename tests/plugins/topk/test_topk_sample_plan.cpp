@@ -1,5 +1,6 @@
 // topk_sample_select's plan (host only): the whole row is the sample up to kSampleMax, with the
-// threshold rank k and room for every element; above it the threshold rank grows with k p, the
+// threshold rank k and room for every element; above it one element in 32 (within kSampleMin and
+// kSampleMax) is sampled, the threshold rank grows with k p, the
 // candidate buffer holds 8x the expected candidates and never less than the fallback's selection.
 #include <cstdint>
 
@@ -36,11 +37,16 @@ TEST_CASE("topk_sample_select's threshold rank and candidate buffer on long rows
   CHECK(b.rank == 58);
   CHECK(b.cand_cap == 65536);
   CHECK(b.fallback_cap == 4096);
-  // Just above kSampleMax with k close to n: the buffer is capped by n (it cannot overflow).
+  // Just above kSampleMax: one element in 32 sampled, at least kSampleMin; with k close to n the
+  // buffer is capped by n (it cannot overflow).
   const auto c = sample_plan(8193, 4096);
-  CHECK(c.samples == kiln::topk::kSampleMax);
+  CHECK(c.samples == kiln::topk::kSampleMin);
   CHECK(c.rank <= c.samples);
   CHECK(c.cand_cap == 8193);
+  // One in 32 between: 32768 x 32 = 2^20 elements give 8192 samples, 65536 give 2048.
+  CHECK(sample_plan(std::int64_t(1) << 20, 1).samples == 8192);
+  CHECK(sample_plan(65536, 1).samples == 2048);
+  CHECK(sample_plan(65543, 1).samples % kiln::topk::kSampleRun == 0);
   // The buffer never drops below the fallback's selection (it is reused as that).
   for (std::int64_t k : {1, 64, 2048, 4096}) {
     const auto d = sample_plan(1000003, k);

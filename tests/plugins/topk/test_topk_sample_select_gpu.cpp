@@ -177,15 +177,17 @@ TEST_CASE("topk_sample_select is exact on rows that defeat the sample (the fallb
       // A tie class of 3/4 of the row straddling the k-th place, one better and a few worse values.
       for (std::size_t i = 0; i < total; ++i) x[i] = (rng() % 4) ? 0.25f : u(rng);
       check_rows(rt, *v, x, s, largest, pitched, configs, ws, "tie at the k-th");
-      // The best values sit exactly on the sampled runs (t * n / 1024, 8 long), all distinct and
-      // better than the rest: the threshold is so high that fewer than k elements pass.
+      // The best values sit exactly on the sampled runs (g * n / runs, kSampleRun long), all
+      // distinct and better than the rest: the threshold is so high that fewer than k pass.
       for (std::size_t i = 0; i < total; ++i) x[i] = u(rng) * 0.5f;
+      const kiln::topk::SamplePlan plan = kiln::topk::sample_plan(n, k);
       if (n > kiln::topk::kSampleMax) {
+        const std::int64_t runs = plan.samples / kiln::topk::kSampleRun;
         for (std::int64_t r = 0; r < s.rows; ++r)
-          for (std::int64_t t = 0; t < kiln::topk::kSampleBlock; ++t)
+          for (std::int64_t g = 0; g < runs; ++g)
             for (int i = 0; i < kiln::topk::kSampleRun; ++i) {
-              const std::int64_t j = t * n / kiln::topk::kSampleBlock + i;
-              const float big = 2.0f + float(t * kiln::topk::kSampleRun + i) / 1024.0f;
+              const std::int64_t j = g * n / runs + i;
+              const float big = 2.0f + float(g * kiln::topk::kSampleRun + i) / 1024.0f;
               x[std::size_t(r * n + j)] = largest ? big : -big;
             }
       }
