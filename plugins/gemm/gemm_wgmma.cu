@@ -81,7 +81,8 @@ struct MapKey {
   bool c_half;
   bool operator==(const MapKey& o) const {
     return a == o.a && b == o.b && c == o.c && a_lo == o.a_lo && b_lo == o.b_lo && m == o.m && n == o.n && k == o.k &&
-           batch == o.batch && lda == o.lda && ldb == o.ldb && ldc == o.ldc && stride_a == o.stride_a && stride_b == o.stride_b && stride_c == o.stride_c &&
+           batch == o.batch && lda == o.lda && ldb == o.ldb && ldc == o.ldc && stride_a == o.stride_a &&
+           stride_b == o.stride_b && stride_c == o.stride_c &&
            c_half == o.c_half;
   }
 };

@@ -1,4 +1,4 @@
-// Hopper bf16 / f16 / TF32 gemm: wgmma.mma_async fed by TMA, warp-specialised and persistent (sm_90a).
+// Hopper bf16 / f16 / TF32 / 3xTF32 gemm: wgmma.mma_async fed by TMA, warp-specialised and persistent (sm_90a).
 //
 //  - Block = 1 producer warpgroup + CONSUMERS consumer warpgroups.  One producer thread issues
 //    TMA loads of the A tile (BM rows x 128 bytes of k: 64 16-bit or 32 f32 elements) and the B

@@ -1,4 +1,4 @@
-// gemm_wgmma: kiln's Hopper bf16 / f16 / TF32 gemm (wgmma fed by TMA, warp-specialised, persistent), an
+// gemm_wgmma: kiln's Hopper bf16 / f16 / TF32 / 3xTF32 gemm (wgmma fed by TMA, warp-specialised, persistent), an
 // adapter from (Args, Problem, Config) to launch_wgmma.  Built only when the CUDA architectures
 // include 90 (the kernels are sm_90a objects); registered by register_gemm.
 #include <algorithm>
@@ -90,7 +90,8 @@ Status split_operands_3xtf32(const TensorRef& a, const TensorRef& b, const Probl
 
 // The per-call part of a launch: arguments from the tensors, alignment re-checked (a mislabelled
 // problem gets a Status, not a device fault).  Builds no string unless something is wrong.
-Status run_wgmma(int config_index, int sms, const Args& args, const Problem& p, void* workspace, Stream stream) noexcept {
+Status run_wgmma(int config_index, int sms, const Args& args, const Problem& p, void* workspace,
+                 Stream stream) noexcept {
   try {
     if (args.tensor_count() != 3) return Status::fail(ErrorKind::argument, "gemm_wgmma: needs a, b, c");
     const TensorRef& a = args.tensor(kA);
