@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
+#include <tuple>
 
+#include "bound_call.hpp"
 #include "evidence.hpp"
 #include "logger.hpp"
 #include "kiln/op_schema.hpp"
@@ -114,6 +116,12 @@ struct Dispatcher::Node {
   Problem problem;
   std::size_t hash = 0;
   Decision decision;
+  std::uint64_t generation = 0;  // of the memo it was made for
+  // The decision bound to the argument layouts it was called with: a slot is written once, under
+  // the miss mutex, then published (release) and read lock-free.  Kept in the node, so binding
+  // allocates nothing.
+  mutable std::atomic<const detail::BoundCall*> bound[kBoundLayouts] = {};
+  mutable detail::BoundCall bound_storage[kBoundLayouts];
 };
 
 // Open addressing, linear probing; slots are written once (null -> node) under the miss mutex and
@@ -134,14 +142,53 @@ Dispatcher::Dispatcher(const Registry& registry, const TuningDb& db) : registry_
 
 Dispatcher::~Dispatcher() = default;
 
-const Decision* Dispatcher::find(const Problem& p) const noexcept {
+const Dispatcher::Node* Dispatcher::find_node(const Problem& p) const noexcept {
   const Table* t = memo_.load(std::memory_order_acquire);
   const std::size_t h = p.hash();
   for (std::size_t i = h & t->mask;; i = (i + 1) & t->mask) {
     const Node* n = t->slots[i].load(std::memory_order_acquire);
     if (!n) return nullptr;
-    if (n->hash == h && n->problem == p) return &n->decision;
+    if (n->hash == h && n->problem == p) return n;
   }
+}
+
+const Decision* Dispatcher::find(const Problem& p) const noexcept {
+  const Node* n = find_node(p);
+  return n ? &n->decision : nullptr;
+}
+
+const Decision* Dispatcher::find_bound(const Problem& p, const Args& args, const detail::BoundCall** bound) {
+  *bound = nullptr;
+  const Node* n = find_node(p);
+  if (!n) return nullptr;
+  // Slots fill in order and are never emptied: the first free one ends the search.
+  auto bound_in_slots = [&]() -> std::pair<const detail::BoundCall*, int> {
+    for (int i = 0; i < kBoundLayouts; ++i) {
+      const detail::BoundCall* b = n->bound[i].load(std::memory_order_acquire);
+      if (!b) return {nullptr, i};
+      if (detail::same_layout(b->layout, args)) return {b, i};
+    }
+    return {nullptr, kBoundLayouts};  // every slot holds another layout
+  };
+  auto [b, free_slot] = bound_in_slots();
+  // Bind this layout, once per layout and decision, under the miss mutex (another thread may have
+  // bound it meanwhile, so look again holding it).  try_lock: this runs on memo hits, which never
+  // wait; while a miss or a database write holds the mutex, a later call binds instead.
+  if (!b && free_slot < kBoundLayouts && miss_mutex_.try_lock()) {
+    std::lock_guard<std::recursive_mutex> lock(miss_mutex_, std::adopt_lock);
+    std::tie(b, free_slot) = bound_in_slots();
+    if (!b && free_slot < kBoundLayouts) {
+      detail::BoundCall& made = n->bound_storage[free_slot];
+      made.layout = detail::layout_of(args);
+      made.problem = n->problem;
+      made.decision = &n->decision;
+      made.generation = n->generation;
+      n->bound[free_slot].store(&made, std::memory_order_release);
+      b = &made;
+    }
+  }
+  *bound = b;
+  return &n->decision;
 }
 
 void Dispatcher::insert_locked(Node* node) {
@@ -170,6 +217,7 @@ void Dispatcher::insert_locked(Node* node) {
 
 void Dispatcher::clear_memo() {
   std::lock_guard<std::recursive_mutex> lock(miss_mutex_);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
   tables_.push_back(std::make_unique<Table>(64));
   memo_.store(tables_.back().get(), std::memory_order_release);
 }
@@ -350,6 +398,7 @@ const Decision& Dispatcher::decide(const Problem& p, const DeviceInfo& device) {
   auto node = std::make_unique<Node>();
   node->problem = p;
   node->hash = p.hash();
+  node->generation = generation_.load(std::memory_order_relaxed);
   Decision& d = node->decision;
   d = decide_uncached(p, device);
   if (d.evidence != Decision::Evidence::exact_entry && miss_handler_) {

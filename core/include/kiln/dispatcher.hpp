@@ -13,6 +13,7 @@
 #pragma once
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -26,6 +27,10 @@
 #include "kiln/tuning_db.hpp"
 
 namespace kiln {
+
+namespace detail {
+struct BoundCall;  // core/src/bound_call.hpp: a decision bound to one argument layout (op()'s hot path)
+}
 
 struct Decision {
   enum class From { database, defaults, tuned_now };
@@ -71,8 +76,18 @@ class Dispatcher {
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
-  // The memoised decision for p, or null: lock-free, allocation-free (the hot path).
+  // The memoised decision for p, or null: lock-free, allocation-free.
   const Decision* find(const Problem& p) const noexcept;
+  // find(), and the decision bound to the layout of `args` (from which p was derived) in *bound:
+  // bound the first time a layout is seen for this decision (at most kBoundLayouts per decision,
+  // slots kept in the memo node: no allocation; never waits for the miss mutex), null when it
+  // cannot bind now.  What op() keeps in its Op handle, so that the next call with that layout
+  // skips validation and this lookup.
+  const Decision* find_bound(const Problem& p, const Args& args, const detail::BoundCall** bound);
+  static constexpr int kBoundLayouts = 4;
+  // Starts at 0; clear_memo() (and so update_database()) moves it on.  A bound call of an older
+  // generation is not used.
+  std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
   // Memoised; throws NoVariantError listing every variant's reason when nothing supports p.  The
   // reference stays valid for the Dispatcher's lifetime.
   const Decision& decide(const Problem& p, const DeviceInfo& device);
@@ -104,6 +119,7 @@ class Dispatcher {
  private:
   struct Node;
   struct Table;
+  const Node* find_node(const Problem& p) const noexcept;
   void insert_locked(Node* node);
   Decision decide_impl(const Problem& p, const DeviceInfo& device, const LeaveOneOut* loo) const;
 
@@ -112,6 +128,7 @@ class Dispatcher {
   MissHandler miss_handler_;
   ProblemObserver observer_;
   std::atomic<const Table*> memo_{nullptr};
+  std::atomic<std::uint64_t> generation_{0};
   // Serialises misses, memo writes and database writes; recursive so that a miss handler may
   // tune and store (update_database) on the same thread.
   mutable std::recursive_mutex miss_mutex_;
