@@ -26,6 +26,7 @@ const char* evidence_name(Decision::Evidence evidence) {
     case Decision::Evidence::exact_entry: return "exact entry";
     case Decision::Evidence::neighbour: return "tuned neighbour";
     case Decision::Evidence::far_neighbour: return "far neighbour (nearest usable entry past the radius)";
+    case Decision::Evidence::neighbour_variant: return "tuned neighbour's variant at its default config";
     case Decision::Evidence::model: return "model estimate";
     case Decision::Evidence::vendor_fallback: return "vendor fallback (no evidence)";
     case Decision::Evidence::priority: return "priority (no evidence, no vendor variant)";
@@ -41,7 +42,7 @@ std::string Decision::explain() const {
   s += "config:  " + config.to_string() + "\n";
   s += "source:  " + std::string(decision_source_name(from)) + "\n";
   s += "evidence: " + std::string(evidence_name(evidence));
-  if (evidence == Evidence::neighbour || evidence == Evidence::far_neighbour) {
+  if (evidence == Evidence::neighbour || evidence == Evidence::far_neighbour || evidence == Evidence::neighbour_variant) {
     std::snprintf(buf, sizeof buf, ", distance %.3f (log2 of the size dims; radius %.1f)", distance,
                   detail::kNeighbourRadius);
     s += buf;
@@ -51,6 +52,7 @@ std::string Decision::explain() const {
     s += buf;
   }
   s += "\n";
+  if (!config_note.empty()) s += "  config:  " + config_note + "\n";
   if (hit) {
     s += "  file:    " + hit->layer_path + "\n";
     s += "  device:  " + hit->device_key + " (" + fallback_level_name(hit->level) + ")\n";
@@ -270,7 +272,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     d.config = std::move(config);
     d.evidence = ev;
     d.from = (ev == Decision::Evidence::exact_entry || ev == Decision::Evidence::neighbour ||
-              ev == Decision::Evidence::far_neighbour)
+              ev == Decision::Evidence::far_neighbour || ev == Decision::Evidence::neighbour_variant)
                  ? Decision::From::database
                  : Decision::From::defaults;
     d.workspace_bytes = v ? v->workspace_bytes(p, d.config) : 0;  // null only for a trusted unloaded entry
@@ -307,10 +309,13 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
       if (*e.problem_key == key || (e.distance <= detail::kNeighbourRadius) != within_radius) continue;
       out.push_back(&e);
     }
-    std::stable_sort(out.begin(), out.end(), [](const detail::StoredEntry* a, const detail::StoredEntry* b) {
-      return a->distance < b->distance;  // layer order (user first) breaks ties
-    });
-    return out;
+    return detail::nearest_first(std::move(out));  // layer order (user first) breaks exact ties
+  };
+  auto current_build = [&](const TuningEntry& e) {
+    const Variant* v = registry_->find_variant(e.variant);
+    if (!v || v->op() != op) return false;
+    const Source& src = registry_->source_of(*v);
+    return e.plugin_build.empty() || src.build_id.empty() || e.plugin_build == src.build_id;
   };
   std::size_t listed_neighbours = 0;
   auto try_neighbours = [&](const std::vector<const detail::StoredEntry*>& entries, Decision::Evidence ev) {
@@ -319,13 +324,45 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
       if (entry_ok(*e->entry, &why)) {
         d.hit = hit_of(*e, false);
         d.distance = e->distance;
-        finish(registry_->find_variant(e->entry->variant), e->entry->config, ev);
+        const Variant* v = registry_->find_variant(e->entry->variant);
+        Config config = e->entry->config;
+        // A vendor variant's config picks among the library's own choices for the tuned problem
+        // (cuBLASLt's algo: the n-th algorithm of its heuristic's list for that shape), which
+        // says nothing about another shape: past kVendorConfigRadius the library's heuristic
+        // decides for this problem (measured: docs/performance.md, third session).
+        if (v && v->desc().vendor && e->distance > detail::kVendorConfigRadius) {
+          Config own = v->default_config_for(device, p);
+          if (!(own == config) && usable(*v, own, p, device, nullptr)) {
+            d.config_note = "the library's own choice for this problem (default [" + own.to_string() +
+                            "]), not the neighbour's [" + config.to_string() + "]: a vendor config names a choice for "
+                            "the tuned shape only";
+            config = std::move(own);
+          }
+        }
+        finish(v, std::move(config), ev);
         return true;
       }
       if (listed_neighbours++ < kMaxListedNeighbours)
         d.rejected.emplace_back(std::string(ev == Decision::Evidence::neighbour ? "neighbour " : "far neighbour ") +
                                     *e->problem_key + " " + e->entry->variant + " [" + e->entry->config.to_string() + "]",
                                 why);
+    }
+    return false;
+  };
+  // No neighbour's config fits p (a row longer than the tuned tiles, a misaligned view): the
+  // nearest neighbour's variant is still the evidence for which kernel wins here; it runs at its
+  // default for p (default_config_for adapts it to the problem) rather than a far entry's winner.
+  auto try_neighbour_variants = [&](const std::vector<const detail::StoredEntry*>& entries) {
+    for (const detail::StoredEntry* e : entries) {
+      const Variant* v = registry_->find_variant(e->entry->variant);
+      if (!v || !current_build(*e->entry)) continue;
+      Config config = v->default_config_for(device, p);
+      if (!usable(*v, config, p, device, nullptr)) continue;
+      d.hit = hit_of(*e, false);
+      d.distance = e->distance;
+      d.config_note = "the neighbour's config [" + e->entry->config.to_string() + "] does not fit this problem";
+      finish(v, std::move(config), Decision::Evidence::neighbour_variant);
+      return true;
     }
     return false;
   };
@@ -343,7 +380,9 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
       }
       d.rejected.emplace_back("database entry " + e.entry->variant + " [" + e.entry->config.to_string() + "]", why);
     }
-    if (try_neighbours(by_distance(range, true), Decision::Evidence::neighbour)) return d;
+    const auto near = by_distance(range, true);
+    if (try_neighbours(near, Decision::Evidence::neighbour)) return d;
+    if (!(loo && loo->trust_entries) && try_neighbour_variants(near)) return d;
   }
 
   // 2. No usable entry within the radius: the nearest usable entry of the class at any distance,
@@ -356,12 +395,6 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
   // 3. No entry of the class is usable (configs that do not fit p, variants not loaded): the cost
   // model, calibrated from the class's entries (of any distance), estimates variants at their
   // nearest entry's config or their default.
-  auto current_build = [&](const TuningEntry& e) {
-    const Variant* v = registry_->find_variant(e.variant);
-    if (!v || v->op() != op) return false;
-    const Source& src = registry_->source_of(*v);
-    return e.plugin_build.empty() || src.build_id.empty() || e.plugin_build == src.build_id;
-  };
   auto runnable = [&](const Variant& v, const Config& c) { return usable(v, c, p, device, nullptr); };
   const auto estimates = detail::model_estimates(evidence, p, device, *registry_, current_build, runnable);
   if (!estimates.empty()) {

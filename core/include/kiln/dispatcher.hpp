@@ -39,6 +39,7 @@ struct Decision {
     exact_entry,      // the tuned entry of this problem's key
     neighbour,        // the nearest tuned entry of the same mode class (distance below)
     far_neighbour,    // no usable entry within the radius: the nearest usable one of the class
+    neighbour_variant,  // no neighbour's config fits: the nearest neighbour's variant at its default
     model,            // the cost model calibrated from the class's entries (predicted_us below)
     vendor_fallback,  // no evidence: the vendor library
     priority,         // no evidence and no vendor variant: the first variant by priority
@@ -51,6 +52,7 @@ struct Decision {
   Evidence evidence = Evidence::priority;
   std::optional<TuningHit> hit;                                  // exact_entry and neighbour
   double distance = 0;                                           // (far) neighbour: log2-space distance
+  std::string config_note;                                       // why the config is not the entry's
   double predicted_us = 0;                                       // model: its estimate
   std::vector<std::pair<std::string, double>> estimates;         // model: every variant's estimate
   std::vector<std::pair<std::string, std::string>> rejected;     // (what, why) considered first
