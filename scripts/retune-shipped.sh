@@ -10,7 +10,9 @@
 #
 # Environment: KILN_BUILD_DIR (default build-gpu), KILN_RETUNE_CACHE (default OUT/cache: carry a
 # partial tuning.yaml there to resume), KILN_RETUNE_SECONDS (default: no limit), KILN_REGRET_SECONDS
-# (kiln bench --regret --time-limit; default: none).
+# (kiln bench --regret --time-limit; default: none), KILN_RETUNE_FROM (a database to start from,
+# e.g. configs/h200.yaml: its entries whose plugin build is current are kept and skipped, so only
+# the problems of changed plugins are tuned again; used only when the cache has no tuning.yaml).
 set -uo pipefail
 out=$(realpath -m "${1:?usage: scripts/retune-shipped.sh OUT [tune] [regret]}")
 shift
@@ -22,6 +24,10 @@ kiln=$build/bin/kiln
 export KILN_PLUGIN_PATH=$build/lib/kiln/plugins KILN_LOG_LEVEL=${KILN_LOG_LEVEL:-warn}
 cache=$(realpath -m "${KILN_RETUNE_CACHE:-$out/cache}")
 mkdir -p "$cache"
+if [ -n "${KILN_RETUNE_FROM:-}" ] && [ ! -e "$cache/tuning.yaml" ]; then
+  cp "$KILN_RETUNE_FROM" "$cache/tuning.yaml" || exit 1
+  echo "starting from $KILN_RETUNE_FROM: its current entries are skipped"
+fi
 status=0
 for stage in $stages; do
   case $stage in
@@ -39,6 +45,11 @@ for stage in $stages; do
         "$kiln" tune --plan configs/plans/anchors.yaml >"$out/tune-anchors.log" 2>&1
         rc=$?
         echo "tune anchors: rc=$rc ($((SECONDS - t0)) s); $(tail -n 2 "$out/tune-anchors.log" | tr '\n' ' ')"
+      fi
+      if [ $rc -eq 0 ] && [ -n "${KILN_RETUNE_FROM:-}" ]; then
+        # Entries of a changed plugin that no plan problem re-tuned would stay stale: drop them.
+        "$kiln" db prune >"$out/prune.log" 2>&1 || rc=$?
+        echo "prune: $(tail -n 1 "$out/prune.log")"
       fi
       [ $rc -eq 0 ] || status=1
       cp "$cache/tuning.yaml" "$out/tuning.yaml" 2>/dev/null && echo "entries: $(head -n 1 "$out/tuning.yaml")"

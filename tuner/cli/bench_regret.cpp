@@ -28,10 +28,14 @@
 namespace kiln::cli {
 namespace {
 
+// A candidate whose median passes this multiple of the fastest so far is given up (racing).
+constexpr double kGiveUpFactor = 1.5;
+
 struct Row {
   std::string op, problem, evidence, chosen, best;
   double op_us = 0, best_us = 0, regret = 0;
-  int candidates = 0;
+  double seconds = 0;  // wall time spent on this problem (inputs, checks, timings)
+  int candidates = 0, gave_up = 0;
   std::vector<std::pair<std::string, double>> timed;  // every candidate that ran: (candidate, median us)
   std::string vendor;  // the fastest vendor-library candidate (VariantDesc::vendor), if one ran
   double vendor_us = 0;
@@ -72,6 +76,7 @@ int run_regret_bench(const RegretOptions& o) {
       continue;
     }
     bar.update(done, plan.problems.size(), item.op + " " + item.shape);
+    const auto problem_start = std::chrono::steady_clock::now();
     try {
       const Device dev = parse_device(item.device ? *item.device : o.device);
       const OpSchema& schema = rt->registry().op(item.op);
@@ -118,24 +123,31 @@ int run_regret_bench(const RegretOptions& o) {
       t.min_runs = std::min(o.runs, 5);
       bool op_ok = false;
       for (const Candidate& c : cands) {
+        const bool is_op_choice = c.variant == decision.variant && c.config == decision.config;
         CandidateResult r = ev.check(c);
-        if (r.ok()) r = ev.time(c, t);
+        // Racing: a candidate clearly slower than the fastest so far cannot be the best, so it
+        // stops after a few runs (its time is then a lower bound).  op()'s choice always runs
+        // in full: the regret's numerator.
+        TimingOptions tc = t;
+        if (!is_op_choice && !row.best.empty()) tc.give_up_above_us = kGiveUpFactor * row.best_us;
+        if (r.ok()) r = ev.time(c, tc);
         if (!r.ok()) {
           if (r.device_lost) throw Error("the device was lost timing " + c.to_string());
           continue;
         }
         ++row.candidates;
+        if (r.timing.gave_up) ++row.gave_up;
         const double us = r.timing.median_us;
         row.timed.emplace_back(c.to_string(), us);
         if (c.variant->desc().vendor && (row.vendor.empty() || us < row.vendor_us)) {
           row.vendor = c.to_string();
           row.vendor_us = us;
         }
-        if (c.variant == decision.variant && c.config == decision.config) {
+        if (is_op_choice) {
           row.op_us = us;
           op_ok = true;
         }
-        if (row.best.empty() || us < row.best_us) {
+        if (!r.timing.gave_up && (row.best.empty() || us < row.best_us)) {
           row.best_us = us;
           row.best = c.to_string();
         }
@@ -145,6 +157,7 @@ int run_regret_bench(const RegretOptions& o) {
     } catch (const std::exception& e) {
       row.error = e.what();
     }
+    row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - problem_start).count();
     rows.push_back(std::move(row));
     bar.update(++done, plan.problems.size(), item.op + " " + item.shape);
   }
@@ -170,6 +183,7 @@ int run_regret_bench(const RegretOptions& o) {
       } else {
         j.set("evidence", r.evidence).set("chosen", r.chosen).set("op_us", r.op_us).set("best", r.best);
         j.set("best_us", r.best_us).set("regret", r.regret).set("candidates", r.candidates);
+        j.set("gave_up", r.gave_up).set("seconds", r.seconds);
         Json timed = Json::object();  // op() against any candidate, e.g. the vendor's
         for (const auto& t : r.timed) timed.set(t.first, t.second);
         j.set("candidate_us", std::move(timed));
