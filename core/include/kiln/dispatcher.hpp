@@ -1,7 +1,9 @@
 // Dispatcher: problem -> (variant, config), from evidence (docs/architecture.md, "Dispatch from
 // evidence").  In order, at each device fallback level of the tuning database: the entry of the
 // exact problem key, then the nearest tuned neighbour of the same mode class (mode dims and dtype
-// equal, size dims within kNeighbourRadius in log2 space); then the nearest usable entry of the
+// equal, size dims within kNeighbourRadius in log2 space; near ties ordered by divisibility; a
+// vendor variant's config only from within kVendorConfigRadius), then the nearest neighbour's
+// variant at its default when no neighbour's config fits; then the nearest usable entry of the
 // class at any distance (a far neighbour); then a cost model calibrated from the class's entries
 // (only when no entry of the class is usable); then the vendor variant; then the first variant by
 // priority.  Static priorities only break ties.
