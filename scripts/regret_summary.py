@@ -3,7 +3,9 @@
 problems above a threshold, and op() against the fastest vendor-library candidate where one was timed
 (for the issue-10 LLM table on 16-bit gemm).
 
-    python3 scripts/regret_summary.py regret.json [--over 1.10] [--vendor-table]
+    python3 scripts/regret_summary.py regret.json [more.json ...] [--over 1.10] [--vendor-table]
+
+Several files (e.g. one run per part of a plan) are summarised as one.
 """
 import argparse
 import collections
@@ -23,14 +25,16 @@ def vendor_us(p):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("json")
+    ap.add_argument("json", nargs="+")
     ap.add_argument("--over", type=float, default=1.10)
     ap.add_argument("--vendor-table", action="store_true", help="op() against the vendor, per 16-bit gemm")
     a = ap.parse_args()
-    d = json.load(open(a.json))
-    rows = [p for p in d["problems"] if "regret" in p]
-    errors = [p for p in d["problems"] if "error" in p]
-    print(f"measured {d['measured']} (errors {len(errors)}): geomean {d['geomean_regret']:.3f}, max {d['max_regret']:.2f}")
+    problems = [p for f in a.json for p in json.load(open(f))["problems"]]
+    rows = [p for p in problems if "regret" in p]
+    errors = [p for p in problems if "error" in p]
+    regrets = [p["regret"] for p in rows]
+    print(f"measured {len(rows)} (errors {len(errors)}): geomean {geo(regrets) if rows else 0:.3f}, "
+          f"max {max(regrets, default=0):.2f}")
     for key in ("op", "evidence"):
         groups = collections.defaultdict(list)
         for p in rows:

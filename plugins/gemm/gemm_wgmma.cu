@@ -1,6 +1,6 @@
 // Instantiates gemm_wgmma for every row of kWgmmaConfigs and both 16-bit input types with K-major
-// operands (the rows kWgmmaTf32Rows also for TF32, the rows kWgmmaMnRows also for a column-major A
-// and / or a row-major B), builds the TMA
+// operands (the rows kWgmmaTf32Rows also for TF32, kWgmma3xTf32Rows for 3xTF32, the rows
+// kWgmmaMnRows also for a column-major A and / or a row-major B), builds the TMA
 // tensor maps and launches the persistent grid.  Compiled for sm_90a only (plugins/gemm/CMakeLists.txt).
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -74,50 +74,57 @@ struct MapKey {
   const void* a;
   const void* b;
   void* c;
+  const void* a_lo;
+  const void* b_lo;
   int m, n, k, batch;
   std::int64_t lda, ldb, ldc, stride_a, stride_b, stride_c;
   bool c_half;
   bool operator==(const MapKey& o) const {
-    return a == o.a && b == o.b && c == o.c && m == o.m && n == o.n && k == o.k && batch == o.batch && lda == o.lda &&
-           ldb == o.ldb && ldc == o.ldc && stride_a == o.stride_a && stride_b == o.stride_b && stride_c == o.stride_c &&
+    return a == o.a && b == o.b && c == o.c && a_lo == o.a_lo && b_lo == o.b_lo && m == o.m && n == o.n && k == o.k &&
+           batch == o.batch && lda == o.lda && ldb == o.ldb && ldc == o.ldc && stride_a == o.stride_a &&
+           stride_b == o.stride_b && stride_c == o.stride_c &&
            c_half == o.c_half;
   }
 };
 struct EncodedMaps {
   bool valid = false;
   MapKey key{};
-  CUtensorMap a{}, b{}, c{};
+  CUtensorMap a{}, b{}, c{}, a_lo{}, b_lo{};  // a_lo, b_lo: 3xTF32 only (else copies of a, b)
   bool a_batched = false, b_batched = false, c_batched = false;
 };
 
 using LaunchFn = Status (*)(const WgmmaGemmArgs&, cudaStream_t);
 
-// The input types of the launch table.
-enum WgmmaInput : int { kInF16 = 0, kInBf16 = 1, kInTf32 = 2 };
+// The input types of the launch table (3xTF32: f32 split into TF32 hi and lo parts).
+enum WgmmaInput : int { kInF16 = 0, kInBf16 = 1, kInTf32 = 2, kIn3xTf32 = 3, kInputs = 4 };
 // Its operand layouts: bit 0 = A column-major (MN-major), bit 1 = B row-major (MN-major).
 enum WgmmaLayout : int { kLayoutAMn = 1, kLayoutBMn = 2, kLayouts = 4 };
 
 template <std::size_t I, int IN, int LAYOUT>
 Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
   constexpr WgmmaConfig c = kWgmmaConfigs[I];
-  constexpr bool BF16 = IN == kInBf16, TF32 = IN == kInTf32;
+  constexpr bool BF16 = IN == kInBf16, SPLIT3 = IN == kIn3xTf32, TF32 = IN == kInTf32 || SPLIT3;
   constexpr bool A_MN = (LAYOUT & kLayoutAMn) != 0, B_MN = (LAYOUT & kLayoutBMn) != 0;
   constexpr int elem_bytes = TF32 ? 4 : 2;
   static_assert(c.bk == 64, "the kernel's k step is one 128-byte swizzled row (64 16-bit or 32 f32 elements)");
   constexpr int smem = wgmma_smem_bytes(c);
-  auto kernel = gemm_wgmma_kernel<BF16, TF32, A_MN, B_MN, c.bm, c.bn, c.stages, c.consumers, c.pingpong == 1, c.cluster>;
+  auto kernel =
+      gemm_wgmma_kernel<BF16, TF32, A_MN, B_MN, c.bm, c.bn, c.stages, c.consumers, c.pingpong == 1, c.cluster, SPLIT3>;
   const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (attr != cudaSuccess)
     return Status::fail(ErrorKind::cuda, std::string("gemm_wgmma: cudaFuncSetAttribute: ") + cudaGetErrorString(attr));
   if (TF32 && g.c_half)
     return Status::fail(ErrorKind::argument, "gemm_wgmma: TF32 stores C in f32 only");
+  if (SPLIT3 && (g.a_lo == nullptr || g.b_lo == nullptr))
+    return Status::fail(ErrorKind::argument, "gemm_wgmma: 3xTF32 needs the lo parts of A and B");
   WgmmaKernelArgs k{g.c, g.m, g.n, g.k, g.batch, g.ldc, g.stride_c, g.alpha, g.beta, g.c_half ? 1 : 0,
                     g.beta == 0.0f ? 1 : 0, 0, 0, 0, (g.m + c.bm - 1) / c.bm, (g.n + c.bn - 1) / c.bn, c.group};
   static_assert(c.cluster == 1 || c.cluster == 2, "clusters of 1 or 2 blocks");
   // The maps depend on the operands' addresses, extents and strides only; a repeated call (the
   // usual case: the same weights and activations buffers) reuses this thread's last encoding
   // (one per instantiation, so config and input type are fixed).
-  const MapKey key{g.a, g.b, g.c, g.m, g.n, g.k, g.batch, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b, g.stride_c, g.c_half};
+  const MapKey key{g.a,   g.b,   g.c,        g.a_lo,     g.b_lo,     g.m,        g.n,     g.k,
+                   g.batch, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b, g.stride_c, g.c_half};
   thread_local EncodedMaps last;
   if (!last.valid || !(last.key == key)) {
     last.valid = false;
@@ -143,6 +150,17 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
     s = encode_matrix(last.c, g.c, g.c_half ? in_type : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, g.c_half ? 2 : 4, g.m, g.n,
                       g.ldc, g.batch, g.stride_c, 64, last.c_batched);
     if (!s.ok()) return s;
+    if constexpr (SPLIT3) {  // the lo parts: laid out as the hi parts (wgmma_3xtf32.hpp)
+      bool batched = false;
+      s = encode_matrix(last.a_lo, g.a_lo, in_type, elem_bytes, g.m, g.k, g.lda, g.batch, g.stride_a, c.bm, batched);
+      if (!s.ok()) return s;
+      s = encode_matrix(last.b_lo, g.b_lo, in_type, elem_bytes, g.n, g.k, g.ldb, g.batch, g.stride_b,
+                        c.bn / c.cluster, batched);
+      if (!s.ok()) return s;
+    } else {
+      last.a_lo = last.a;
+      last.b_lo = last.b;
+    }
     last.key = key;
     last.valid = true;
   }
@@ -174,7 +192,7 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
     if (max_clusters > 0) resident = std::min<long long>(resident, max_clusters);
   }
   launch.gridDim = dim3(static_cast<unsigned>(c.cluster * std::min(units, resident)));
-  const cudaError_t err = cudaLaunchKernelEx(&launch, kernel, last.a, last.b, last.c, k);
+  const cudaError_t err = cudaLaunchKernelEx(&launch, kernel, last.a, last.b, last.c, last.a_lo, last.b_lo, k);
   if (err != cudaSuccess)
     return Status::fail(ErrorKind::cuda, std::string("gemm_wgmma: launch: ") + cudaGetErrorString(err));
   return cuda_launch_status("gemm_wgmma");
@@ -184,6 +202,7 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
 // K-major operands, kWgmmaTf32Rows for TF32 (K-major only), kWgmmaMnRows for 16-bit MN-major ones.
 constexpr bool built(int index, int in, int layout) {
   if (in == kInTf32) return layout == 0 && wgmma_tf32_row(index);
+  if (in == kIn3xTf32) return layout == 0 && wgmma_3xtf32_row(index);
   return layout == 0 || wgmma_mn_row(index);
 }
 
@@ -209,8 +228,8 @@ constexpr std::array<std::array<LaunchFn, kWgmmaConfigCount>, kLayouts> make_lay
 }
 
 // [input type][layout][config row]
-constexpr std::array<std::array<std::array<LaunchFn, kWgmmaConfigCount>, kLayouts>, 3> kLaunchTable = {
-    {make_layouts<kInF16>(), make_layouts<kInBf16>(), make_layouts<kInTf32>()}};
+constexpr std::array<std::array<std::array<LaunchFn, kWgmmaConfigCount>, kLayouts>, kInputs> kLaunchTable = {
+    {make_layouts<kInF16>(), make_layouts<kInBf16>(), make_layouts<kInTf32>(), make_layouts<kIn3xTf32>()}};
 
 }  // namespace
 
@@ -228,11 +247,13 @@ Status launch_wgmma(const WgmmaGemmArgs& g, int config_index, void* stream) {
   if (g.tf32 && (g.a_mn || g.b_mn))
     return Status::fail(ErrorKind::unsupported, "gemm_wgmma: TF32 reads K-major operands only");
   const int layout = (g.a_mn ? kLayoutAMn : 0) | (g.b_mn ? kLayoutBMn : 0);
-  const LaunchFn fn = kLaunchTable[g.tf32 ? kInTf32 : g.bf16 ? kInBf16 : kInF16][layout][config_index];
+  const int in = g.split3 ? kIn3xTf32 : g.tf32 ? kInTf32 : g.bf16 ? kInBf16 : kInF16;
+  if (g.split3 && !g.tf32) return Status::fail(ErrorKind::argument, "gemm_wgmma: 3xTF32 splits f32 operands (tf32)");
+  const LaunchFn fn = kLaunchTable[in][layout][config_index];
   if (fn == nullptr)
     return Status::fail(ErrorKind::unsupported, "gemm_wgmma: config " + std::to_string(config_index) +
                                                     " is not built for this input type and layout (kWgmmaTf32Rows, "
-                                                    "kWgmmaMnRows)");
+                                                    "kWgmma3xTf32Rows, kWgmmaMnRows)");
   return fn(g, as_stream(stream));
 }
 

@@ -1,4 +1,4 @@
-// Hopper bf16 / f16 / TF32 gemm: wgmma.mma_async fed by TMA, warp-specialised and persistent (sm_90a).
+// Hopper bf16 / f16 / TF32 / 3xTF32 gemm: wgmma.mma_async fed by TMA, warp-specialised and persistent (sm_90a).
 //
 //  - Block = 1 producer warpgroup + CONSUMERS consumer warpgroups.  One producer thread issues
 //    TMA loads of the A tile (BM rows x 128 bytes of k: 64 16-bit or 32 f32 elements) and the B
@@ -218,16 +218,21 @@ inline constexpr int kWgmmaProducerRegs = 40;
 inline constexpr int kWgmmaConsumerRegs = 232;
 
 // BF16 / TF32: the input type (f16 when both are false; TF32 reads f32 bits, C is f32).  A_MN /
-// B_MN: A column-major / B row-major (MN-major tiles, 16-bit types, no cluster).
+// B_MN: A column-major / B row-major (MN-major tiles, 16-bit types, no cluster).  SPLIT3 (TF32
+// only): 3xTF32, map_a / map_b hold the operands' TF32 hi parts and map_a_lo / map_b_lo their lo
+// parts (wgmma_3xtf32.hpp); each tile runs three k segments, A_lo * B_hi, A_hi * B_lo and
+// A_hi * B_hi, into the same accumulators.  Without SPLIT3 the lo maps are not read.
 template <bool BF16, bool TF32, bool A_MN, bool B_MN, int BM, int BN, int STAGES, int CONSUMERS, bool PINGPONG,
-          int CLUSTER>
+          int CLUSTER, bool SPLIT3>
 __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                      const __grid_constant__ CUtensorMap map_c, const WgmmaKernelArgs g) {
+                      const __grid_constant__ CUtensorMap map_c, const __grid_constant__ CUtensorMap map_a_lo,
+                      const __grid_constant__ CUtensorMap map_b_lo, const WgmmaKernelArgs g) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!(BF16 && TF32), "one input type");
   static_assert(!TF32 || (!A_MN && !B_MN), "tf32 wgmma reads K-major operands only");
   static_assert(CLUSTER == 1 || (!A_MN && !B_MN), "the B multicast is built for K-major tiles only");
+  static_assert(!SPLIT3 || TF32, "3xTF32 splits f32 operands");
   // k per stage: one 128-byte swizzled row (64 16-bit or 32 f32 elements), consumed in 4 wgmma k
   // steps of 32 bytes (k16 for 16-bit types, k8 for TF32).
   constexpr int kElemBytes = TF32 ? 4 : 2;
@@ -283,6 +288,10 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
   const int units_per_batch = units_m * g.tiles_n;
   const long long total_units = static_cast<long long>(units_per_batch) * g.batch;
   const int k_blocks = (g.k + BK - 1) / BK;
+  // Pipeline steps per tile: one per k block, three times over with SPLIT3 (segment s = step /
+  // k_blocks: 0 = A_lo * B_hi, 1 = A_hi * B_lo, 2 = A_hi * B_hi).
+  constexpr int kSegments = SPLIT3 ? 3 : 1;
+  const int k_iters = k_blocks * kSegments;
   auto tile_origin = [&](long long unit, int& m0, int& n0, int& bz) {
     bz = static_cast<int>(unit / units_per_batch);
     int um, tn;
@@ -296,27 +305,35 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     if (wg_thread == 0) {
       hopper::prefetch_tensor_map(&map_a);
       hopper::prefetch_tensor_map(&map_b);
+      if constexpr (SPLIT3) {
+        hopper::prefetch_tensor_map(&map_a_lo);
+        hopper::prefetch_tensor_map(&map_b_lo);
+      }
       unsigned it = 0;
       for (long long unit = first_unit; unit < total_units; unit += unit_step) {
         int m0, n0, bz;
         tile_origin(unit, m0, n0, bz);
-        for (int kb = 0; kb < k_blocks; ++kb, ++it) {
+        for (int step = 0; step < k_iters; ++step, ++it) {
+          const int seg = SPLIT3 ? step / k_blocks : 0;
+          const int kb = SPLIT3 ? step - seg * k_blocks : step;
+          const CUtensorMap* a_map = SPLIT3 && seg == 0 ? &map_a_lo : &map_a;
+          const CUtensorMap* b_map = SPLIT3 && seg == 1 ? &map_b_lo : &map_b;
           const int stage = static_cast<int>(it % STAGES);
           hopper::mbarrier_wait(&empty_bar[stage], ((it / STAGES) & 1) ^ 1);
           unsigned char* a_tile = smem + stage * kStageBytes;
           unsigned char* b_tile = a_tile + kABytes;
           hopper::mbarrier_arrive_expect_tx(&full_bar[stage], kStageBytes);
-          wgmma_detail::load_operand<A_MN, BM, BK>(a_tile, &map_a, &full_bar[stage], kb * BK, m0, bz, g.a_batched);
+          wgmma_detail::load_operand<A_MN, BM, BK>(a_tile, a_map, &full_bar[stage], kb * BK, m0, bz, g.a_batched);
           if constexpr (CLUSTER > 1) {  // this block's BN / CLUSTER rows of B, to every block
             constexpr std::uint16_t kAll = (1u << CLUSTER) - 1;
             unsigned char* b_part = b_tile + rank * (BN / CLUSTER) * 128;
             const int n_part = n0 + static_cast<int>(rank) * (BN / CLUSTER);
             if (g.b_batched)
-              hopper::tma_load_3d_multicast(b_part, &map_b, &full_bar[stage], kb * BK, n_part, bz, kAll);
+              hopper::tma_load_3d_multicast(b_part, b_map, &full_bar[stage], kb * BK, n_part, bz, kAll);
             else
-              hopper::tma_load_2d_multicast(b_part, &map_b, &full_bar[stage], kb * BK, n_part, kAll);
+              hopper::tma_load_2d_multicast(b_part, b_map, &full_bar[stage], kb * BK, n_part, kAll);
           } else {
-            wgmma_detail::load_operand<B_MN, BN, BK>(b_tile, &map_b, &full_bar[stage], kb * BK, n0, bz, g.b_batched);
+            wgmma_detail::load_operand<B_MN, BN, BK>(b_tile, b_map, &full_bar[stage], kb * BK, n0, bz, g.b_batched);
           }
         }
       }
@@ -342,7 +359,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     long long turn = 0;  // this block's tile count so far
     for (long long unit = first_unit; unit < total_units; unit += unit_step, ++turn) {
       if (PINGPONG && turn % CONSUMERS != consumer) {  // the other consumer's tile: skip its stages
-        it += k_blocks;
+        it += k_iters;
         continue;
       }
       if (PINGPONG && turn > 0) {  // the previous turn's consumer has received all its stages
@@ -356,7 +373,7 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
 #pragma unroll
         for (int j = 0; j < BN / 2; ++j) acc[i][j] = 0.0f;
       int prev_stage = -1;
-      for (int kb = 0; kb < k_blocks; ++kb, ++it) {
+      for (int step = 0; step < k_iters; ++step, ++it) {
         const int stage = static_cast<int>(it % STAGES);
         hopper::mbarrier_wait(&full_bar[stage], (it / STAGES) & 1);
         const unsigned char* a_tile = smem + stage * kStageBytes + wg_row0 * 128;

@@ -1,4 +1,4 @@
-// gemm_wgmma: kiln's Hopper bf16 / f16 / TF32 gemm (wgmma fed by TMA, warp-specialised, persistent), an
+// gemm_wgmma: kiln's Hopper bf16 / f16 / TF32 / 3xTF32 gemm (wgmma fed by TMA, warp-specialised, persistent), an
 // adapter from (Args, Problem, Config) to launch_wgmma.  Built only when the CUDA architectures
 // include 90 (the kernels are sm_90a objects); registered by register_gemm.
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "kiln/args.hpp"
 #include "kiln/device.hpp"
 #include "kiln/variant.hpp"
+#include "wgmma_3xtf32.hpp"
 #include "wgmma_configs.hpp"
 #include "wgmma_launch.hpp"
 #include "wgmma_params.hpp"
@@ -29,10 +30,68 @@ constexpr int kWgmmaPriority = 33;
 constexpr bool kWgmmaTf32Enabled = true;  // f32 A and B with allow_tf32 = 1 (wgmma .tf32)
 constexpr bool kWgmmaMnAEnabled = true;   // 16-bit, A column-major (ta = 1): MN-major A tiles
 constexpr bool kWgmmaMnBEnabled = true;   // 16-bit, B row-major (tb = 0): MN-major B tiles
+constexpr bool kWgmma3xTf32Enabled = true;  // f32 A and B with allow_tf32 = 2 (3xTF32, a split prepass)
+
+// The 3xTF32 path (allow_tf32 = 2): TF32 wgmma on operands split into hi and lo parts.
+bool is_3xtf32(const Problem& p) { return p.dtype == DType::f32 && p.dims[kDimTf32] == 2; }
+
+Wgmma3xTf32Workspace workspace_3xtf32(const Problem& p) {
+  return wgmma_3xtf32_workspace(p.dims[kDimM], p.dims[kDimN], p.dims[kDimK], p.dims[kDimBatch]);
+}
+
+// 3xTF32: queues the split of A and B into the workspace (any layout in, K-major out) and points
+// `g` at the parts.  The kernel then sees K-major hi / lo operands with pitch w.ld.
+Status split_operands_3xtf32(const TensorRef& a, const TensorRef& b, const Problem& p, void* workspace,
+                             WgmmaGemmArgs& g, void* stream) {
+  const Wgmma3xTf32Workspace w = workspace_3xtf32(p);
+  if (workspace == nullptr)
+    return Status::fail(ErrorKind::argument, "gemm_wgmma: 3xTF32 (allow_tf32=2) needs a workspace of " +
+                                                 std::to_string(w.bytes) + " bytes, got none");
+  unsigned char* ws = static_cast<unsigned char*>(workspace);
+  const bool a_batched = a.shape.rank == 3 && a.batch_stride != 0 && g.batch > 1;
+  const bool b_batched = b.shape.rank == 3 && b.batch_stride != 0 && g.batch > 1;
+  // A: m rows of k, element (i, kk) at i * row_stride + kk * col_stride.
+  Tf32SplitOperand sa;
+  sa.src = static_cast<const float*>(a.data);
+  sa.rows = g.m;
+  sa.k = g.k;
+  sa.batch = a_batched ? g.batch : 1;
+  sa.r_stride = a.row_stride;
+  sa.k_stride = a.col_stride;
+  sa.batch_stride = a_batched ? a.batch_stride : 0;
+  sa.hi = reinterpret_cast<float*>(ws + w.a_hi);
+  sa.lo = reinterpret_cast<float*>(ws + w.a_lo);
+  sa.ld = w.ld;
+  // B (k x n): n rows of k, element (j, kk) at kk * row_stride + j * col_stride.
+  Tf32SplitOperand sb = sa;
+  sb.src = static_cast<const float*>(b.data);
+  sb.rows = g.n;
+  sb.batch = b_batched ? g.batch : 1;
+  sb.r_stride = b.col_stride;
+  sb.k_stride = b.row_stride;
+  sb.batch_stride = b_batched ? b.batch_stride : 0;
+  sb.hi = reinterpret_cast<float*>(ws + w.b_hi);
+  sb.lo = reinterpret_cast<float*>(ws + w.b_lo);
+  Status st = launch_tf32_split(sa, stream);
+  if (!st.ok()) return st;
+  st = launch_tf32_split(sb, stream);
+  if (!st.ok()) return st;
+  g.split3 = true;
+  g.a = sa.hi;
+  g.a_lo = sa.lo;
+  g.b = sb.hi;
+  g.b_lo = sb.lo;
+  g.a_mn = g.b_mn = false;
+  g.lda = g.ldb = w.ld;
+  g.stride_a = a_batched ? w.a_batch : 0;
+  g.stride_b = b_batched ? w.b_batch : 0;
+  return Status::success();
+}
 
 // The per-call part of a launch: arguments from the tensors, alignment re-checked (a mislabelled
 // problem gets a Status, not a device fault).  Builds no string unless something is wrong.
-Status run_wgmma(int config_index, int sms, const Args& args, const Problem& p, Stream stream) noexcept {
+Status run_wgmma(int config_index, int sms, const Args& args, const Problem& p, void* workspace,
+                 Stream stream) noexcept {
   try {
     if (args.tensor_count() != 3) return Status::fail(ErrorKind::argument, "gemm_wgmma: needs a, b, c");
     const TensorRef& a = args.tensor(kA);
@@ -75,6 +134,10 @@ Status run_wgmma(int config_index, int sms, const Args& args, const Problem& p, 
     if (align < 16)
       return Status::fail(ErrorKind::unsupported, "gemm_wgmma: TMA needs 16-byte aligned pointers, pitches and batch "
                                                   "strides, the arguments have " + std::to_string(align) + "-byte alignment");
+    if (is_3xtf32(p) && g.m > 0 && g.n > 0 && g.batch > 0) {
+      const Status st = split_operands_3xtf32(a, b, p, workspace, g, stream.handle());
+      if (!st.ok()) return st;
+    }
     return launch_wgmma(g, config_index, stream.handle());
   } catch (const std::exception& e) {
     return Status::fail(ErrorKind::internal, std::string("gemm_wgmma: ") + e.what());
@@ -86,8 +149,8 @@ Status run_wgmma(int config_index, int sms, const Args& args, const Problem& p, 
 class PreparedWgmma final : public PreparedLaunch {
  public:
   PreparedWgmma(int config_index, int sms) : config_index_(config_index), sms_(sms) {}
-  Status run(const Args& args, const Problem& p, void*, Stream stream) const override {
-    return run_wgmma(config_index_, sms_, args, p, stream);
+  Status run(const Args& args, const Problem& p, void* workspace, Stream stream) const override {
+    return run_wgmma(config_index_, sms_, args, p, workspace, stream);
   }
 
  private:
@@ -99,9 +162,9 @@ class GemmWgmma final : public Variant {
  public:
   GemmWgmma()
       : Variant({"gemm_wgmma", "gemm", DeviceKind::cuda, {DType::bf16, DType::f16, DType::f32}, kWgmmaPriority,
-                 "Hopper f16/bf16 (and TF32 with allow_tf32=1) tensor cores: wgmma fed by TMA, warp-specialised, "
-                 "persistent (sm_90a); A and B row- or column-major (TF32: row-major A, column-major B), C f32 or "
-                 "the input type, batched"},
+                 "Hopper f16/bf16 (and f32 as TF32 with allow_tf32=1, 3xTF32 with allow_tf32=2) tensor cores: "
+                 "wgmma fed by TMA, warp-specialised, persistent (sm_90a); A and B row- or column-major (TF32: "
+                 "row-major A, column-major B), C f32 or the input type, batched"},
                 wgmma_space()) {}
 
   Config default_config(const DeviceInfo& d) const override { return wgmma_default(d); }
@@ -113,16 +176,18 @@ class GemmWgmma final : public Variant {
       if (p.dtype != DType::bf16 && p.dtype != DType::f16 && !tf32)
         return Support::no("computes f16 and bf16 inputs (and f32 as TF32) only, this problem has " +
                            std::string(dtype_name(p.dtype)));
-      // f32 runs only as TF32, and only where the caller allowed TF32 rounding: never for
-      // allow_tf32 = 0 (IEEE fp32) nor 2 (3xTF32, fp32-accurate: not built here).
-      if (tf32 && p.dims[kDimTf32] != 1)
-        return Support::no("computes f32 inputs as TF32 only: needs allow_tf32=1, this problem has allow_tf32=" +
-                           std::to_string(p.dims[kDimTf32]));
+      // f32 runs only on the TF32 tensor cores, where the caller allowed them: as TF32
+      // (allow_tf32 = 1) or 3xTF32 (2, fp32-level error); never for allow_tf32 = 0 (IEEE fp32).
+      if (tf32 && p.dims[kDimTf32] != 1 && p.dims[kDimTf32] != 2)
+        return Support::no("computes f32 inputs on the TF32 tensor cores only: needs allow_tf32=1 (TF32) or 2 "
+                           "(3xTF32), this problem has allow_tf32=" + std::to_string(p.dims[kDimTf32]));
+      const bool split3 = is_3xtf32(p);
       if (d.cc_major != 9 || d.cc_minor != 0)
         return Support::no("sm_90a code (wgmma, TMA) runs on compute capability 9.0 only, device has " +
                            std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));
       const bool a_mn = p.dims[kDimTa] == 1, b_mn = p.dims[kDimTb] == 0;
-      if (tf32 && (a_mn || b_mn))
+      // (3xTF32 reads any layout: its prepass writes K-major parts.)
+      if (tf32 && !split3 && (a_mn || b_mn))
         return Support::no("TF32 wgmma reads K-major operands only: a row-major A (ta = 0) and a column-major B "
                            "(tb = 1)");
       for (int i : {kDimM, kDimN, kDimK})
@@ -135,16 +200,32 @@ class GemmWgmma final : public Variant {
                            std::to_string(p.align_bytes) + "-byte alignment");
       const int i = wgmma_index(c);
       if (i < 0) return Support::no("config " + c.to_string() + " is not instantiated");
-      if (tf32 && !wgmma_tf32_row(i))
+      if (tf32 && !split3 && !wgmma_tf32_row(i))
         return Support::no("config " + c.to_string() + " is not built for TF32 (kWgmmaTf32Rows)");
-      if ((a_mn || b_mn) && !wgmma_mn_row(i))
+      if (split3 && !wgmma_3xtf32_row(i))
+        return Support::no("config " + c.to_string() + " is not built for 3xTF32 (kWgmma3xTf32Rows)");
+      if (split3 && p.dims[kDimK] > kWgmma3xTf32MaxK)
+        return Support::no("3xTF32 on wgmma: k = " + std::to_string(p.dims[kDimK]) + " exceeds " +
+                           std::to_string(kWgmma3xTf32MaxK) +
+                           " (the tensor cores' f32 accumulation error grows with k, past the 1e-4 tolerance "
+                           "near k = 65536)");
+      if (split3) {
+        const std::size_t bytes = workspace_3xtf32(p).bytes;
+        if (bytes > kWgmma3xTf32MaxWorkspace)
+          return Support::no("3xTF32 would split A and B into a workspace of " + std::to_string(bytes) +
+                             " bytes (limit " + std::to_string(kWgmma3xTf32MaxWorkspace) + ")");
+      }
+      if (!split3 && (a_mn || b_mn) && !wgmma_mn_row(i))
         return Support::no("config " + c.to_string() +
                            " is not built for a column-major A or a row-major B (kWgmmaMnRows)");
       // The switches come last: a path switched off declines exactly what it would have run.
-      if (tf32 && !kWgmmaTf32Enabled) return Support::no("the TF32 path is switched off (kWgmmaTf32Enabled)");
-      if (a_mn && !kWgmmaMnAEnabled)
+      if (tf32 && !split3 && !kWgmmaTf32Enabled)
+        return Support::no("the TF32 path is switched off (kWgmmaTf32Enabled)");
+      if (split3 && !kWgmma3xTf32Enabled)
+        return Support::no("the 3xTF32 path is switched off (kWgmma3xTf32Enabled)");
+      if (!split3 && a_mn && !kWgmmaMnAEnabled)
         return Support::no("a column-major A (ta = 1) is switched off (kWgmmaMnAEnabled): reads a row-major A only");
-      if (b_mn && !kWgmmaMnBEnabled)
+      if (!split3 && b_mn && !kWgmmaMnBEnabled)
         return Support::no("a row-major B (tb = 0) is switched off (kWgmmaMnBEnabled): reads a column-major B only");
       const WgmmaConfig& r = kWgmmaConfigs[i];
       if (((p.dims[kDimM] + r.bm - 1) / r.bm) * ((p.dims[kDimN] + r.bn - 1) / r.bn) > INT_MAX)
@@ -157,10 +238,15 @@ class GemmWgmma final : public Variant {
     }
   }
 
-  Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
+  // 3xTF32 only: the operands' hi and lo parts (wgmma_3xtf32.hpp).
+  std::size_t workspace_bytes(const Problem& p, const Config&) const override {
+    return is_3xtf32(p) ? workspace_3xtf32(p).bytes : 0;
+  }
+
+  Status launch(const Args& args, const Problem& p, const Config& c, void* workspace, Stream stream) const override {
     const int i = wgmma_index(c);
     if (i < 0) return Status::fail(ErrorKind::argument, "gemm_wgmma: config " + c.to_string() + " is not instantiated");
-    return run_wgmma(i, sm_count(p.device), args, p, stream);
+    return run_wgmma(i, sm_count(p.device), args, p, workspace, stream);
   }
 
   std::shared_ptr<const PreparedLaunch> prepare(const Problem& p, const Config& c, const DeviceInfo& d) const override {

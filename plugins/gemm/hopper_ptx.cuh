@@ -53,12 +53,16 @@ __device__ __forceinline__ unsigned cluster_ctarank() {
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
-// Arrives on the mbarrier at the same shared-memory offset as `bar` in block `rank` of the cluster.
+// Arrives on the mbarrier at the same shared-memory offset as `bar` in block `rank` of the cluster,
+// with the instruction's default semantics (release at CTA scope).  What the arrival orders is the
+// consumers' wgmma reads of a stage, which wgmma.wait_group has already completed; the first
+// version's `.release.cluster` made every release a cluster-scope fence on the consumers' path
+// (a suspect for the cluster kernel's slowness, measured in the plugin README).
 __device__ __forceinline__ void mbarrier_arrive_cluster(std::uint64_t* bar, unsigned rank) {
   asm volatile(
       "{\n.reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
       "r"(rank)
       : "memory");
 }

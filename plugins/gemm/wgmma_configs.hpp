@@ -1,8 +1,9 @@
 // The instantiated configurations of gemm_wgmma (Hopper wgmma fed by TMA), as data shared by the
 // kernel instantiations (gemm_wgmma.cu) and the ParamSpace (wgmma_params.cpp).  Each row is built
-// for bf16 and f16 with K-major operands, the rows kWgmmaTf32Rows also for TF32 (f32 inputs), the
-// rows kWgmmaMnRows also for bf16 and f16 with a column-major A and / or a row-major B (MN-major):
-// 6 rows, 12 + 3 + 2 x 2 x 3 = 27 kernels (compiled for sm_90a only).
+// for bf16 and f16 with K-major operands, the rows kWgmmaTf32Rows also for TF32 (f32 inputs),
+// kWgmma3xTf32Rows also for 3xTF32, the rows kWgmmaMnRows also for bf16 and f16 with a
+// column-major A and / or a row-major B (MN-major): 7 rows, the last sharing row 0's kernel,
+// 12 + 3 + 2 + 2 x 2 x 3 = 29 kernels (compiled for sm_90a only).
 #pragma once
 
 namespace kiln::gemm {
@@ -18,15 +19,18 @@ struct WgmmaConfig {
   int cluster;     // blocks per thread-block cluster (1 or 2): a cluster of 2 computes two tiles
                    // one above the other and multicasts each half of their common B tile to both
   int group;       // tile raster: the scheduler walks `group` rows of work units (a cluster's
-                   // tiles) down before moving right
+                   // tiles) down before moving right (a launch argument: rows that differ only
+                   // in `group` share one kernel)
 };
 
 // Shapes of the public Hopper write-ups (128 x 256 and 128 x 128 tiles with two consumer
 // warpgroups, 4-6 stages); 256 x 128 gives each consumer two 64-row wgmmas per k step.  Every
 // consumer holds at most 128 f32 accumulators per thread (64 x 256 or 128 x 128).
 // Measured on the H200 (kiln tune, bf16 tb=1 C f32, 2026-11-24; README has every row and C type):
-// 128 x 256 is the fastest row, 4096^3 181 us (cuBLASLt's best 176 us), 8192^3 1488 us (1389);
-// the cluster row is correct but 1.7-1.9x slower than 128 x 256 without it (cause not found).
+// 128 x 256 is the fastest row, 4096^3 181 us (cuBLASLt's best 176 us), 8192^3 1488 us (1389).
+// The cluster row ran 1.7-1.9x slower until its stage releases stopped being cluster-scope fences
+// (hopper_ptx.cuh); since then it is as fast as row 0, not faster.  Ping-pong rows with a cluster
+// (64 x 256, 128 x 128) were built and measured slower than row 0 (third session), and dropped.
 inline constexpr WgmmaConfig kWgmmaConfigs[] = {
     // bm   bn   bk  stages consumers pingpong cluster group
     {128, 256, 64, 4, 2, 0, 1, 8},
@@ -35,13 +39,14 @@ inline constexpr WgmmaConfig kWgmmaConfigs[] = {
     {128, 128, 64, 6, 2, 1, 1, 8},
     {64, 256, 64, 4, 2, 1, 1, 8},
     {128, 256, 64, 4, 2, 0, 2, 4},
+    {128, 256, 64, 4, 2, 0, 1, 16},  // row 0's kernel (no extra build), rastered 16 tile rows deep
 };
 inline constexpr int kWgmmaConfigCount = static_cast<int>(sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]));
 inline constexpr int kWgmmaDefault = 0;  // 128 x 256
 
 // The rows also built for TF32 (allow_tf32 = 1, f32 A and B, wgmma m64nNk8 .tf32): the two
 // defaults (wgmma_default_for picks rows 0 and 1) and the ping-pong 128 x 128.  Kept short: every
-// row is one more kernel for CI's nvcc.  Not yet measured on a GPU.
+// row is one more kernel for CI's nvcc.  Row 0 at 8192^3: 1.00x cuBLASLt TF32 (README).
 inline constexpr int kWgmmaTf32Rows[] = {0, 1, 3};
 constexpr bool wgmma_tf32_row(int index) {
   for (int r : kWgmmaTf32Rows)
@@ -49,9 +54,19 @@ constexpr bool wgmma_tf32_row(int index) {
   return false;
 }
 
+// The rows also built for 3xTF32 (allow_tf32 = 2, f32 A and B split into TF32 hi and lo parts by a
+// prepass, wgmma_3xtf32.hpp): the two defaults only (wgmma_default_for picks rows 0 and 1).
+inline constexpr int kWgmma3xTf32Rows[] = {0, 1};
+constexpr bool wgmma_3xtf32_row(int index) {
+  for (int r : kWgmma3xTf32Rows)
+    if (r == index) return true;
+  return false;
+}
+
 // The rows also built for bf16 and f16 with MN-major operands (A column-major, ta = 1, and / or B
 // row-major, tb = 0: three layouts): the two defaults (wgmma_default_for picks rows 0 and 1).
-// Cooperative and without a cluster (the B multicast is built for K-major tiles).  Not yet measured.
+// Cooperative and without a cluster (the B multicast is built for K-major tiles).  Row 0 with a
+// row-major B: 0.99x cuBLASLt at bf16 4096^3 (README).
 inline constexpr int kWgmmaMnRows[] = {0, 1};
 constexpr bool wgmma_mn_row(int index) {
   for (int r : kWgmmaMnRows)

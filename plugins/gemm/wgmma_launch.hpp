@@ -26,6 +26,11 @@ struct WgmmaGemmArgs {
   float alpha = 1.0f, beta = 0.0f;
   bool bf16 = true, c_half = false;
   bool tf32 = false;  // f32 A and B through the TF32 tensor cores (bf16 and c_half false)
+  // 3xTF32 (with tf32): a and b hold the TF32 hi parts of A and B, a_lo and b_lo their lo parts,
+  // laid out alike (lda, ldb, stride_a, stride_b; K-major): wgmma_3xtf32.hpp.
+  bool split3 = false;
+  const void* a_lo = nullptr;
+  const void* b_lo = nullptr;
   bool a_mn = false;  // A column-major (ta = 1)
   bool b_mn = false;  // B row-major (tb = 0)
   int sm_count = 1;

@@ -38,13 +38,17 @@ ParamSpace wgmma_space() {
   std::vector<Config> rows;
   for (int i = 0; i < kWgmmaConfigCount; ++i) rows.push_back(wgmma_config(i));
   s.only(std::move(rows));
-  s.constraint("f32 (TF32) problems: the rows built for TF32 (kWgmmaTf32Rows)",
+  s.constraint("f32 problems: the rows built for TF32 (kWgmmaTf32Rows) or, with allow_tf32 = 2, for 3xTF32 "
+               "(kWgmma3xTf32Rows)",
                [](const Config& c, const DeviceInfo&, const Problem& p) {
                  // (a default Problem, n_dims = 0, stands for no problem at all: every row)
-                 return p.dtype != DType::f32 || p.n_dims == 0 || wgmma_tf32_row(wgmma_index(c));
+                 if (p.dtype != DType::f32 || p.n_dims <= kDimTf32) return true;
+                 return p.dims[kDimTf32] == 2 ? wgmma_3xtf32_row(wgmma_index(c)) : wgmma_tf32_row(wgmma_index(c));
                });
-  s.constraint("a column-major A or a row-major B: the rows built for them (kWgmmaMnRows)",
+  s.constraint("a column-major A or a row-major B: the rows built for them (kWgmmaMnRows; 3xTF32 packs its "
+               "operands K-major, so any of its rows)",
                [](const Config& c, const DeviceInfo&, const Problem& p) {
+                 if (p.dtype == DType::f32 && p.n_dims > kDimTf32 && p.dims[kDimTf32] == 2) return true;
                  const bool mn = p.n_dims > kDimTb && (p.dims[kDimTa] == 1 || p.dims[kDimTb] == 0);
                  return !mn || wgmma_mn_row(wgmma_index(c));
                });

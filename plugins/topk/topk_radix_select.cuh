@@ -22,7 +22,8 @@ struct RadixRowState {
   std::uint64_t prefix;     // digits of the k-th best key found so far
   std::uint64_t mask;       // the bits they cover
   std::uint32_t greater;    // keys whose known digits are larger than prefix's
-  std::uint32_t done;       // 1: the selection is every key with (key & mask) >= prefix
+  std::uint32_t done;       // 1: the selection is every key with (key & mask) >= prefix;
+                            // 2: the row was answered by another kernel (every kernel here skips it)
   std::uint32_t arrived;    // blocks of the row that finished the current pass
   std::uint32_t selected;   // gathered keys
   std::uint32_t fill_pass;  // 0, or the pass that copies the candidates out (see below)
@@ -172,16 +173,17 @@ __device__ void block_append(const std::uint64_t (&key)[ITEMS], std::uint64_t ma
   // reading s_block_base here; s_block_base is rewritten only after two more barriers.
 }
 
-// One pass: blockIdx.x is the row, blockIdx.y its chunk (of the row, or of its candidates).
+// One pass over one chunk of one row (of the row, or of its candidates); the block bodies are
+// device functions so that other variants can run them over a list of rows (see
+// topk_sample_select's fallback).  Every thread of the block calls them.
 template <class T, int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK)
-    radix_hist_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int k, int largest,
-                      int shift, int width, std::int64_t chunk_len, int chunks, int cap, int pass, int cand_cap,
-                      RadixRowState* __restrict__ states, std::uint32_t* __restrict__ hists,
-                      std::uint64_t* __restrict__ cands) {
+__device__ __forceinline__ void radix_hist_block(std::int64_t row, int chunk, const T* __restrict__ x,
+                                                 std::int64_t x_stride, std::int64_t n, int k, int largest, int shift,
+                                                 int width, std::int64_t chunk_len, int chunks, int cap, int pass,
+                                                 int cand_cap, RadixRowState* __restrict__ states,
+                                                 std::uint32_t* __restrict__ hists, std::uint64_t* __restrict__ cands) {
   __shared__ std::uint32_t h[kRadixBinsDevice];
   __shared__ bool is_last;
-  const std::int64_t row = blockIdx.x;
   RadixRowState* st = states + row;
   if (st->done) return;  // the same value for every thread of every block of the row
   const std::uint64_t prefix = st->prefix, mask = st->mask;
@@ -193,7 +195,7 @@ __global__ void __launch_bounds__(BLOCK)
   if (fill_pass != 0 && std::uint32_t(pass) > fill_pass) {
     // Read the candidates: this block's share of them.
     const std::int64_t count = st->candidates < std::uint32_t(cand_cap) ? st->candidates : std::uint32_t(cand_cap);
-    const std::int64_t begin = count * blockIdx.y / chunks, end = count * (blockIdx.y + 1) / chunks;
+    const std::int64_t begin = count * chunk / chunks, end = count * (chunk + 1) / chunks;
     for (std::int64_t base = begin + threadIdx.x; base < end; base += std::int64_t(BLOCK) * ITEMS) {
       std::uint64_t key[ITEMS];
 #pragma unroll
@@ -209,7 +211,7 @@ __global__ void __launch_bounds__(BLOCK)
   } else {
     const bool fill = fill_pass != 0 && std::uint32_t(pass) == fill_pass;  // block-uniform; 0 is "never"
     const T* xr = x + row * x_stride;
-    const std::int64_t begin = std::int64_t(blockIdx.y) * chunk_len;
+    const std::int64_t begin = std::int64_t(chunk) * chunk_len;
     const std::int64_t end = begin + chunk_len < n ? begin + chunk_len : n;
     // Every thread of the block runs the same number of iterations, so the ballots and the
     // barriers of the fill are safe.
@@ -247,21 +249,35 @@ __global__ void __launch_bounds__(BLOCK)
   select_digit<BLOCK>(hist, st, k, shift, width, cap, pass, cand_cap);
 }
 
+// One pass: blockIdx.x is the row, blockIdx.y its chunk.
 template <class T, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK)
-    radix_gather_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest,
-                        std::int64_t chunk_len, int chunks, int cap, int cand_cap, RadixRowState* __restrict__ states,
-                        const std::uint64_t* __restrict__ cands, std::uint64_t* __restrict__ selected) {
-  const std::int64_t row = blockIdx.x;
+    radix_hist_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int k, int largest,
+                      int shift, int width, std::int64_t chunk_len, int chunks, int cap, int pass, int cand_cap,
+                      RadixRowState* __restrict__ states, std::uint32_t* __restrict__ hists,
+                      std::uint64_t* __restrict__ cands) {
+  radix_hist_block<T, BLOCK, ITEMS>(blockIdx.x, int(blockIdx.y), x, x_stride, n, k, largest, shift, width, chunk_len,
+                                    chunks, cap, pass, cand_cap, states, hists, cands);
+}
+
+template <class T, int BLOCK, int ITEMS>
+__device__ __forceinline__ void radix_gather_block(std::int64_t row, int chunk, const T* __restrict__ x,
+                                                   std::int64_t x_stride, std::int64_t n, int largest,
+                                                   std::int64_t chunk_len, int chunks, int cap, int cand_cap,
+                                                   RadixRowState* __restrict__ states,
+                                                   const std::uint64_t* __restrict__ cands,
+                                                   std::uint64_t* __restrict__ selected) {
   RadixRowState* st = states + row;
-  if (!st->done) return;  // cannot happen after the last pass; guards the buffer
+  // 0 cannot happen after the last pass (guards the buffer); 2: answered by another kernel
+  // (topk_sample_select's rows that did not need these passes).
+  if (st->done != 1) return;
   const std::uint64_t prefix = st->prefix, mask = st->mask;
   std::uint64_t* out = selected + row * cap;
   if (st->fill_pass != 0) {
     // The candidates hold every key of the selection.
     const std::uint64_t* row_cands = cands + row * std::int64_t(cand_cap);
     const std::int64_t count = st->candidates < std::uint32_t(cand_cap) ? st->candidates : std::uint32_t(cand_cap);
-    const std::int64_t begin = count * blockIdx.y / chunks, end = count * (blockIdx.y + 1) / chunks;
+    const std::int64_t begin = count * chunk / chunks, end = count * (chunk + 1) / chunks;
     for (std::int64_t base = begin; base < end; base += BLOCK) {
       const std::int64_t j = base + threadIdx.x;
       const std::uint64_t key = j < end ? load_key(row_cands + j) : kNoElement;
@@ -270,7 +286,7 @@ __global__ void __launch_bounds__(BLOCK)
     return;
   }
   const T* xr = x + row * x_stride;
-  const std::int64_t begin = std::int64_t(blockIdx.y) * chunk_len;
+  const std::int64_t begin = std::int64_t(chunk) * chunk_len;
   const std::int64_t end = begin + chunk_len < n ? begin + chunk_len : n;
   // Every thread runs the same number of iterations, so the warp-wide ballots are safe.
   for (std::int64_t base = begin; base < end; base += std::int64_t(BLOCK) * ITEMS) {
@@ -294,16 +310,25 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+template <class T, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK)
+    radix_gather_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest,
+                        std::int64_t chunk_len, int chunks, int cap, int cand_cap, RadixRowState* __restrict__ states,
+                        const std::uint64_t* __restrict__ cands, std::uint64_t* __restrict__ selected) {
+  radix_gather_block<T, BLOCK, ITEMS>(blockIdx.x, int(blockIdx.y), x, x_stride, n, largest, chunk_len, chunks, cap,
+                                      cand_cap, states, cands, selected);
+}
+
 // Dynamic shared memory: cap keys.
 template <class T, int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-    radix_sort_kernel(const T* __restrict__ x, std::int64_t x_stride, int k, int cap,
-                      const RadixRowState* __restrict__ states, const std::uint64_t* __restrict__ selected,
-                      T* __restrict__ values, std::int64_t v_stride, std::int32_t* __restrict__ indices,
-                      std::int64_t i_stride) {
+__device__ __forceinline__ void radix_sort_block(std::int64_t row, const T* __restrict__ x, std::int64_t x_stride,
+                                                 int k, int cap, const RadixRowState* __restrict__ states,
+                                                 const std::uint64_t* __restrict__ selected, T* __restrict__ values,
+                                                 std::int64_t v_stride, std::int32_t* __restrict__ indices,
+                                                 std::int64_t i_stride) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   auto* s = reinterpret_cast<std::uint64_t*>(smem_raw);
-  const std::int64_t row = blockIdx.x;
+  if (states[row].done != 1) return;  // 2: answered by another kernel (see the gather)
   const std::uint32_t got = states[row].selected;
   const int count = got < std::uint32_t(cap) ? int(got) : cap;
   int p = 2;
@@ -313,6 +338,15 @@ __global__ void __launch_bounds__(BLOCK)
   __syncthreads();
   bitonic_sort_desc<BLOCK>(s, p);
   write_row<BLOCK>(s, k, x + row * x_stride, values + row * v_stride, indices + row * i_stride);
+}
+
+template <class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    radix_sort_kernel(const T* __restrict__ x, std::int64_t x_stride, int k, int cap,
+                      const RadixRowState* __restrict__ states, const std::uint64_t* __restrict__ selected,
+                      T* __restrict__ values, std::int64_t v_stride, std::int32_t* __restrict__ indices,
+                      std::int64_t i_stride) {
+  radix_sort_block<T, BLOCK>(blockIdx.x, x, x_stride, k, cap, states, selected, values, v_stride, indices, i_stride);
 }
 
 }  // namespace kiln::topk

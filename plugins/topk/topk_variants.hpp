@@ -2,6 +2,7 @@
 //   topk_block_merge   per-chunk running top-k with threshold filtering, then a per-row merge
 //   topk_radix_select  radix select of the k-th key, gather, sort of the selection
 //   topk_row_select    one block per row held in registers, the radix select on chip
+//   topk_sample_select threshold from a sample, one filtering pass, selection on the candidates
 #pragma once
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@ namespace kiln::topk {
 std::shared_ptr<Variant> make_topk_block_merge();
 std::shared_ptr<Variant> make_topk_radix_select();
 std::shared_ptr<Variant> make_topk_row_select();
+std::shared_ptr<Variant> make_topk_sample_select();
 
 // What the CUDA variants read from the arguments.  x and values hold `dtype` elements (f32, f16
 // or bf16; topk_block_merge takes f32 only).

@@ -79,12 +79,17 @@ Config tiled_multirow_default(const DeviceInfo& device);
 Support tiled_multirow_supports(const Problem& problem, const Config& config);
 
 // transpose_skinny: for matrices with a short side (min(m, n) <= kSkinnyMaxShort).  A tile spans
-// the whole short side and as much of the long side as fits in `tile_elems` floats of shared
-// memory (rounded down to a multiple of 32 when that is at least 32), read and written linearly
-// (consecutive addresses in both phases, any alignment of the element type).  The grid is one wave of resident
-// blocks looping over the tiles.
-//   block       threads per block (template: kSkinnyBlocks)
-//   tile_elems  elements staged per tile (launch argument; shared memory = cols * pitch * element size)
+// the whole short side and as much of the long side as fits in `tile_bytes` of shared memory
+// (rounded down to a multiple of 32 when that is at least 32, else to a multiple of
+// `span_multiple`), read and written linearly (consecutive addresses in both phases, any
+// alignment of the element type).  The grid is one wave of resident blocks looping over the tiles.
+//   block         threads per block (template: kSkinnyBlocks)
+//   tile_bytes    bytes staged per tile (launch argument; shared memory = cols * pitch * element
+//                 size, up to 1.5x tile_bytes for a 2-row tile's odd pitch); in bytes so that one
+//                 value stages as much data for 2- as for 4-byte types
+//   access_bytes  bytes per global load and store: 4 for 4-byte types; for 2-byte types 2 (one
+//                 element) or 4 (two neighbours, on each side where pointer, row stride and tile
+//                 origin allow; element by element on a side where they do not)
 inline constexpr int kSkinnyBlocks[] = {256, 512, 1024};
 inline constexpr int kSkinnyMaxShort = 256;
 struct SkinnyTile {
@@ -95,7 +100,17 @@ struct SkinnyTile {
     return std::size_t(cols) * std::size_t(pitch) * static_cast<std::size_t>(elem_bytes);
   }
 };
-SkinnyTile skinny_tile(std::int64_t m, std::int64_t n, int tile_elems);
+// The tile of an m x n `in` staging at most `tile_elems` elements (tile_bytes / element size).
+SkinnyTile skinny_tile(std::int64_t m, std::int64_t n, int tile_elems, int span_multiple = 1);
+// Which sides of a 2-byte transpose move pairs (see transpose_skinny_kernel.cuh): `in` (m x n,
+// row stride ld_in) when every pair (c, c + 1) of a row, c even from each tile's first column,
+// is 4-byte aligned; `out` (n x m, row stride ld_out) likewise for pairs (r, r + 1).
+struct SkinnyPairs {
+  bool in = false;
+  bool out = false;
+};
+SkinnyPairs skinny_pairs(std::uintptr_t in, std::uintptr_t out, std::int64_t ld_in, std::int64_t ld_out, std::int64_t m,
+                         std::int64_t n, const SkinnyTile& tile);
 ParamSpace skinny_space();
 Config skinny_default(const DeviceInfo& device);
 Support skinny_supports(const Problem& problem);

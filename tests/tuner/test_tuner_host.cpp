@@ -91,7 +91,10 @@ TEST_CASE("tune, store, and a fresh runtime's op() dispatches the tuned choice")
     CHECK(r.db_path == user);
     CHECK(r.space.candidates.size() == 6);  // 2 variants x unroll {1, 2, 4}
     CHECK(r.search.evaluations() == 6);
-    CHECK(r.search.finalists.size() == 4);
+    // The 4 fastest, plus each of the 2 variants' default config the search timed within reach of
+    // the fastest but lower down (retime.hpp); host timings decide which.
+    CHECK(r.search.finalists.size() >= 4);
+    CHECK(r.search.finalists.size() <= 6);
     variant = r.entry->variant;
     config = r.entry->config;
     REQUIRE(tuner.current_entry(p));

@@ -19,6 +19,7 @@
 #include <kiln/kiln.hpp>
 
 #include "bench_modes.hpp"
+#include "bench_rounds.hpp"
 #include "common.hpp"
 #include "csv.hpp"
 #include "json.hpp"
@@ -177,23 +178,56 @@ Command make_bench_command(CLI::App& parent) {
     t.warmup = o->warmup;
     t.warm = o->warm;
     t.min_runs = o->runs;
+    // Check every row first, then time the rows that passed interleaved (bench_rounds.hpp): a GPU
+    // whose clock falls during a sustained run would otherwise favour whichever row ran first.
     std::size_t done = 0, failed = 0;
+    std::vector<Row*> to_time;
+    bool lost = false;
     for (Row& r : rows) {
-      bar.update(done, rows.size(), r.candidate.to_string());
+      bar.update(done, rows.size() * 2, "checking " + r.candidate.to_string());
       if (r.usable) {
         if (!ev) ev = std::make_unique<ProblemEvaluator>(p, eo);
         r.result = ev->check(r.candidate);
-        if (r.result.ok()) {
-          CandidateResult timed = ev->time(r.candidate, t);
-          timed.error = r.result.error;
-          timed.tolerance = r.result.tolerance;
-          r.result = timed;
+        if (r.result.ok())
+          to_time.push_back(&r);
+        else
+          ++failed;
+        if (r.result.device_lost) {
+          lost = true;
+          break;
         }
-        if (!r.result.ok()) ++failed;
-        if (r.result.device_lost) break;
       }
-      bar.update(++done, rows.size(), r.candidate.to_string());
+      ++done;
     }
+    const std::vector<BenchVisit> visits = lost ? std::vector<BenchVisit>{} : bench_visits(to_time.size(), o->runs, o->warmup);
+    std::vector<std::vector<double>> samples(to_time.size());
+    std::vector<bool> dropped(to_time.size(), false);
+    for (std::size_t i = 0; i < visits.size(); ++i) {
+      const BenchVisit& v = visits[i];
+      Row& r = *to_time[v.row];
+      if (dropped[v.row]) continue;
+      bar.update(rows.size() + (i * rows.size()) / visits.size(), rows.size() * 2, r.candidate.to_string());
+      TimingOptions tv = t;
+      tv.runs = v.runs;
+      tv.min_runs = v.runs;
+      tv.warmup = v.warmup;
+      CandidateResult timed = ev->time(r.candidate, tv);
+      if (!timed.ok()) {
+        timed.error = r.result.error;
+        timed.tolerance = r.result.tolerance;
+        r.result = timed;
+        dropped[v.row] = true;
+        ++failed;
+        if (timed.device_lost) break;
+        continue;
+      }
+      samples[v.row].insert(samples[v.row].end(), timed.timing.samples_us.begin(), timed.timing.samples_us.end());
+    }
+    for (std::size_t j = 0; j < to_time.size(); ++j) {
+      if (dropped[j] || lost) continue;
+      to_time[j]->result.timing = summarise(samples[j]);
+    }
+    bar.update(rows.size() * 2, rows.size() * 2, "");
     bar.finish();
 
     // Baseline.

@@ -1,5 +1,7 @@
 #include "kiln/tuner/search.hpp"
 
+#include "kiln/tuner/retime.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -50,7 +52,7 @@ std::size_t choose_winner(const std::vector<CandidateResult>& timed, double tie_
   }
   std::size_t winner = tied.front();
   for (std::size_t i : tied)
-    if (preferred_on_tie(timed[i].candidate, timed[winner].candidate)) winner = i;
+    if (preferred_finalist(timed[i].candidate, timed[winner].candidate)) winner = i;
   if (note) {
     if (timed.size() == 1) {
       *note = "the only finalist";
@@ -61,11 +63,11 @@ std::size_t choose_winner(const std::vector<CandidateResult>& timed, double tie_
       for (std::size_t i : tied)
         if (i != winner) names += (names.empty() ? "" : ", ") + timed[i].candidate.to_string();
       if (winner == fastest)
-        *note = "fastest; within the measured noise of " + names + ", and the tie rule (higher priority, then smaller config) agrees";
+        *note = "fastest; within the measured noise of " + names + ", and the tie rule (higher priority, then the variant's default, then smaller config) agrees";
       else
         *note = "within the measured noise of the fastest (" + fmt_us(best.median_us) + " vs " +
                 fmt_us(timed[winner].timing.median_us) + "); chosen over " + names +
-                " by the tie rule (higher priority, then smaller config)";
+                " by the tie rule (higher priority, then the variant's default, then smaller config)";
     }
   }
   return winner;
@@ -149,8 +151,17 @@ SearchResult run_search(Evaluator& evaluator, const std::vector<Candidate>& cand
     res.seconds = clock() - t0;
     return res;
   }
-  const std::size_t k = std::min<std::size_t>(std::max(1, options.finalists), ok.size());
-  ok.resize(k);
+  // The fastest `finalists`, and the default config of each of their variants that the search
+  // timed within reach (retime.hpp: the drift of a long search may have pushed it out).
+  const std::size_t top = std::min<std::size_t>(std::max(1, options.finalists), ok.size());
+  {
+    const std::vector<std::size_t> picked =
+        top > 1 ? default_finalists(ok, top, options.give_up_factor) : std::vector<std::size_t>{0};
+    std::vector<CandidateResult> finalists;
+    for (std::size_t i : picked) finalists.push_back(ok[i]);
+    ok = std::move(finalists);
+  }
+  const std::size_t k = ok.size();
   if (k == 1) {
     res.finalists = ok;
     res.winner = ok.front();
@@ -161,18 +172,20 @@ SearchResult run_search(Evaluator& evaluator, const std::vector<Candidate>& cand
   }
 
   if (options.on_status) options.on_status("re-timing " + std::to_string(k) + " finalists interleaved");
-  // Re-time the finalists interleaved: round-robin, the starting finalist rotating per round, so
-  // clock and thermal drift fall on every finalist alike.
+  // Re-time the finalists interleaved, in pairs of rounds forward then backward (retime_order),
+  // so that clock and thermal drift fall on every finalist alike; each round's samples are kept
+  // for the comparison within pairs of rounds (choose_winner_paired).
+  const int rounds = balanced_retime_rounds(options.retime_rounds);
   std::vector<std::vector<double>> samples(k);
+  RoundSamples round_samples(k);
   std::vector<bool> dropped(k, false);
   TimingOptions t;
   t.warmup = 1;
   t.runs = std::max(1, options.retime_runs);
   t.min_runs = t.runs;
   t.warm = options.timing.warm;
-  for (int round = 0; round < std::max(1, options.retime_rounds); ++round) {
-    for (std::size_t j = 0; j < k; ++j) {
-      const std::size_t f = (j + static_cast<std::size_t>(round)) % k;
+  for (int round = 0; round < rounds; ++round) {
+    for (const std::size_t f : retime_order(k, round)) {
       if (dropped[f]) continue;
       CandidateResult r = evaluator.time(ok[f].candidate, t);
       if (!r.ok()) {
@@ -192,22 +205,25 @@ SearchResult run_search(Evaluator& evaluator, const std::vector<Candidate>& cand
         continue;
       }
       samples[f].insert(samples[f].end(), r.timing.samples_us.begin(), r.timing.samples_us.end());
+      round_samples[f].push_back(r.timing.samples_us);
     }
   }
   std::vector<CandidateResult> timed;
+  RoundSamples timed_rounds;
   for (std::size_t f = 0; f < k; ++f) {
     if (dropped[f]) continue;
     CandidateResult r = ok[f];
     r.timing = summarise(samples[f]);
     r.reason.clear();
     timed.push_back(std::move(r));
+    timed_rounds.push_back(std::move(round_samples[f]));
   }
   if (timed.empty()) {
     res.choice_note = "every finalist failed while re-timing";
     res.seconds = clock() - t0;
     return res;
   }
-  const std::size_t w = choose_winner(timed, options.tie_fraction, &res.choice_note);
+  const std::size_t w = choose_winner_paired(timed, timed_rounds, options.tie_fraction, &res.choice_note);
   res.winner = timed[w];
   res.finalists.push_back(timed[w]);
   std::vector<CandidateResult> others;

@@ -169,7 +169,7 @@ TEST_CASE("every CUDA topk variant and config matches the host reference on rand
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   const auto variants = cuda_variants(rt.registry());
-  REQUIRE(variants.size() == 3);
+  REQUIRE(variants.size() == 4);
   Workspace ws;
 
   std::uint64_t seed = 300;

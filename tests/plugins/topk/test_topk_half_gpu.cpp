@@ -107,7 +107,7 @@ std::vector<std::uint16_t> make_rows(kiln::DType t, const Shape& s, bool ties, s
 
 }  // namespace
 
-TEST_CASE("topk_block_merge declares f32 only; the others f16 and bf16 too", "[topk][half][gpu]") {
+TEST_CASE("topk_block_merge and topk_sample_select declare f32 only; the others f16 and bf16 too", "[topk][half][gpu]") {
   const kiln::Registry reg = make_registry();
   for (kiln::DType t : {kiln::f16, kiln::bf16}) {
     std::vector<std::string> names;

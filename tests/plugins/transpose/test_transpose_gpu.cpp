@@ -228,6 +228,77 @@ TEST_CASE("transpose: transposed, padded and offset views of 2- and 4-byte types
   CHECK(runs > 4 * 3 * 4 * 2 * 6);  // every variant ran on every layout
 }
 
+TEST_CASE("transpose_skinny moves 2-byte pairs where alignment allows, elements elsewhere", "[transpose][gpu]") {
+  namespace tr = kiln::transpose;
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  kiln::Op op = rt.op("transpose");
+  const kiln::OpSchema& schema = op.schema();
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* skinny = rt.registry().find_variant("transpose_skinny");
+  REQUIRE(skinny != nullptr);
+  const kiln::Stream stream;
+  std::uint64_t seed = 300;
+  std::int64_t both = 0, only_one = 0, neither = 0, runs = 0;
+  // Sanitizer runs take bf16 only (f16 runs the same kernels) and the smaller tiles (more of them).
+  const bool quick = kiln_test::quick_mode();
+  const std::vector<kiln::DType> dtypes = quick ? std::vector<kiln::DType>{kiln::bf16} : std::vector<kiln::DType>{kiln::bf16, kiln::f16};
+  const std::vector<int> tile_sizes = quick ? std::vector<int>{2048} : std::vector<int>{2048, 16384};  // bytes
+  for (const kiln::DType dtype : dtypes)
+    // Wide and tall, odd and even extents; 2 KiB tiles (1024 elements) cut the long side into several
+    // tiles whose last one is partial (37 x 1001: spans of 26, the last 13 wide), 1 x 9 and
+    // 9 x 1 have a single row or column.
+    for (const auto& shape : {std::array<std::int64_t, 2>{37, 1001}, std::array<std::int64_t, 2>{1001, 37},
+                              std::array<std::int64_t, 2>{64, 515}, std::array<std::int64_t, 2>{515, 64},
+                              std::array<std::int64_t, 2>{1, 9}, std::array<std::int64_t, 2>{9, 1},
+                              std::array<std::int64_t, 2>{2, 3}})
+      // Pads and offsets (elements) making each side's row starts even or odd, pointers 4-byte
+      // aligned or not.
+      for (const std::int64_t pad_in : {0, 1, 2})
+        for (const std::int64_t pad_out : {0, 1})
+          for (const std::int64_t offset : {0, 1}) {
+            const std::int64_t m = shape[0], n = shape[1];
+            StoredView in = stored_view(dtype, m, n, false, pad_in, offset, seed++);
+            StoredView out = stored_view(dtype, n, m, false, pad_out, pad_in == 2 ? 1 - offset : offset, seed++);
+            std::vector<std::uint8_t> want = out.host;
+            kiln::TensorRef want_view = out.host_view;
+            want_view.data = want.data() + (static_cast<std::uint8_t*>(out.host_view.data) - out.host.data());
+            REQUIRE(schema.reference(kiln::Args{in.host_view, want_view}, op.problem({in.host_view, want_view})).ok());
+            const kiln::Args args{in.view, out.view};
+            const kiln::Problem p = op.problem(args);
+            for (const int access_bytes : {2, 4})
+              for (const int tile_bytes : tile_sizes) {
+                const kiln::Config config{{"block", 256}, {"tile_bytes", tile_bytes}, {"access_bytes", access_bytes}};
+                const tr::SkinnyTile tile = tr::skinny_tile(m, n, tile_bytes / 2, access_bytes == 4 ? 2 : 1);
+                const tr::SkinnyPairs pairs = tr::skinny_pairs(reinterpret_cast<std::uintptr_t>(in.view.data),
+                                                               reinterpret_cast<std::uintptr_t>(out.view.data),
+                                                               m > 1 ? n + pad_in : n, n > 1 ? m + pad_out : m, m, n, tile);
+                INFO(kiln::dtype_name(dtype) << " " << m << " x " << n << " pads " << pad_in << ", " << pad_out
+                                             << " offset " << offset << " " << config.to_string() << " pairs in "
+                                             << pairs.in << " out " << pairs.out);
+                REQUIRE(skinny->supports(p, dev, config).ok);
+                if (access_bytes == 4) ++(pairs.in && pairs.out ? both : pairs.in || pairs.out ? only_one : neither);
+                out.store.copy_from_host(out.host.data(), out.host.size());
+                const kiln::Status st = skinny->launch(args, p, config, nullptr, stream);
+                INFO(st.message());
+                REQUIRE(st.ok());
+                stream.synchronize();
+                std::vector<std::uint8_t> got(out.host.size());
+                out.store.copy_to_host(got.data(), got.size());
+                CHECK(got == want);  // out's padding and the bytes before it untouched too
+                ++runs;
+              }
+          }
+  // Each path ran: pairs on both sides, on one side only, on neither.
+  CHECK(both >= 5);
+  CHECK(only_one >= 5);
+  CHECK(neither >= 5);
+  CHECK(runs == static_cast<std::int64_t>(dtypes.size() * tile_sizes.size()) * 7 * 3 * 2 * 2 * 2);
+  // 4-byte types take only 4-byte accesses.
+  const kiln::Problem f32p = schema.problem_from_dims(kiln::f32, {100, 1000}, gpu);
+  CHECK(skinny->space().violated(kiln::Config{{"block", 256}, {"tile_bytes", 32768}, {"access_bytes", 2}}, dev, f32p));
+}
+
 TEST_CASE("transpose honours both row strides and leaves the padding alone", "[transpose][gpu]") {
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op tr = rt.op("transpose");

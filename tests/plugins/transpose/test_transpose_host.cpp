@@ -248,15 +248,23 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
   }
   SECTION("skinny") {
     const kiln::ParamSpace s = tr::skinny_space();
-    CHECK(s.count() == 9);
+    CHECK(s.count() == 18);
     CHECK(!s.violated(tr::skinny_default(dev), dev, p));
+    // access_bytes: 4-byte types only 4 (9 configs), 2-byte types 2 or 4 (18).
+    CHECK(s.count_valid(dev, p) == 9);
+    const kiln::Problem half = reg.op("transpose").problem_from_dims(kiln::bf16, {100, 1000000}, kiln::Device::cuda(0));
+    CHECK(s.count_valid(dev, half) == 18);
+    CHECK(!s.violated(tr::skinny_default(dev), dev, half));
+    CHECK(tr::skinny_default(dev).get("access_bytes") == 4);
+    CHECK(tr::skinny_default(dev).get("tile_bytes") == 32768);  // 8192 floats, 16384 halves
     // 1025 x 2047 has no short side; 100 x 10^6 and 10^6 x 100 do.
     const kiln::Support no = tr::skinny_supports(p);
     CHECK(!no.ok);
     CHECK(contains(no.reason, "at most 256"));
     kiln::Problem wide = reg.op("transpose").problem_from_dims(kiln::f32, {100, 1000000}, kiln::Device::cuda(0));
     CHECK(tr::skinny_supports(wide).ok);
-    // Tiles: the short side whole, the long side a multiple of 32 within tile_elems.
+    // Tiles (in elements: tile_bytes / element size): the short side whole, the long side a
+    // multiple of 32 within them.
     const tr::SkinnyTile w = tr::skinny_tile(100, 1000000, 8192);
     CHECK(w.rows == 100);
     CHECK(w.cols == 64);
@@ -270,6 +278,34 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     CHECK(v.cols == 7);
     CHECK(v.smem_bytes(4) == 7 * 3 * sizeof(float));
     CHECK(v.smem_bytes(2) == 7 * 3 * 2);
+    // Pairs need an even span below 32; 32 and up are multiples of 32 either way.
+    CHECK(tr::skinny_tile(150, 10000, 4096).cols == 27);
+    CHECK(tr::skinny_tile(150, 10000, 4096, 2).cols == 26);
+    CHECK(tr::skinny_tile(10000, 150, 4096, 2).rows == 26);
+    CHECK(tr::skinny_tile(100, 1000000, 8192, 2).cols == 64);
+    CHECK(tr::skinny_tile(150, 13, 4096, 2).rows == 150);  // the long side caps the span, odd or not
+  }
+  SECTION("skinny pairs: each side on its own alignment") {
+    const tr::SkinnyTile w = tr::skinny_tile(100, 1000000, 8192, 2);  // 100 x 64
+    tr::SkinnyPairs both = tr::skinny_pairs(256, 1024, 1000000, 100, 100, 1000000, w);
+    CHECK(both.in);
+    CHECK(both.out);
+    // A misaligned pointer or an odd row stride stops that side only.
+    CHECK(!tr::skinny_pairs(258, 1024, 1000000, 100, 100, 1000000, w).in);
+    CHECK(tr::skinny_pairs(258, 1024, 1000000, 100, 100, 1000000, w).out);
+    CHECK(!tr::skinny_pairs(256, 1024, 1000001, 100, 100, 1000000, w).in);
+    CHECK(!tr::skinny_pairs(256, 1026, 1000000, 100, 100, 1000000, w).out);
+    CHECK(tr::skinny_pairs(256, 1026, 1000000, 100, 100, 1000000, w).in);
+    const tr::SkinnyTile odd = tr::skinny_tile(101, 1000000, 8192, 2);  // 101 x 64: out rows of 101
+    CHECK(!tr::skinny_pairs(256, 1024, 1000000, 101, 101, 1000000, odd).out);
+    CHECK(tr::skinny_pairs(256, 1024, 1000000, 102, 101, 1000000, odd).out);  // padded to even
+    // A single row needs no even stride; an odd tile extent is fine when it is the only tile.
+    const tr::SkinnyTile one = tr::skinny_tile(1, 9, 8192, 2);
+    CHECK(tr::skinny_pairs(256, 1024, 9, 1, 1, 9, one).in);
+    const tr::SkinnyTile t = tr::skinny_tile(100, 27, 8192, 2);  // tall: one tile of 100 x 27
+    CHECK(tr::skinny_pairs(256, 1024, 28, 100, 100, 27, t).in);
+    const tr::SkinnyTile cut{100, 27, 101};  // an odd span with more tiles after it: not pairable
+    CHECK(!tr::skinny_pairs(256, 1024, 1000, 100, 100, 1000, cut).in);
   }
   SECTION("tiled_padded") {
     const kiln::ParamSpace s = tr::tiled_padded_space();

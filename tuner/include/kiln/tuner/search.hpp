@@ -1,7 +1,9 @@
 // run_search: one problem's search from start to choice — the strategy evaluates candidates
-// (each validated before it is timed), the fastest few are re-timed interleaved, and the winner
-// is the lowest median unless another finalist is within the measured noise of it, in which case
-// the fixed tie rule (preferred_on_tie) decides.  The same machine thus gives the same choice.
+// (each validated before it is timed), the fastest few (and their variants' defaults within
+// reach) are re-timed interleaved, and the winner is the fastest compared within pairs of rounds
+// unless another finalist is within the measured noise of it, in which case the fixed tie rule
+// (preferred_finalist: priority, the variant's default, preferred_on_tie) decides; retime.hpp
+// says why and how.  The same machine thus gives the same choice.
 //
 //   kiln::SearchOptions o;  o.strategy = "anneal";  o.budget.evals = 40;
 //   kiln::SearchResult r = kiln::run_search(evaluator, space.candidates, o);
@@ -13,6 +15,7 @@
 
 #include "kiln/tuner/candidate.hpp"
 #include "kiln/tuner/evaluator.hpp"
+#include "kiln/tuner/retime.hpp"  // the finalists' re-timing and choice under clock drift
 #include "kiln/tuner/strategy.hpp"
 
 namespace kiln {
@@ -33,7 +36,8 @@ struct SearchResult {
 
 SearchResult run_search(Evaluator& evaluator, const std::vector<Candidate>& candidates, const SearchOptions& options);
 
-// The finalist choice on its own (used by run_search; exposed for tests): index of the winner in
+// The choice from pooled medians (run_search's fallback with fewer than 2 pairs of rounds, see
+// choose_winner_paired; exposed for tests): index of the winner in
 // `timed` (all ok, each with its re-timed samples) and a note saying how it was chosen.
 std::size_t choose_winner(const std::vector<CandidateResult>& timed, double tie_fraction, std::string* note);
 

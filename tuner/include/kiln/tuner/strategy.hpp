@@ -39,8 +39,9 @@ struct SearchOptions {
   // A candidate stops being timed once its median (after timing.min_runs) exceeds this factor
   // times the best median so far: it cannot win.
   double give_up_factor = 1.25;
-  // Re-timing: the fastest `finalists` are timed again, round-robin, `retime_rounds` rounds of
-  // (1 warm-up + `retime_runs` runs) each, and only those samples decide.
+  // Re-timing: the fastest `finalists` (and their variants' defaults within reach, retime.hpp)
+  // are timed again, round-robin, `retime_rounds` rounds (rounded up to even: pairs forward then
+  // backward) of (1 warm-up + `retime_runs` runs) each, and only those samples decide.
   int finalists = 4;
   int retime_rounds = 5;
   int retime_runs = 3;

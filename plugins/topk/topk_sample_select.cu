@@ -1,0 +1,146 @@
+// topk_sample_select: the adapter (support, workspace layout, the launch sequence, dispatch over
+// the instantiated filter tiles).
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include <cuda_runtime.h>
+
+#include "topk_params.hpp"
+#include "topk_sample_select.cuh"
+#include "topk_sample_select_params.hpp"
+#include "topk_variants.hpp"
+
+namespace kiln::topk {
+namespace {
+
+// Workspace: sample row states, the failed-row list, topk_radix_select's row states and
+// histograms (for rows that fall back), the candidate buffers (reused as the fallback's selection
+// buffers once the select kernel has read them: cand_cap >= fallback_cap).
+struct SampleLayout {
+  SamplePlan plan;
+  Chunking filter, fallback;
+  std::size_t states_bytes = 0, failed_bytes = 0, radix_states_bytes = 0, hists_bytes = 0, cands_bytes = 0;
+  std::size_t total() const { return states_bytes + failed_bytes + radix_states_bytes + hists_bytes + cands_bytes; }
+};
+
+SampleLayout layout_of(const Problem& p, const Config& c) {
+  SampleLayout r;
+  const std::size_t rows = std::size_t(p.dims[0]);
+  r.plan = sample_plan(p.dims[1], p.dims[2]);
+  const int blocks = c.get_or("blocks", 2048);
+  r.filter = chunking(p.dims[0], p.dims[1], std::int64_t(c.get_or("block", 512)) * c.get_or("items_per_thread", 16), blocks);
+  r.fallback = chunking(p.dims[0], p.dims[1], std::int64_t(kSampleFallbackTile.block) * kSampleFallbackTile.items, blocks);
+  r.states_bytes = rows * sizeof(SampleRowState);
+  r.failed_bytes = (rows + 2) / 2 * 8;  // rows + 1 words, rounded up to keep 8-byte alignment
+  r.radix_states_bytes = rows * sizeof(RadixRowState);
+  r.hists_bytes = rows * kRadixBins * sizeof(std::uint32_t);
+  r.cands_bytes = rows * std::size_t(r.plan.cand_cap) * sizeof(std::uint64_t);
+  return r;
+}
+
+// Digits of the 64-bit key for the fallback passes (as topk_radix_select's).
+constexpr int kShift[kRadixPasses] = {53, 42, 32, 21, 10, 0};
+constexpr int kWidth[kRadixPasses] = {11, 11, 10, 11, 11, 10};
+
+template <class T, int BLOCK, int ITEMS>
+cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* workspace, cudaStream_t stream) {
+  const auto* x = static_cast<const T*>(l.x);
+  auto* bytes = static_cast<unsigned char*>(workspace);
+  std::size_t at = 0;
+  auto* states = reinterpret_cast<SampleRowState*>(bytes + at);
+  at += r.states_bytes;
+  auto* failed = reinterpret_cast<std::uint32_t*>(bytes + at);
+  at += r.failed_bytes;
+  auto* radix_states = reinterpret_cast<RadixRowState*>(bytes + at);
+  at += r.radix_states_bytes;
+  auto* hists = reinterpret_cast<std::uint32_t*>(bytes + at);
+  at += r.hists_bytes;
+  auto* cands = reinterpret_cast<std::uint64_t*>(bytes + at);
+  const unsigned rows = unsigned(l.rows);
+  sample_threshold_kernel<T, kSampleBlock><<<rows, kSampleBlock, 0, stream>>>(
+      x, l.x_stride, l.n, l.largest, r.plan.samples, r.plan.rank, states, failed);
+  sample_filter_kernel<T, BLOCK, ITEMS><<<dim3(rows, unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
+      x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
+  if (l.rows <= kSampleSelectWideRows)
+    sample_select_kernel<T, kSampleSelectWideBlock><<<rows, kSampleSelectWideBlock, 0, stream>>>(
+        x, l.x_stride, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        l.v_stride, l.indices, l.i_stride);
+  else
+    sample_select_kernel<T, kSampleSelectBlock><<<rows, kSampleSelectBlock, 0, stream>>>(
+        x, l.x_stride, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        l.v_stride, l.indices, l.i_stride);
+  // The fallback: topk_radix_select's passes for the rows whose candidates missed the answer
+  // (fewer than k, or more than the buffer holds).  Queued always (no host sync); with no failed
+  // row each launch is kSampleFallbackGrid blocks that return at once.
+  constexpr int FB = kSampleFallbackTile.block, FI = kSampleFallbackTile.items;
+  const int cap = r.plan.fallback_cap;
+  const int chunks = int(r.fallback.chunks);
+  for (int pass = 0; pass < kRadixPasses; ++pass) {
+    sample_fallback_hist_kernel<T, FB, FI><<<kSampleFallbackGrid, FB, 0, stream>>>(
+        failed, x, l.x_stride, l.n, l.k, l.largest, kShift[pass], kWidth[pass], r.fallback.chunk_len, chunks, cap, pass,
+        radix_states, hists);
+  }
+  sample_fallback_gather_kernel<T, FB, FI><<<kSampleFallbackGrid, FB, 0, stream>>>(
+      failed, x, l.x_stride, l.n, l.largest, r.fallback.chunk_len, chunks, cap, radix_states, cands);
+  sample_fallback_sort_kernel<T, kSortBlock>
+      <<<kSampleFallbackGrid, kSortBlock, std::size_t(cap) * sizeof(std::uint64_t), stream>>>(
+          failed, x, l.x_stride, l.k, cap, radix_states, cands, static_cast<T*>(l.values), l.v_stride, l.indices,
+          l.i_stride);
+  return cudaGetLastError();
+}
+
+using Launcher = cudaError_t (*)(const TopkLaunch&, const SampleLayout&, void*, cudaStream_t);
+
+template <std::size_t I>
+cudaError_t launch_entry(const TopkLaunch& l, const SampleLayout& r, void* ws, cudaStream_t s) {
+  constexpr TileShape t = kSampleFilterTiles[I];
+  return launch_tile_as<float, t.block, t.items>(l, r, ws, s);
+}
+
+template <std::size_t... I>
+constexpr std::array<Launcher, sizeof...(I)> launcher_table(std::index_sequence<I...>) {
+  return {&launch_entry<I>...};
+}
+constexpr std::size_t kTiles = sizeof(kSampleFilterTiles) / sizeof(kSampleFilterTiles[0]);
+const std::array<Launcher, kTiles> kLaunchers = launcher_table(std::make_index_sequence<kTiles>{});
+
+class SampleSelect final : public Variant {
+ public:
+  SampleSelect()
+      : Variant(VariantDesc{"topk_sample_select", "topk", DeviceKind::cuda, {f32}, 52,
+                            "threshold from a sample of the row; one filtering pass; radix select and sort of the "
+                            "candidates (topk_radix_select's passes when they miss)",
+                            false, false},
+                sample_select_space()) {}
+  Config default_config(const DeviceInfo& d) const override { return sample_select_default(d); }
+  Support supports(const Problem& p, const DeviceInfo&, const Config&) const override {
+    if (p.dtype != f32) return Support::no("f32 only");
+    return topk_cuda_support(p, kRadixMaxCap, "the selection is sorted in 32 KiB of shared memory");
+  }
+  std::size_t workspace_bytes(const Problem& p, const Config& c) const override { return layout_of(p, c).total(); }
+  Status launch(const Args& args, const Problem& p, const Config& c, void* workspace, Stream stream) const override {
+    const TopkLaunch l = topk_launch_of(args, p);
+    if (l.rows == 0) return Status::success();
+    if (Status st = topk_check_indices(l, "topk_sample_select"); !st.ok()) return st;
+    if (l.dtype != f32) return Status::fail(ErrorKind::unsupported, "topk_sample_select: f32 only");
+    if (workspace == nullptr) return Status::fail(ErrorKind::argument, "topk_sample_select: no workspace given");
+    const int block = c.get_or("block", 512), items = c.get_or("items_per_thread", 16);
+    for (std::size_t i = 0; i < kTiles; ++i) {
+      if (kSampleFilterTiles[i].block != block || kSampleFilterTiles[i].items != items) continue;
+      const cudaError_t e = kLaunchers[i](l, layout_of(p, c), workspace, static_cast<cudaStream_t>(stream.handle()));
+      if (e != cudaSuccess)
+        return Status::fail(ErrorKind::cuda, std::string("topk_sample_select: ") + cudaGetErrorString(e));
+      return Status::success();
+    }
+    return Status::fail(ErrorKind::argument, "topk_sample_select: (block, items_per_thread) = (" + std::to_string(block) +
+                                                 ", " + std::to_string(items) + ") is not instantiated");
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<Variant> make_topk_sample_select() { return std::make_shared<SampleSelect>(); }
+
+}  // namespace kiln::topk

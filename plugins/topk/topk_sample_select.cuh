@@ -1,0 +1,389 @@
+// Kernels of topk_sample_select: a threshold from a sample, one filtering pass over the row, an
+// exact selection on the candidates (after AIR Top-K's fused filtering, with the first digit
+// replaced by a sampled threshold: the pass over the row does one compare per element and no
+// histogram atomics, which is what bounds topk_radix_select on long rows).
+//   sample_threshold_kernel (rows blocks)          ranks of a sample of the row (runs of 8
+//                            contiguous elements spread over the row, or the whole row when
+//                            n <= kSampleMax) in shared memory; picks a 32-bit rank threshold T
+//                            with at least `rank` sampled ranks >= T
+//   sample_filter_kernel    (rows x chunks blocks) appends the 64-bit key of every element whose
+//                            rank is >= T to the row's candidate buffer (counting past its end)
+//   sample_select_kernel    (rows blocks)          if the candidates hold at least k keys and fit
+//                            the buffer, they contain the answer: radix select on them (8-bit
+//                            digits starting below their common prefix), bitonic sort of the
+//                            <= kSampleSortCap best, the first k written.  Otherwise the row is
+//                            appended to the list of failed rows
+//   sample_fallback_*_kernel (kSampleFallbackGrid blocks) topk_radix_select's passes, gather and
+//                            sort (its block bodies) over the chunks of the failed rows only: with
+//                            none, each launch is a small grid whose blocks return at once
+// Exact for every input: the candidates are a superset of the answer whenever the row succeeds,
+// and the fallback is exact.  Ties, NaN and -0.0 follow topk_key.hpp.
+#pragma once
+#include <cstdint>
+
+#include "topk_device.cuh"
+#include "topk_radix_select.cuh"
+#include "topk_sample_select_params.hpp"
+
+namespace kiln::topk {
+
+struct SampleRowState {
+  std::uint32_t threshold;  // rank threshold of the filter
+  std::uint32_t count;      // keys with rank >= threshold (may exceed the buffer)
+  std::uint32_t best;       // the largest rank among them (the candidates' keys share the bits
+                            // above the highest one in which threshold and best differ)
+  std::uint32_t unused;
+};
+
+// Block-wide maximum of v (every thread gets it); `scratch` holds 32 words.
+template <int BLOCK, class U>
+__device__ U block_max(U v, U* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const U other = __shfl_xor_sync(0xFFFFFFFFu, v, o);
+    v = other > v ? other : v;
+  }
+  __syncthreads();  // scratch may still be read by an earlier call
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = scratch[0];
+  for (int w = 1; w < BLOCK / 32; ++w) v = scratch[w] > v ? scratch[w] : v;
+  return v;
+}
+
+// Band of a distance d from the best sampled rank: 0 for d = 0, else b with 2^(b-1) <= d < 2^b.
+__device__ __forceinline__ int distance_band(std::uint32_t d) { return 32 - __clz(int(d)); }
+
+// failed[0]: how many rows need the fallback; failed[1 + i]: their indices (any order).
+template <class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    sample_threshold_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest, int samples,
+                            int rank, SampleRowState* __restrict__ states, std::uint32_t* __restrict__ failed) {
+  __shared__ std::uint32_t s_rank[kSampleMax];
+  __shared__ std::uint32_t hist[33 * 32];  // [band or sub-bin][lane]: no two lanes of a warp collide
+  __shared__ std::uint32_t s_band[33];
+  __shared__ std::uint32_t scratch[32];
+  __shared__ int s_found;
+  __shared__ std::uint32_t s_before;
+  const std::int64_t row = blockIdx.x;
+  const T* xr = x + row * x_stride;
+  const int t = threadIdx.x, lane = t & 31;
+  if (row == 0 && t == 0) failed[0] = 0;  // read by the select kernel, after this one
+
+  std::uint32_t best = 0;
+  if (std::int64_t(samples) == n) {
+    for (int j = t; j < samples; j += BLOCK) {
+      const std::uint32_t r = rank_of(__ldg(xr + j), largest != 0);
+      s_rank[j] = r;
+      best = r > best ? r : best;
+    }
+  } else {
+    // samples < n, a multiple of kSampleRun: run g starts at g * n / runs (runs do not overlap:
+    // n / runs > kSampleRun).
+    const int runs = samples / kSampleRun;
+    for (int g = t; g < runs; g += BLOCK) {
+      const std::int64_t start = std::int64_t(g) * n / runs;
+      std::uint32_t r[kSampleRun];
+#pragma unroll
+      for (int i = 0; i < kSampleRun; ++i) r[i] = rank_of(__ldg(xr + start + i), largest != 0);
+#pragma unroll
+      for (int i = 0; i < kSampleRun; ++i) {
+        s_rank[g * kSampleRun + i] = r[i];
+        best = r[i] > best ? r[i] : best;
+      }
+    }
+  }
+  for (int b = t; b < 33 * 32; b += BLOCK) hist[b] = 0;
+  const std::uint32_t top = block_max<BLOCK>(best, scratch);  // has barriers: s_rank and hist are ready
+
+  // Count the samples per band of distance from the best one; the first bands whose total
+  // reaches `rank` end in band b*.
+  for (int j = t; j < samples; j += BLOCK) atomicAdd(hist + distance_band(top - s_rank[j]) * 32 + lane, 1u);
+  __syncthreads();
+  if (t < 33) {
+    std::uint32_t c = 0;
+    for (int l = 0; l < 32; ++l) c += hist[t * 32 + l];
+    s_band[t] = c;
+  }
+  __syncthreads();
+  if (t == 0) {
+    std::uint32_t cum = 0;
+    int found = 32;
+    for (int b = 0; b < 33; ++b) {
+      if (cum + s_band[b] >= std::uint32_t(rank)) {
+        found = b;
+        break;
+      }
+      cum += s_band[b];
+    }
+    s_found = found;
+    s_before = cum;
+  }
+  for (int b = t; b < 33 * 32; b += BLOCK) hist[b] = 0;
+  __syncthreads();
+  const int band = s_found;
+  if (band == 0) {
+    if (t == 0) states[row] = SampleRowState{top, 0u, 0u, 0u};
+    return;
+  }
+  // Split band b* = [2^(b*-1), 2^b*) into 32 equal sub-bins (or its 2^(b*-1) single distances) and
+  // take the first sub-bins whose running total reaches `rank`: the threshold is the largest
+  // distance they cover, so at least `rank` samples are at or above it.
+  const std::uint32_t lo = 1u << (band - 1);
+  const int sh = band - 1 >= 5 ? band - 6 : 0;
+  for (int j = t; j < samples; j += BLOCK) {
+    const std::uint32_t d = top - s_rank[j];
+    if (distance_band(d) == band) atomicAdd(hist + ((d - lo) >> sh) * 32 + lane, 1u);
+  }
+  __syncthreads();
+  if (t < 32) {
+    std::uint32_t c = 0;
+    for (int l = 0; l < 32; ++l) c += hist[t * 32 + l];
+    s_band[t] = c;
+  }
+  __syncthreads();
+  if (t == 0) {
+    std::uint32_t cum = s_before;
+    std::uint64_t reach = std::uint64_t(lo) * 2 - 1;  // the whole band
+    for (int s = 0; s < 32; ++s) {
+      cum += s_band[s];
+      if (cum >= std::uint32_t(rank)) {
+        reach = std::uint64_t(lo) + (std::uint64_t(s + 1) << sh) - 1;
+        break;
+      }
+    }
+    const std::uint32_t threshold = reach >= top ? 0u : top - std::uint32_t(reach);
+    states[row] = SampleRowState{threshold, 0u, 0u, 0u};
+  }
+}
+
+template <class T, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK)
+    sample_filter_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest,
+                         std::int64_t chunk_len, std::int64_t cand_cap, SampleRowState* __restrict__ states,
+                         std::uint64_t* __restrict__ cands) {
+  const std::int64_t row = blockIdx.x;
+  const std::uint32_t threshold = states[row].threshold;
+  std::uint32_t* count = &states[row].count;
+  std::uint32_t* best = &states[row].best;
+  const int lane = threadIdx.x & 31;
+  std::uint64_t* out = cands + row * cand_cap;
+  const int cap = cand_cap < 0x7FFFFFFF ? int(cand_cap) : 0x7FFFFFFF;
+  const T* xr = x + row * x_stride;
+  const std::int64_t begin = std::int64_t(blockIdx.y) * chunk_len;
+  const std::int64_t end = begin + chunk_len < n ? begin + chunk_len : n;
+  // Every thread runs the same iterations, so the warp votes are safe.
+  for (std::int64_t base = begin; base < end; base += std::int64_t(BLOCK) * ITEMS) {
+    T v[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
+      if (j < end) v[i] = __ldg(xr + j);
+    }
+    std::uint32_t rk[ITEMS];
+    bool take[ITEMS];
+    bool any = false;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
+      rk[i] = rank_of(v[i], largest != 0);
+      take[i] = j < end && rk[i] >= threshold;
+      any = any || take[i];
+    }
+    // On typical data a tile has no candidate at all: one vote skips the appends.
+    if (!__any_sync(0xFFFFFFFFu, any)) continue;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
+      // Warp-aggregated append: one atomic for the slots and one for the best rank per warp.
+      const unsigned ballot = __ballot_sync(0xFFFFFFFFu, take[i]);
+      if (ballot == 0) continue;
+      const int leader = __ffs(ballot) - 1;
+      const std::uint32_t top = __reduce_max_sync(0xFFFFFFFFu, take[i] ? rk[i] : 0u);
+      std::uint32_t slot = 0;
+      if (lane == leader) {
+        slot = atomicAdd(count, std::uint32_t(__popc(ballot)));
+        atomicMax(best, top);
+      }
+      slot = __shfl_sync(0xFFFFFFFFu, slot, leader) + __popc(ballot & ((1u << lane) - 1u));
+      if (take[i] && slot < std::uint32_t(cap)) out[slot] = (std::uint64_t(rk[i]) << 32) | std::uint32_t(~std::uint32_t(j));
+    }
+  }
+}
+
+// Radix select over the row's candidates when they hold the answer; otherwise prepares the row
+// for topk_radix_select's passes (row state and histogram zeroed) and returns.
+template <class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    sample_select_kernel(const T* __restrict__ x, std::int64_t x_stride, int k, std::int64_t cand_cap,
+                         const SampleRowState* __restrict__ states, const std::uint64_t* __restrict__ cands,
+                         RadixRowState* __restrict__ radix_states, std::uint32_t* __restrict__ radix_hists,
+                         std::uint32_t* __restrict__ failed, T* __restrict__ values, std::int64_t v_stride,
+                         std::int32_t* __restrict__ indices, std::int64_t i_stride) {
+  __shared__ std::uint64_t list[kSampleSortCap];
+  __shared__ std::uint32_t hist[256];
+  __shared__ std::uint32_t s_digit, s_above, s_bucket, s_count;
+  const std::int64_t row = blockIdx.x;
+  const int t = threadIdx.x, lane = t & 31;
+  const std::uint32_t found = states[row].count;
+  if (found < std::uint32_t(k) || std::int64_t(found) > cand_cap) {
+    if (t == 0) {
+      radix_states[row] = RadixRowState{};
+      failed[1 + atomicAdd(failed, 1u)] = std::uint32_t(row);
+    }
+    for (int b = t; b < kRadixBinsDevice; b += BLOCK) radix_hists[row * kRadixBinsDevice + b] = 0;
+    return;
+  }
+  const int count = int(found);
+  const std::uint64_t* in = cands + row * cand_cap;
+
+  std::uint64_t prefix = 0, mask = 0;
+  std::uint32_t greater = 0;
+  constexpr int IT = kSampleSelectItems;  // keys per thread in flight
+  if (count > kSampleSortCap) {
+    // Every candidate's rank lies in [threshold, best]: the bits above the highest one in which
+    // those two differ are common to all candidates; the digits start below them.
+    const std::uint32_t lo_rank = states[row].threshold, hi_rank = states[row].best;
+    int hi = 32 + (lo_rank == hi_rank ? 0 : 32 - __clz(int(lo_rank ^ hi_rank)));
+    mask = hi >= 64 ? 0 : ~((std::uint64_t(1) << hi) - 1);
+    prefix = (std::uint64_t(hi_rank) << 32) & mask;
+    while (true) {
+      const int lo = hi > 8 ? hi - 8 : 0;
+      const std::uint32_t digit_mask = (1u << (hi - lo)) - 1;
+      for (int b = t; b < 256; b += BLOCK) hist[b] = 0;
+      __syncthreads();
+      for (int base = 0; base < count; base += BLOCK * IT) {
+        std::uint64_t key[IT];
+#pragma unroll
+        for (int i = 0; i < IT; ++i) {
+          const int j = base + i * BLOCK + t;
+          key[i] = j < count ? load_key(in + j) : kNoElement;
+        }
+#pragma unroll
+        for (int i = 0; i < IT; ++i) {
+          const bool match = key[i] != kNoElement && (key[i] & mask) == prefix;
+          const std::uint32_t digit = match ? std::uint32_t(key[i] >> lo) & digit_mask : 0xFFFFFFFFu;
+          // Candidates crowd into few digits (ties): one atomic per distinct digit of the warp.
+          const unsigned same = __match_any_sync(0xFFFFFFFFu, digit);
+          if (match && lane == __ffs(same) - 1) atomicAdd(hist + digit, std::uint32_t(__popc(same)));
+        }
+      }
+      __syncthreads();
+      if (t < 32) {
+        constexpr int kPer = 256 / 32;
+        const int top = 256 - t * kPer;
+        std::uint32_t c[kPer], total = 0;
+#pragma unroll
+        for (int j = 0; j < kPer; ++j) {
+          c[j] = hist[top - 1 - j];
+          total += c[j];
+        }
+        std::uint32_t incl = total;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+          const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+          if (t >= o) incl += up;
+        }
+        const std::uint32_t need = std::uint32_t(k) - greater;
+        std::uint32_t run = incl - total;
+        if (run < need && need <= incl) {
+#pragma unroll
+          for (int j = 0; j < kPer; ++j) {
+            if (run + c[j] >= need) {
+              s_digit = std::uint32_t(top - 1 - j);
+              s_above = run;
+              s_bucket = c[j];
+              break;
+            }
+            run += c[j];
+          }
+        }
+      }
+      __syncthreads();
+      greater += s_above;
+      prefix |= std::uint64_t(s_digit) << lo;
+      mask |= std::uint64_t(digit_mask) << lo;
+      hi = lo;
+      if (greater + s_bucket <= std::uint32_t(kSampleSortCap)) break;  // the same for every thread
+      // s_* are rewritten only after the next pass's two barriers: every thread has read them.
+    }
+  }
+
+  // Gather every candidate whose known digits are >= those found: greater + bucket <= the sort
+  // capacity keys (all of them when count fits).
+  if (t == 0) s_count = 0;
+  __syncthreads();
+  for (int base = 0; base < count; base += BLOCK * IT) {
+    std::uint64_t key[IT];
+#pragma unroll
+    for (int i = 0; i < IT; ++i) {
+      const int j = base + i * BLOCK + t;
+      key[i] = j < count ? load_key(in + j) : kNoElement;
+    }
+#pragma unroll
+    for (int i = 0; i < IT; ++i) {
+      const bool take = key[i] != kNoElement && (key[i] & mask) >= prefix;
+      const unsigned ballot = __ballot_sync(0xFFFFFFFFu, take);
+      if (ballot != 0) {
+        const int leader = __ffs(ballot) - 1;
+        std::uint32_t slot = 0;
+        if (lane == leader) slot = atomicAdd(&s_count, std::uint32_t(__popc(ballot)));
+        slot = __shfl_sync(0xFFFFFFFFu, slot, leader);
+        if (take) list[slot + __popc(ballot & ((1u << lane) - 1u))] = key[i];
+      }
+    }
+  }
+  __syncthreads();
+  const int selected = int(s_count);
+  int p = 2;
+  while (p < selected) p <<= 1;
+  for (int i = selected + t; i < p; i += BLOCK) list[i] = kNoElement;
+  __syncthreads();
+  bitonic_sort_desc<BLOCK>(list, p);
+  write_row<BLOCK>(list, k, x + row * x_stride, values + row * v_stride, indices + row * i_stride);
+}
+
+// The fallback: topk_radix_select's kernels over the chunks of the failed rows (chunks per row),
+// a fixed grid looping over them.  A block may take several chunks of a row in one pass: the
+// last to arrive (of any block) picks the digit, as in topk_radix_select.
+template <class T, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK)
+    sample_fallback_hist_kernel(const std::uint32_t* __restrict__ failed, const T* __restrict__ x,
+                                std::int64_t x_stride, std::int64_t n, int k, int largest, int shift, int width,
+                                std::int64_t chunk_len, int chunks, int cap, int pass, RadixRowState* __restrict__ states,
+                                std::uint32_t* __restrict__ hists) {
+  const std::int64_t items = std::int64_t(failed[0]) * chunks;
+  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    radix_hist_block<T, BLOCK, ITEMS>(failed[1 + item / chunks], int(item % chunks), x, x_stride, n, k, largest, shift,
+                                      width, chunk_len, chunks, cap, pass, 0, states, hists, nullptr);
+    __syncthreads();  // the next item reuses the block's shared memory
+  }
+}
+
+template <class T, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK)
+    sample_fallback_gather_kernel(const std::uint32_t* __restrict__ failed, const T* __restrict__ x,
+                                  std::int64_t x_stride, std::int64_t n, int largest, std::int64_t chunk_len, int chunks,
+                                  int cap, RadixRowState* __restrict__ states, std::uint64_t* __restrict__ selected) {
+  const std::int64_t items = std::int64_t(failed[0]) * chunks;
+  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x)
+    radix_gather_block<T, BLOCK, ITEMS>(failed[1 + item / chunks], int(item % chunks), x, x_stride, n, largest,
+                                        chunk_len, chunks, cap, 0, states, nullptr, selected);
+}
+
+// Dynamic shared memory: cap keys.
+template <class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    sample_fallback_sort_kernel(const std::uint32_t* __restrict__ failed, const T* __restrict__ x,
+                                std::int64_t x_stride, int k, int cap, const RadixRowState* __restrict__ states,
+                                const std::uint64_t* __restrict__ selected, T* __restrict__ values, std::int64_t v_stride,
+                                std::int32_t* __restrict__ indices, std::int64_t i_stride) {
+  for (std::uint32_t i = blockIdx.x; i < failed[0]; i += gridDim.x) {
+    radix_sort_block<T, BLOCK>(failed[1 + i], x, x_stride, k, cap, states, selected, values, v_stride, indices,
+                               i_stride);
+    __syncthreads();
+  }
+}
+
+}  // namespace kiln::topk

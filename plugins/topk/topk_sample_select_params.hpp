@@ -1,0 +1,60 @@
+// Parameters and plan of topk_sample_select (the variant for long rows; kernels in
+// topk_sample_select.cuh).  The threshold is taken from a sample of the row, one pass over the
+// row keeps every element at or above it, and the selection runs on those candidates only.
+//
+//   kiln::topk::SamplePlan p = kiln::topk::sample_plan(/*n=*/1 << 26, /*k=*/100);
+//   // p.samples == 8192 elements (1024 runs of 8), p.rank == 4: the threshold is at most the 4th
+//   // best sample, so about 4 * n / 8192 = 32768 candidates are expected; p.cand_cap == 262144 holds 8x that.
+#pragma once
+#include <cstdint>
+
+#include <kiln/device.hpp>
+#include <kiln/param_space.hpp>
+#include <kiln/variant.hpp>
+
+#include "topk_params.hpp"
+
+namespace kiln::topk {
+
+// Filter tiles (template arguments of the filter kernel; block x items_per_thread elements per
+// step).  The sample, select and fallback kernels have fixed shapes.
+inline constexpr TileShape kSampleFilterTiles[] = {{256, 16}, {512, 8}, {512, 16}, {1024, 8}};
+inline constexpr int kSampleMax = 8192;         // sampled ranks in shared memory (32 KiB)
+inline constexpr int kSampleRun = 8;            // contiguous elements per sample run (one 32-byte sector of f32)
+inline constexpr int kSampleMin = 1024;         // the smallest sample of a row longer than kSampleMax
+inline constexpr int kSampleDensity = 32;       // otherwise n / 32 elements (one in 32), up to kSampleMax
+inline constexpr int kSampleBlock = 256;        // threads of the sample kernel
+inline constexpr int kSampleSelectItems = 8;    // candidate keys per thread in flight in the select kernel
+// Threads of the select kernel: few rows have many candidates each (1024 threads pull them from
+// L2 faster), many rows few (256 threads keep more rows resident per SM).
+inline constexpr int kSampleSelectWideBlock = 1024;
+inline constexpr int kSampleSelectBlock = 256;
+inline constexpr int kSampleSelectWideRows = 128;  // up to this many rows use the wide block
+inline constexpr int kSampleSortCap = 4096;     // keys sorted in shared memory by the select kernel
+inline constexpr TileShape kSampleFallbackTile = {512, 8};  // the radix_select passes of rows whose filter failed
+inline constexpr int kSampleFallbackGrid = 512;             // blocks of each fallback launch (they loop over chunks)
+
+// What one launch does with a row of n, given k (the same for every row).
+struct SamplePlan {
+  int samples = 0;            // ranks sampled per row: n when n <= kSampleMax, else n / 32
+                              // (a multiple of kSampleRun) within [kSampleMin, kSampleMax]
+  int rank = 0;               // the threshold is at or below the rank-th best sample
+  std::int64_t cand_cap = 0;  // candidate keys kept per row (at least n when samples == n, and at
+                              // least the fallback's sort capacity, whose buffer it shares)
+  int fallback_cap = 0;       // topk_radix_select's capacity for rows whose filter fails
+};
+
+// Sampling fraction p = samples / n.  The number of the k best elements that fall in the sample
+// is about Binomial(k, p); the threshold rank r = ceil(kp + 4 sqrt(kp)) + 3 sits more than four
+// of its standard deviations above the mean, so that fewer than k candidates (a fallback) is rare
+// (below 1e-6 for k p <= 1).  The candidates then number about r / p with a relative spread of
+// 1 / sqrt(r); the buffer holds 8 r / p (as a power of two), so that it overflows (a fallback) about
+// as rarely.  With samples == n the rank is k and nothing can overflow: every row succeeds.
+SamplePlan sample_plan(std::int64_t n, std::int64_t k);
+
+// block, items_per_thread (an instantiated pair of kSampleFilterTiles), blocks (target blocks of
+// the filter grid, and of the fallback passes).
+ParamSpace sample_select_space();
+Config sample_select_default(const DeviceInfo& device);
+
+}  // namespace kiln::topk

@@ -1,0 +1,56 @@
+// topk_sample_select's plan (host only): the whole row is the sample up to kSampleMax, with the
+// threshold rank k and room for every element; above it one element in 32 (within kSampleMin and
+// kSampleMax) is sampled, the threshold rank grows with k p, the
+// candidate buffer holds 8x the expected candidates and never less than the fallback's selection.
+#include <cstdint>
+
+#include "catch.hpp"
+#include "topk_params.hpp"
+#include "topk_sample_select_params.hpp"
+
+using kiln::topk::sample_plan;
+
+TEST_CASE("topk_sample_select samples whole short rows and can always answer them", "[topk]") {
+  for (std::int64_t n : {1, 7, 4097, 8192}) {
+    const auto p = sample_plan(n, 1);
+    CHECK(p.samples == n);
+    CHECK(p.rank == 1);
+    CHECK(p.cand_cap >= n);
+  }
+  const auto p = sample_plan(8191, 4096);
+  CHECK(p.rank == 4096);
+  CHECK(p.cand_cap == 8191);
+  CHECK(p.fallback_cap == 4096);
+}
+
+TEST_CASE("topk_sample_select's threshold rank and candidate buffer on long rows", "[topk]") {
+  // n = 2^26, k = 100: k p = 100 / 8192, so rank = ceil(0.0122 + 4 * 0.110) + 3 = 4; about
+  // 4 * 8192 = 32768 candidates expected; 8x that is 262144.
+  const auto a = sample_plan(std::int64_t(1) << 26, 100);
+  CHECK(a.samples == kiln::topk::kSampleMax);
+  CHECK(a.rank == 4);
+  CHECK(a.cand_cap == 262144);
+  CHECK(a.fallback_cap == 2048);
+  // n = 2^20, k = 4096: k p = 32, rank = ceil(32 + 22.6) + 3 = 58; 58 * 128 = 7424 expected,
+  // 8x rounded up to 65536.
+  const auto b = sample_plan(std::int64_t(1) << 20, 4096);
+  CHECK(b.rank == 58);
+  CHECK(b.cand_cap == 65536);
+  CHECK(b.fallback_cap == 4096);
+  // Just above kSampleMax: one element in 32 sampled, at least kSampleMin; with k close to n the
+  // buffer is capped by n (it cannot overflow).
+  const auto c = sample_plan(8193, 4096);
+  CHECK(c.samples == kiln::topk::kSampleMin);
+  CHECK(c.rank <= c.samples);
+  CHECK(c.cand_cap == 8193);
+  // One in 32 between: 32768 x 32 = 2^20 elements give 8192 samples, 65536 give 2048.
+  CHECK(sample_plan(std::int64_t(1) << 20, 1).samples == 8192);
+  CHECK(sample_plan(65536, 1).samples == 2048);
+  CHECK(sample_plan(65543, 1).samples % kiln::topk::kSampleRun == 0);
+  // The buffer never drops below the fallback's selection (it is reused as that).
+  for (std::int64_t k : {1, 64, 2048, 4096}) {
+    const auto d = sample_plan(1000003, k);
+    CHECK(d.cand_cap >= d.fallback_cap);
+    CHECK(d.fallback_cap == kiln::topk::radix_cap(2048, k));
+  }
+}

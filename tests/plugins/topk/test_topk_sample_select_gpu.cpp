@@ -1,0 +1,203 @@
+// topk_sample_select against the host reference: random rows through ProblemData (outputs
+// poisoned) at sizes that are multiples of no tile, on both sides of kSampleMax (sampled
+// threshold, or the whole row as the sample), k from 1 to 4096, largest 1 and 0, dense and
+// pitched; then hand-built rows that defeat the sample and must take the fallback (every value
+// equal, a tie class straddling the k-th place, the best values sitting exactly on the sampled
+// runs) or stress the key order (NaN of both signs, infinities, -0.0 against +0.0).
+#include <kiln/kiln.hpp>
+#include <kiln/tuner/problem_data.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "quick.hpp"
+#include "register_topk.hpp"
+#include "test_util.hpp"
+#include "topk_sample_select_params.hpp"
+
+namespace {
+
+kiln::Registry make_registry() {
+  kiln::Registry reg;
+  REQUIRE(register_topk(reg).ok());
+  return reg;
+}
+
+class Workspace {
+ public:
+  void* get(std::size_t bytes) {
+    if (bytes == 0) return nullptr;
+    if (bytes > size_) {
+      buffer_ = kiln::Buffer::alloc(kiln::Device::cuda(0), kiln::u8, {std::int64_t(bytes)});
+      size_ = bytes;
+    }
+    return buffer_.data();
+  }
+
+ private:
+  kiln::Buffer buffer_;
+  std::size_t size_ = 0;
+};
+
+const kiln::Stream kStream;
+
+struct Shape {
+  std::int64_t rows, n, k;
+};
+
+std::uint32_t bits_of(float v) {
+  std::uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+// The variant's configs: every one for small rows, the default and the first of each filter
+// tile otherwise (`blocks` only changes the grid).
+std::vector<kiln::Config> configs_for(const kiln::Variant& v, const kiln::DeviceInfo& dev, const kiln::Problem& p,
+                                      bool all) {
+  std::vector<kiln::Config> out;
+  for (const kiln::Config& c : v.space().enumerate(dev, p))
+    if (all || c.get("blocks") == 2048) out.push_back(c);
+  return out;
+}
+
+// Runs the variant (every config given) on x [rows, n] and compares with the host reference bit
+// for bit (any NaN equals any NaN).
+void check_rows(kiln::Runtime& rt, const kiln::Variant& v, const std::vector<float>& rows, const Shape& s, int largest,
+                bool pitched, const std::vector<kiln::Config>& configs, Workspace& ws, const char* what) {
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {s.rows, s.n});
+  hx.copy_from_host(rows.data(), rows.size() * sizeof(float));
+  kiln::Buffer hv = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {s.rows, s.k});
+  kiln::Buffer hi = kiln::Buffer::alloc(kiln::Device::host(), kiln::i32, {s.rows, s.k});
+  const kiln::Args host_args({hx, hv, hi}, {double(largest)});
+  REQUIRE(schema.reference(host_args, rt.make_problem(schema, host_args)).ok());
+  const std::vector<float> ev = hv.to_host<float>();
+  const std::vector<std::int32_t> ei = hi.to_host<std::int32_t>();
+
+  auto alloc = [&](kiln::DType t, std::int64_t r, std::int64_t c) {
+    return pitched ? kiln::Buffer::alloc_pitched(gpu, t, r, c) : kiln::Buffer::alloc(gpu, t, {r, c});
+  };
+  kiln::Buffer dx = alloc(kiln::f32, s.rows, s.n);
+  kiln::Buffer dv = alloc(kiln::f32, s.rows, s.k);
+  kiln::Buffer di = alloc(kiln::i32, s.rows, s.k);
+  dx.copy_from(hx.ref());
+  const kiln::Args args({dx, dv, di}, {double(largest)});
+  const kiln::Problem p = rt.make_problem(schema, args);
+  for (const kiln::Config& c : configs) {
+    INFO(what << " " << c.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense"));
+    REQUIRE(v.supports(p, kiln::device_info(gpu), c).ok);
+    dv.fill_bytes(0xFF);
+    di.fill_bytes(0xFF);
+    REQUIRE(v.launch(args, p, c, ws.get(v.workspace_bytes(p, c)), kStream).ok());
+    kStream.synchronize();
+    const std::vector<float> gv = dv.to_host<float>();
+    const std::vector<std::int32_t> gi = di.to_host<std::int32_t>();
+    std::int64_t bad = 0;
+    for (std::size_t j = 0; j < ev.size(); ++j) {
+      bad += !(bits_of(gv[j]) == bits_of(ev[j]) || (std::isnan(gv[j]) && std::isnan(ev[j])));
+      bad += gi[j] != ei[j];
+    }
+    CHECK(bad == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("topk_sample_select matches the host reference on random rows", "[topk][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_sample_select");
+  REQUIRE(v != nullptr);
+  Workspace ws;
+  // Small rows (the whole row is the sample), rows just above kSampleMax, long rows; k = 1 to 4096.
+  const Shape shapes[] = {{3, 5, 5},         {2, 8191, 4096},    {5, 3001, 1},       {4, 8193, 1},
+                          {3, 20011, 1000},  {7, 100003, 64},    {1, 1000003, 1},    {1, 1000003, 100},
+                          {1, 1000003, 4096}, {2, 3145733, 2048}, {64, 65539, 64}};
+  std::uint64_t seed = 1200;
+  for (const Shape& s : shapes) {
+    if (kiln_test::skip_when_quick(double(s.rows) * double(s.n), 70000.0)) continue;
+    for (int largest : {1, 0}) {
+      for (bool pitched : {false, true}) {
+        const kiln::Problem wanted = schema.problem_from_dims(kiln::f32, {s.rows, s.n, s.k, largest}, gpu);
+        kiln::ProblemData data(schema, wanted, gpu, seed++, {pitched, true});
+        const kiln::Problem& p = data.problem();
+        // Quick (sanitizer) runs: one config per filter kernel.
+        const bool all = s.rows * s.n < 200000 && !kiln_test::quick_mode();
+        for (const kiln::Config& c : configs_for(*v, dev, p, all)) {
+          INFO(c.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense"));
+          REQUIRE(v->supports(p, dev, c).ok);
+          data.poison_outputs();
+          REQUIRE(v->launch(data.device_args(), p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
+          kStream.synchronize();
+          CHECK(data.error() == 0.0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("topk_sample_select is exact on rows that defeat the sample (the fallback) and on NaN and -0.0",
+          "[topk][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_sample_select");
+  REQUIRE(v != nullptr);
+  Workspace ws;
+  const bool quick = kiln_test::quick_mode();
+  const std::int64_t n = quick ? 9001 : 300007;
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+
+  for (std::int64_t k : {std::int64_t(1), std::int64_t(100), std::int64_t(4096)}) {
+    const Shape s{2, n, k};
+    const std::size_t total = std::size_t(s.rows * s.n);
+    const kiln::Problem shape_only = rt.registry().op("topk").problem_from_dims(kiln::f32, {s.rows, s.n, s.k, 1}, gpu);
+    auto configs = configs_for(*v, dev, shape_only, false);
+    if (quick) configs.resize(1);  // sanitizer runs: the kernels are the same for every config
+    std::vector<float> x(total);
+    for (int largest : {1, 0}) {
+      const bool pitched = (k + largest) % 2 == 0;
+      // Every value equal (0.5 in one row, -0.0 and +0.0 mixed in the other): the candidates are
+      // the whole row; indices decide.
+      for (std::size_t i = 0; i < total; ++i) x[i] = i < std::size_t(n) ? 0.5f : ((rng() & 1) ? -0.0f : 0.0f);
+      check_rows(rt, *v, x, s, largest, pitched, configs, ws, "all equal");
+      // A tie class of 3/4 of the row straddling the k-th place, one better and a few worse values.
+      for (std::size_t i = 0; i < total; ++i) x[i] = (rng() % 4) ? 0.25f : u(rng);
+      check_rows(rt, *v, x, s, largest, pitched, configs, ws, "tie at the k-th");
+      // The best values sit exactly on the sampled runs (g * n / runs, kSampleRun long), all
+      // distinct and better than the rest: the threshold is so high that fewer than k pass.
+      for (std::size_t i = 0; i < total; ++i) x[i] = u(rng) * 0.5f;
+      const kiln::topk::SamplePlan plan = kiln::topk::sample_plan(n, k);
+      if (n > kiln::topk::kSampleMax) {
+        const std::int64_t runs = plan.samples / kiln::topk::kSampleRun;
+        for (std::int64_t r = 0; r < s.rows; ++r)
+          for (std::int64_t g = 0; g < runs; ++g)
+            for (int i = 0; i < kiln::topk::kSampleRun; ++i) {
+              const std::int64_t j = g * n / runs + i;
+              const float big = 2.0f + float(g * kiln::topk::kSampleRun + i) / 1024.0f;
+              x[std::size_t(r * n + j)] = largest ? big : -big;
+            }
+      }
+      check_rows(rt, *v, x, s, largest, pitched, configs, ws, "sample above the rest");
+      // NaN of both signs, infinities, zeros of both signs among uniform values.
+      for (std::size_t i = 0; i < total; ++i) {
+        const unsigned r = unsigned(rng() % 64);
+        x[i] = r == 0 ? nan : r == 1 ? -nan : r == 2 ? inf : r == 3 ? -inf : r == 4 ? -0.0f : r == 5 ? 0.0f : u(rng);
+      }
+      check_rows(rt, *v, x, s, largest, pitched, configs, ws, "nan inf zeros");
+    }
+  }
+}
