@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
+#include <tuple>
 
+#include "bound_call.hpp"
 #include "evidence.hpp"
 #include "logger.hpp"
 #include "kiln/op_schema.hpp"
@@ -24,6 +26,7 @@ const char* evidence_name(Decision::Evidence evidence) {
     case Decision::Evidence::exact_entry: return "exact entry";
     case Decision::Evidence::neighbour: return "tuned neighbour";
     case Decision::Evidence::far_neighbour: return "far neighbour (nearest usable entry past the radius)";
+    case Decision::Evidence::neighbour_variant: return "tuned neighbour's variant at its default config";
     case Decision::Evidence::model: return "model estimate";
     case Decision::Evidence::vendor_fallback: return "vendor fallback (no evidence)";
     case Decision::Evidence::priority: return "priority (no evidence, no vendor variant)";
@@ -39,7 +42,7 @@ std::string Decision::explain() const {
   s += "config:  " + config.to_string() + "\n";
   s += "source:  " + std::string(decision_source_name(from)) + "\n";
   s += "evidence: " + std::string(evidence_name(evidence));
-  if (evidence == Evidence::neighbour || evidence == Evidence::far_neighbour) {
+  if (evidence == Evidence::neighbour || evidence == Evidence::far_neighbour || evidence == Evidence::neighbour_variant) {
     std::snprintf(buf, sizeof buf, ", distance %.3f (log2 of the size dims; radius %.1f)", distance,
                   detail::kNeighbourRadius);
     s += buf;
@@ -49,6 +52,7 @@ std::string Decision::explain() const {
     s += buf;
   }
   s += "\n";
+  if (!config_note.empty()) s += "  config:  " + config_note + "\n";
   if (hit) {
     s += "  file:    " + hit->layer_path + "\n";
     s += "  device:  " + hit->device_key + " (" + fallback_level_name(hit->level) + ")\n";
@@ -114,6 +118,12 @@ struct Dispatcher::Node {
   Problem problem;
   std::size_t hash = 0;
   Decision decision;
+  std::uint64_t generation = 0;  // of the memo it was made for
+  // The decision bound to the argument layouts it was called with: a slot is written once, under
+  // the miss mutex, then published (release) and read lock-free.  Kept in the node, so binding
+  // allocates nothing.
+  mutable std::atomic<const detail::BoundCall*> bound[kBoundLayouts] = {};
+  mutable detail::BoundCall bound_storage[kBoundLayouts];
 };
 
 // Open addressing, linear probing; slots are written once (null -> node) under the miss mutex and
@@ -134,14 +144,53 @@ Dispatcher::Dispatcher(const Registry& registry, const TuningDb& db) : registry_
 
 Dispatcher::~Dispatcher() = default;
 
-const Decision* Dispatcher::find(const Problem& p) const noexcept {
+const Dispatcher::Node* Dispatcher::find_node(const Problem& p) const noexcept {
   const Table* t = memo_.load(std::memory_order_acquire);
   const std::size_t h = p.hash();
   for (std::size_t i = h & t->mask;; i = (i + 1) & t->mask) {
     const Node* n = t->slots[i].load(std::memory_order_acquire);
     if (!n) return nullptr;
-    if (n->hash == h && n->problem == p) return &n->decision;
+    if (n->hash == h && n->problem == p) return n;
   }
+}
+
+const Decision* Dispatcher::find(const Problem& p) const noexcept {
+  const Node* n = find_node(p);
+  return n ? &n->decision : nullptr;
+}
+
+const Decision* Dispatcher::find_bound(const Problem& p, const Args& args, const detail::BoundCall** bound) {
+  *bound = nullptr;
+  const Node* n = find_node(p);
+  if (!n) return nullptr;
+  // Slots fill in order and are never emptied: the first free one ends the search.
+  auto bound_in_slots = [&]() -> std::pair<const detail::BoundCall*, int> {
+    for (int i = 0; i < kBoundLayouts; ++i) {
+      const detail::BoundCall* b = n->bound[i].load(std::memory_order_acquire);
+      if (!b) return {nullptr, i};
+      if (detail::same_layout(b->layout, args)) return {b, i};
+    }
+    return {nullptr, kBoundLayouts};  // every slot holds another layout
+  };
+  auto [b, free_slot] = bound_in_slots();
+  // Bind this layout, once per layout and decision, under the miss mutex (another thread may have
+  // bound it meanwhile, so look again holding it).  try_lock: this runs on memo hits, which never
+  // wait; while a miss or a database write holds the mutex, a later call binds instead.
+  if (!b && free_slot < kBoundLayouts && miss_mutex_.try_lock()) {
+    std::lock_guard<std::recursive_mutex> lock(miss_mutex_, std::adopt_lock);
+    std::tie(b, free_slot) = bound_in_slots();
+    if (!b && free_slot < kBoundLayouts) {
+      detail::BoundCall& made = n->bound_storage[free_slot];
+      made.layout = detail::layout_of(args);
+      made.problem = n->problem;
+      made.decision = &n->decision;
+      made.generation = n->generation;
+      n->bound[free_slot].store(&made, std::memory_order_release);
+      b = &made;
+    }
+  }
+  *bound = b;
+  return &n->decision;
 }
 
 void Dispatcher::insert_locked(Node* node) {
@@ -170,6 +219,7 @@ void Dispatcher::insert_locked(Node* node) {
 
 void Dispatcher::clear_memo() {
   std::lock_guard<std::recursive_mutex> lock(miss_mutex_);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
   tables_.push_back(std::make_unique<Table>(64));
   memo_.store(tables_.back().get(), std::memory_order_release);
 }
@@ -222,7 +272,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     d.config = std::move(config);
     d.evidence = ev;
     d.from = (ev == Decision::Evidence::exact_entry || ev == Decision::Evidence::neighbour ||
-              ev == Decision::Evidence::far_neighbour)
+              ev == Decision::Evidence::far_neighbour || ev == Decision::Evidence::neighbour_variant)
                  ? Decision::From::database
                  : Decision::From::defaults;
     d.workspace_bytes = v ? v->workspace_bytes(p, d.config) : 0;  // null only for a trusted unloaded entry
@@ -259,10 +309,13 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
       if (*e.problem_key == key || (e.distance <= detail::kNeighbourRadius) != within_radius) continue;
       out.push_back(&e);
     }
-    std::stable_sort(out.begin(), out.end(), [](const detail::StoredEntry* a, const detail::StoredEntry* b) {
-      return a->distance < b->distance;  // layer order (user first) breaks ties
-    });
-    return out;
+    return detail::nearest_first(std::move(out));  // layer order (user first) breaks exact ties
+  };
+  auto current_build = [&](const TuningEntry& e) {
+    const Variant* v = registry_->find_variant(e.variant);
+    if (!v || v->op() != op) return false;
+    const Source& src = registry_->source_of(*v);
+    return e.plugin_build.empty() || src.build_id.empty() || e.plugin_build == src.build_id;
   };
   std::size_t listed_neighbours = 0;
   auto try_neighbours = [&](const std::vector<const detail::StoredEntry*>& entries, Decision::Evidence ev) {
@@ -271,13 +324,45 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
       if (entry_ok(*e->entry, &why)) {
         d.hit = hit_of(*e, false);
         d.distance = e->distance;
-        finish(registry_->find_variant(e->entry->variant), e->entry->config, ev);
+        const Variant* v = registry_->find_variant(e->entry->variant);
+        Config config = e->entry->config;
+        // A vendor variant's config picks among the library's own choices for the tuned problem
+        // (cuBLASLt's algo: the n-th algorithm of its heuristic's list for that shape), which
+        // says nothing about another shape: past kVendorConfigRadius the library's heuristic
+        // decides for this problem (measured: docs/performance.md, third session).
+        if (v && v->desc().vendor && e->distance > detail::kVendorConfigRadius) {
+          Config own = v->default_config_for(device, p);
+          if (!(own == config) && usable(*v, own, p, device, nullptr)) {
+            d.config_note = "the library's own choice for this problem (default [" + own.to_string() +
+                            "]), not the neighbour's [" + config.to_string() + "]: a vendor config names a choice for "
+                            "the tuned shape only";
+            config = std::move(own);
+          }
+        }
+        finish(v, std::move(config), ev);
         return true;
       }
       if (listed_neighbours++ < kMaxListedNeighbours)
         d.rejected.emplace_back(std::string(ev == Decision::Evidence::neighbour ? "neighbour " : "far neighbour ") +
                                     *e->problem_key + " " + e->entry->variant + " [" + e->entry->config.to_string() + "]",
                                 why);
+    }
+    return false;
+  };
+  // No neighbour's config fits p (a row longer than the tuned tiles, a misaligned view): the
+  // nearest neighbour's variant is still the evidence for which kernel wins here; it runs at its
+  // default for p (default_config_for adapts it to the problem) rather than a far entry's winner.
+  auto try_neighbour_variants = [&](const std::vector<const detail::StoredEntry*>& entries) {
+    for (const detail::StoredEntry* e : entries) {
+      const Variant* v = registry_->find_variant(e->entry->variant);
+      if (!v || !current_build(*e->entry)) continue;
+      Config config = v->default_config_for(device, p);
+      if (!usable(*v, config, p, device, nullptr)) continue;
+      d.hit = hit_of(*e, false);
+      d.distance = e->distance;
+      d.config_note = "the neighbour's config [" + e->entry->config.to_string() + "] does not fit this problem";
+      finish(v, std::move(config), Decision::Evidence::neighbour_variant);
+      return true;
     }
     return false;
   };
@@ -295,7 +380,9 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
       }
       d.rejected.emplace_back("database entry " + e.entry->variant + " [" + e.entry->config.to_string() + "]", why);
     }
-    if (try_neighbours(by_distance(range, true), Decision::Evidence::neighbour)) return d;
+    const auto near = by_distance(range, true);
+    if (try_neighbours(near, Decision::Evidence::neighbour)) return d;
+    if (!(loo && loo->trust_entries) && try_neighbour_variants(near)) return d;
   }
 
   // 2. No usable entry within the radius: the nearest usable entry of the class at any distance,
@@ -308,12 +395,6 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
   // 3. No entry of the class is usable (configs that do not fit p, variants not loaded): the cost
   // model, calibrated from the class's entries (of any distance), estimates variants at their
   // nearest entry's config or their default.
-  auto current_build = [&](const TuningEntry& e) {
-    const Variant* v = registry_->find_variant(e.variant);
-    if (!v || v->op() != op) return false;
-    const Source& src = registry_->source_of(*v);
-    return e.plugin_build.empty() || src.build_id.empty() || e.plugin_build == src.build_id;
-  };
   auto runnable = [&](const Variant& v, const Config& c) { return usable(v, c, p, device, nullptr); };
   const auto estimates = detail::model_estimates(evidence, p, device, *registry_, current_build, runnable);
   if (!estimates.empty()) {
@@ -350,6 +431,7 @@ const Decision& Dispatcher::decide(const Problem& p, const DeviceInfo& device) {
   auto node = std::make_unique<Node>();
   node->problem = p;
   node->hash = p.hash();
+  node->generation = generation_.load(std::memory_order_relaxed);
   Decision& d = node->decision;
   d = decide_uncached(p, device);
   if (d.evidence != Decision::Evidence::exact_entry && miss_handler_) {

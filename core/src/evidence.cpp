@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iterator>
 #include <tuple>
 
@@ -68,6 +69,13 @@ Fit fit_line(const std::vector<std::pair<double, double>>& xt) {
   return f;
 }
 
+// Factors of two in an extent, at most 4 (divisible by 16); 0 for extents below 1.
+int twos_in(std::int64_t extent) {
+  int t = 0;
+  while (extent > 0 && t < 4 && extent % 2 == 0) extent /= 2, ++t;
+  return t;
+}
+
 }  // namespace
 
 bool same_mode_class(const OpSchema& s, const Problem& a, const Problem& b) {
@@ -85,6 +93,27 @@ double size_distance(const OpSchema& s, const Problem& a, const Problem& b) {
     d2 += d * d;
   }
   return std::sqrt(d2);
+}
+
+int divisibility_distance(const OpSchema& s, const Problem& a, const Problem& b) {
+  int sum = 0;
+  for (int i = 0; i < a.n_dims && i < b.n_dims; ++i)
+    if (!s.is_mode_dim(i)) sum += std::abs(twos_in(a.dims[i]) - twos_in(b.dims[i]));
+  return sum;
+}
+
+std::vector<const StoredEntry*> nearest_first(std::vector<const StoredEntry*> entries) {
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const StoredEntry* a, const StoredEntry* b) { return a->distance < b->distance; });
+  // Within each band of equally near entries, the one that divides like the problem first.
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    std::size_t pick = i;
+    for (std::size_t j = i + 1; j < entries.size() && entries[j]->distance <= entries[i]->distance + kTieBand; ++j)
+      if (entries[j]->divisibility < entries[pick]->divisibility) pick = j;
+    std::rotate(entries.begin() + static_cast<std::ptrdiff_t>(i), entries.begin() + static_cast<std::ptrdiff_t>(pick),
+                entries.begin() + static_cast<std::ptrdiff_t>(pick) + 1);
+  }
+  return entries;
 }
 
 std::vector<StoredEntry> entries_in_class(const TuningDb& db, const DeviceInfo& device, const std::string& op,
@@ -108,6 +137,7 @@ std::vector<StoredEntry> entries_in_class(const TuningDb& db, const DeviceInfo& 
         e.problem_key = &key;
         e.level = level;
         e.distance = size_distance(*p.schema, p, e.problem);
+        e.divisibility = divisibility_distance(*p.schema, p, e.problem);
         out.push_back(std::move(e));
         layer_of.push_back(li);
       }

@@ -21,11 +21,28 @@ namespace kiln::detail {
 // where the model had 3.39); the radius only says which evidence is near.
 inline constexpr double kNeighbourRadius = 3.0;
 
+// A vendor variant's tuned config (cuBLASLt's algo: a position in its heuristic's list for the
+// tuned shape) is used for shapes within this distance only (0.5: every extent within about a
+// factor 1.4); farther, the vendor variant runs at its default (the library's heuristic for the
+// caller's shape).  Measured on the H200 held-out set (docs/performance.md, third session).
+inline constexpr double kVendorConfigRadius = 0.5;
+
 // Whether a and b have the same dtype and the same value in every mode dim of `s`.
 bool same_mode_class(const OpSchema& s, const Problem& a, const Problem& b);
 // Euclidean distance over log2 of the size dims (extents below 1 count as 1), so aspect ratio
 // counts as much as size: 4096x64 and 64x4096 are far apart.  Mode dims are not part of it.
 double size_distance(const OpSchema& s, const Problem& a, const Problem& b);
+
+// Entries whose distances differ by at most this much are equally near: among them the one whose
+// extents divide like the problem's comes first (divisibility_distance).  Odd extents against
+// multiples of 16 decide between kernels (vector widths, alignment, cuBLAS paths): on the H200,
+// transpose 4097x4099 ran 1.14x slower from the 4096x4096 entry (distance 0.001) than from the
+// 4095x4095 one (0.002).  Small, so it only orders near ties.
+inline constexpr double kTieBand = 0.1;
+
+// Sum over the size dims of the difference in factors of two (each counted up to 4: divisible
+// by 16), e.g. 4097x4099 against 4096x4096: 8, against 4095x4095: 0.
+int divisibility_distance(const OpSchema& s, const Problem& a, const Problem& b);
 
 // One stored entry of the problem's op and mode class, with the problem its key names.
 struct StoredEntry {
@@ -36,7 +53,12 @@ struct StoredEntry {
   FallbackLevel level = FallbackLevel::exact;
   Problem problem;      // the stored key parsed with p's schema, device and alignment
   double distance = 0;  // size_distance to p
+  int divisibility = 0;  // divisibility_distance to p
 };
+
+// `entries` nearest first (stable: layer order breaks exact ties), except that within kTieBand of
+// an entry's distance the one with the smallest divisibility distance comes first.
+std::vector<const StoredEntry*> nearest_first(std::vector<const StoredEntry*> entries);
 
 // Every entry of `op` whose key parses with p's schema into p's mode class, on device keys
 // matching `device` at some fallback level (each key at its most specific level).  Ordered by

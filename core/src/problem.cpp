@@ -27,13 +27,6 @@ std::string Problem::key() const {
   return k;
 }
 
-bool Problem::same_key(const Problem& o) const {
-  if (dtype != o.dtype || n_dims != o.n_dims) return false;
-  for (int i = 0; i < n_dims; ++i)
-    if (dims[i] != o.dims[i]) return false;
-  return true;
-}
-
 bool Problem::operator==(const Problem& o) const {
   return schema == o.schema && same_key(o) && device == o.device && align_bytes == o.align_bytes;
 }

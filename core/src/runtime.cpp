@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "bound_call.hpp"
 #include "cuda_backend.hpp"
 #include "kiln/buffer.hpp"
 #include "logger.hpp"
@@ -245,27 +246,60 @@ const Decision& Runtime::decide_for_launch(const Problem& p, Stream stream) {
   return d;
 }
 
-void Runtime::launch(const OpSchema& schema, const Args& args, Stream stream) {
+void Runtime::launch(const OpSchema& schema, const Args& args, Stream stream,
+                     std::atomic<const detail::BoundCall*>& hint) {
   const int n_scalars = static_cast<int>(schema.scalars.size());
-  if (args.scalar_count() == n_scalars) return launch_complete(schema, args, stream);
+  // The hot path: this Op's last call had the same layout and its decision is still current.
+  const detail::BoundCall* b = hint.load(std::memory_order_acquire);
+  if (b && !check_every_call_ && b->problem.schema == &schema && b->generation == dispatcher_.generation() &&
+      detail::same_layout(b->layout, args)) {
+    if (args.scalar_count() == n_scalars) {  // same layout: as many scalars as the bound call
+      if (launch_bound(schema, args, *b, stream)) return;
+    } else if (launch_bound(schema, with_default_scalars(schema, args), *b, stream)) {
+      return;
+    }
+  }
+  if (args.scalar_count() == n_scalars) return launch_checked(schema, args, args, stream, hint);
   if (args.scalar_count() > n_scalars) make_problem(schema, args);  // throws
-  launch_complete(schema, with_default_scalars(schema, args), stream);
+  launch_checked(schema, args, with_default_scalars(schema, args), stream, hint);
 }
 
-void Runtime::launch_complete(const OpSchema& schema, const Args& args, Stream stream) {
-  const Args* filled = &args;
-  const Problem p = derive_problem(schema, *filled);
-  const Decision* d = dispatcher_.find(p);
-  if (!d || check_every_call_) check_pointers(schema, *filled, p);
-  if (!d) d = &decide_for_launch(p, stream);
+bool Runtime::launch_bound(const OpSchema& schema, const Args& filled, const detail::BoundCall& bound, Stream stream) {
+  // The core's checks passed for this layout; the schema's run again, since they may look at the
+  // pointers (an output overlapping an input), and must give the bound problem.
+  Problem q;
+  q.schema = &schema;
+  q.device = bound.problem.device;
+  q.align_bytes = bound.problem.align_bytes;
+  if (!schema.make_problem(filled, q).ok() || !q.same_key(bound.problem)) return false;
+  run_decision(schema, *bound.decision, filled, bound.problem, stream);
+  return true;
+}
+
+void Runtime::launch_checked(const OpSchema& schema, const Args& args, const Args& filled, Stream stream,
+                             std::atomic<const detail::BoundCall*>& hint) {
+  const Problem p = derive_problem(schema, filled);
+  const detail::BoundCall* bound = nullptr;
+  const Decision* d = check_every_call_ ? dispatcher_.find(p) : dispatcher_.find_bound(p, args, &bound);
+  if (!d || check_every_call_) check_pointers(schema, filled, p);
+  if (!d) {
+    d = &decide_for_launch(p, stream);
+    if (!check_every_call_) dispatcher_.find_bound(p, args, &bound);  // bind the new decision
+  }
+  run_decision(schema, *d, filled, p, stream);
+  if (bound) hint.store(bound, std::memory_order_release);
+}
+
+void Runtime::run_decision(const OpSchema& schema, const Decision& d, const Args& filled, const Problem& p,
+                           Stream stream) {
   if (multi_device_ && p.device.is_cuda()) detail::cuda_set_device(p.device.ordinal);
   void* ws = nullptr;
-  if (d->workspace_bytes) {
-    ws = find_workspace(p.device, stream, d->workspace_bytes);
-    if (!ws) ws = workspace(p.device, stream, d->workspace_bytes);  // first call on this stream
+  if (d.workspace_bytes) {
+    ws = find_workspace(p.device, stream, d.workspace_bytes);
+    if (!ws) ws = workspace(p.device, stream, d.workspace_bytes);  // first call on this stream
   }
-  Status st = d->launch->run(*filled, p, ws, stream);
-  if (!st.ok()) st.throw_if_error(schema.name + " (" + d->variant->name() + ")");
+  Status st = d.launch->run(filled, p, ws, stream);
+  if (!st.ok()) st.throw_if_error(schema.name + " (" + d.variant->name() + ")");
 }
 
 void Runtime::prepare(const OpSchema& schema, const Args& args, Stream stream) {
@@ -299,7 +333,7 @@ Decision Runtime::explain(const Problem& problem) const {
   return dispatcher_.decide_uncached(problem, device_info(problem.device));
 }
 
-void Op::operator()(const Args& args, Stream stream) const { rt_->launch(*schema_, args, stream); }
+void Op::operator()(const Args& args, Stream stream) const { rt_->launch(*schema_, args, stream, bound_); }
 
 Problem Op::problem(const Args& args) const { return rt_->make_problem(*schema_, args); }
 

@@ -408,3 +408,77 @@ TEST_CASE("evidence: a neighbour whose config does not fit is skipped for the ne
   REQUIRE_FALSE(d.rejected.empty());
   CHECK(kiln_test::contains(d.rejected[0].first, "neighbour " + key(1000, 1000, 1000)));
 }
+
+TEST_CASE("evidence: a vendor variant's config is the neighbour's only within kVendorConfigRadius") {
+  // A vendor config names one of the library's choices for the tuned shape (cuBLASLt's algo index
+  // into its heuristic's list for that shape); for another shape the library's own choice runs.
+  TempDb db;
+  const auto user = db.write({{host_fp(), key(1024, 1024, 1024), "mm_vendor", 10.0, 64},
+                              {host_fp(), key(64, 64, 64), "mm_small", 1.0, 16}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const kiln::Decision close = decide(rt, 1100, 1000, 1000);  // distance 0.15
+  INFO(close.explain());
+  CHECK(close.evidence == kiln::Decision::Evidence::neighbour);
+  CHECK(close.variant->name() == "mm_vendor");
+  CHECK(close.config == kiln::Config{{"tile", 64}});
+  CHECK(close.config_note.empty());
+  const kiln::Decision far = decide(rt, 2048, 1024, 1024);  // distance 1
+  INFO(far.explain());
+  CHECK(far.evidence == kiln::Decision::Evidence::neighbour);
+  CHECK(far.variant->name() == "mm_vendor");
+  CHECK(far.config == kiln::Config{{"tile", 32}});  // its default: the library's heuristic
+  CHECK(kiln_test::contains(far.explain(), "the library's own choice for this problem"));
+  // kiln's own variants keep the neighbour's config at any distance.
+  const kiln::Decision own = decide(rt, 128, 64, 64);
+  CHECK(own.variant->name() == "mm_small");
+  CHECK(own.config == kiln::Config{{"tile", 16}});
+}
+
+TEST_CASE("evidence: when no neighbour's config fits, the nearest neighbour's variant runs at its default") {
+  TempDb db;
+  // mm_small won next door with a config this build does not have (tile 48); a far entry says mm_fp32.
+  const auto user = db.write({{host_fp(), key(1024, 1024, 1024), "mm_small", 10.0, 48},
+                              {host_fp(), key(1, 1, 1), "mm_fp32", 1.0, 16}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const kiln::Decision d = decide(rt, 2048, 1024, 1024);
+  INFO(d.explain());
+  CHECK(d.evidence == kiln::Decision::Evidence::neighbour_variant);
+  CHECK(d.from == kiln::Decision::From::database);
+  CHECK(d.variant->name() == "mm_small");
+  CHECK(d.config == kiln::Config{{"tile", 32}});
+  REQUIRE(d.hit);
+  CHECK(d.hit->problem_key == key(1024, 1024, 1024));
+  CHECK(d.distance == Approx(1.0));
+  CHECK(kiln_test::contains(d.explain(), "tuned neighbour's variant at its default config, distance 1.000"));
+  // Past the radius the rule does not apply: the nearest usable far entry decides (mm_small's
+  // entry is nearer, at 17.3, but does not fit).
+  const kiln::Decision far = decide(rt, 1 << 20, 1, 1);
+  INFO(far.explain());
+  CHECK(far.evidence == kiln::Decision::Evidence::far_neighbour);
+  CHECK(far.variant->name() == "mm_fp32");
+}
+
+TEST_CASE("evidence: among equally near entries the one that divides like the problem decides") {
+  TempDb db;
+  // 4096^3 (mm_small) and 4095^3 (mm_fp32) are both about 0.001 from 4097x4099x4097; the odd one
+  // is the evidence for an odd problem, the power of two for a power of two.
+  const auto user = db.write({{host_fp(), key(4096, 4096, 4096), "mm_small", 10.0},
+                              {host_fp(), key(4095, 4095, 4095), "mm_fp32", 10.0},
+                              {host_fp(), key(3001, 3001, 3001), "mm_vendor", 10.0}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const kiln::Decision odd = decide(rt, 4097, 4099, 4097);
+  INFO(odd.explain());
+  CHECK(odd.variant->name() == "mm_fp32");
+  REQUIRE(odd.hit);
+  CHECK(odd.hit->problem_key == key(4095, 4095, 4095));
+  CHECK(decide(rt, 4096, 4096, 4080).variant->name() == "mm_small");  // 4080 = 255 * 16
+  // Past kTieBand the nearer entries decide, however they divide: 4000x3999x3999 is 0.06 from
+  // 4096^3 and 4095^3 (4095 divides more like it), 0.70 from 3001^3 (which divides exactly like it).
+  CHECK(decide(rt, 4000, 3999, 3999).variant->name() == "mm_fp32");
+  CHECK(decide(rt, 3002, 3001, 3001).variant->name() == "mm_vendor");
+  // Equal divisibility within the band: the nearer one (3500x3501x3501: 0.385 from 3001^3,
+  // 0.392 from 4095^3, both 2 factors of two apart).
+  const kiln::Decision mid = decide(rt, 3500, 3501, 3501);
+  REQUIRE(mid.hit);
+  CHECK(mid.hit->problem_key == key(3001, 3001, 3001));
+}

@@ -24,8 +24,11 @@ inline Status cuda_status(cudaError_t err, std::string_view what) {
 }
 
 // The Status of the launches just queued (cudaGetLastError), naming the variant.
+// Builds no string on success: every memo-hit op() ends here.
 inline Status cuda_launch_status(std::string_view variant) {
-  return cuda_status(cudaGetLastError(), std::string(variant) + ": kernel launch");
+  const cudaError_t err = cudaGetLastError();
+  if (err == cudaSuccess) return Status::success();
+  return cuda_status(err, std::string(variant) + ": kernel launch");
 }
 
 }  // namespace kiln

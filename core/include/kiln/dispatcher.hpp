@@ -1,7 +1,9 @@
 // Dispatcher: problem -> (variant, config), from evidence (docs/architecture.md, "Dispatch from
 // evidence").  In order, at each device fallback level of the tuning database: the entry of the
 // exact problem key, then the nearest tuned neighbour of the same mode class (mode dims and dtype
-// equal, size dims within kNeighbourRadius in log2 space); then the nearest usable entry of the
+// equal, size dims within kNeighbourRadius in log2 space; near ties ordered by divisibility; a
+// vendor variant's config only from within kVendorConfigRadius), then the nearest neighbour's
+// variant at its default when no neighbour's config fits; then the nearest usable entry of the
 // class at any distance (a far neighbour); then a cost model calibrated from the class's entries
 // (only when no entry of the class is usable); then the vendor variant; then the first variant by
 // priority.  Static priorities only break ties.
@@ -13,6 +15,7 @@
 #pragma once
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -27,6 +30,10 @@
 
 namespace kiln {
 
+namespace detail {
+struct BoundCall;  // core/src/bound_call.hpp: a decision bound to one argument layout (op()'s hot path)
+}
+
 struct Decision {
   enum class From { database, defaults, tuned_now };
   // Which evidence chose the variant (what `kiln explain` prints).
@@ -34,6 +41,7 @@ struct Decision {
     exact_entry,      // the tuned entry of this problem's key
     neighbour,        // the nearest tuned entry of the same mode class (distance below)
     far_neighbour,    // no usable entry within the radius: the nearest usable one of the class
+    neighbour_variant,  // no neighbour's config fits: the nearest neighbour's variant at its default
     model,            // the cost model calibrated from the class's entries (predicted_us below)
     vendor_fallback,  // no evidence: the vendor library
     priority,         // no evidence and no vendor variant: the first variant by priority
@@ -46,6 +54,7 @@ struct Decision {
   Evidence evidence = Evidence::priority;
   std::optional<TuningHit> hit;                                  // exact_entry and neighbour
   double distance = 0;                                           // (far) neighbour: log2-space distance
+  std::string config_note;                                       // why the config is not the entry's
   double predicted_us = 0;                                       // model: its estimate
   std::vector<std::pair<std::string, double>> estimates;         // model: every variant's estimate
   std::vector<std::pair<std::string, std::string>> rejected;     // (what, why) considered first
@@ -71,8 +80,18 @@ class Dispatcher {
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
-  // The memoised decision for p, or null: lock-free, allocation-free (the hot path).
+  // The memoised decision for p, or null: lock-free, allocation-free.
   const Decision* find(const Problem& p) const noexcept;
+  // find(), and the decision bound to the layout of `args` (from which p was derived) in *bound:
+  // bound the first time a layout is seen for this decision (at most kBoundLayouts per decision,
+  // slots kept in the memo node: no allocation; never waits for the miss mutex), null when it
+  // cannot bind now.  What op() keeps in its Op handle, so that the next call with that layout
+  // skips validation and this lookup.
+  const Decision* find_bound(const Problem& p, const Args& args, const detail::BoundCall** bound);
+  static constexpr int kBoundLayouts = 4;
+  // Starts at 0; clear_memo() (and so update_database()) moves it on.  A bound call of an older
+  // generation is not used.
+  std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
   // Memoised; throws NoVariantError listing every variant's reason when nothing supports p.  The
   // reference stays valid for the Dispatcher's lifetime.
   const Decision& decide(const Problem& p, const DeviceInfo& device);
@@ -104,6 +123,7 @@ class Dispatcher {
  private:
   struct Node;
   struct Table;
+  const Node* find_node(const Problem& p) const noexcept;
   void insert_locked(Node* node);
   Decision decide_impl(const Problem& p, const DeviceInfo& device, const LeaveOneOut* loo) const;
 
@@ -112,6 +132,7 @@ class Dispatcher {
   MissHandler miss_handler_;
   ProblemObserver observer_;
   std::atomic<const Table*> memo_{nullptr};
+  std::atomic<std::uint64_t> generation_{0};
   // Serialises misses, memo writes and database writes; recursive so that a miss handler may
   // tune and store (update_database) on the same thread.
   mutable std::recursive_mutex miss_mutex_;

@@ -34,7 +34,12 @@ struct Problem {
   std::int64_t dim(int i) const { return dims[i]; }
   std::string key() const;                          // "f32|m=4096|n=4096|k=4096"
   std::string to_string() const { return key(); }
-  bool same_key(const Problem& o) const;            // dtype and dims equal
+  bool same_key(const Problem& o) const {          // dtype and dims equal (inline: op()'s hot path)
+    if (dtype != o.dtype || n_dims != o.n_dims) return false;
+    for (int i = 0; i < n_dims; ++i)
+      if (dims[i] != o.dims[i]) return false;
+    return true;
+  }
   std::size_t hash() const;                         // over schema, dtype, dims, device, alignment
   bool operator==(const Problem& o) const;
 };

@@ -57,9 +57,20 @@ struct RuntimeOptions {
 
 class Runtime;
 
-// A handle to one op; cheap to copy, valid while its Runtime lives.
+// A handle to one op; cheap to copy, valid while its Runtime lives.  Keep it for repeated calls:
+// it remembers the decision of its last call bound to that call's argument layout, so the next
+// call with the same dtypes, extents, strides, scalars and alignment class (the pointers may
+// differ) skips the core's validation and the memo lookup (docs/architecture.md, "The hot path").
+// One Op may be used by several threads at once.
 class Op {
  public:
+  Op(const Op& o) noexcept : rt_(o.rt_), schema_(o.schema_), bound_(o.bound_.load(std::memory_order_acquire)) {}
+  Op& operator=(const Op& o) noexcept {
+    rt_ = o.rt_;
+    schema_ = o.schema_;
+    bound_.store(o.bound_.load(std::memory_order_acquire), std::memory_order_release);
+    return *this;
+  }
   // Validates, dispatches and launches asynchronously on `stream`.  Throws the kiln::Error
   // subclass that names what is wrong (shape, dtype, device, null pointer, no variant).
   void operator()(const Args& args, Stream stream = {}) const;
@@ -76,6 +87,9 @@ class Op {
   Op(Runtime* rt, const OpSchema* schema) : rt_(rt), schema_(schema) {}
   Runtime* rt_;
   const OpSchema* schema_;
+  // The last call's bound decision (owned by the Runtime's Dispatcher); a hint: any thread may
+  // replace it, a stale or mismatching one only sends the call down the full path.
+  mutable std::atomic<const detail::BoundCall*> bound_{nullptr};
 };
 
 class Runtime {
@@ -123,9 +137,18 @@ class Runtime {
 
  private:
   friend class Op;
-  void launch(const OpSchema& schema, const Args& args, Stream stream);
-  // launch() for args whose scalars are complete: the hot path.
-  void launch_complete(const OpSchema& schema, const Args& args, Stream stream);
+  // op(): the bound call in `hint` when it matches (validation skipped, see Op), else
+  // launch_checked(), which then binds the call's layout into `hint`.
+  void launch(const OpSchema& schema, const Args& args, Stream stream, std::atomic<const detail::BoundCall*>& hint);
+  // The hot path: false (nothing launched) when the schema's make_problem does not give the
+  // bound problem for these args; then the full path runs and reports what is wrong.
+  bool launch_bound(const OpSchema& schema, const Args& filled, const detail::BoundCall& bound, Stream stream);
+  // The full path: validation, memo lookup or decision, pointer check, launch.  `args` are the
+  // caller's, `filled` the same with the default scalars completed.
+  void launch_checked(const OpSchema& schema, const Args& args, const Args& filled, Stream stream,
+                      std::atomic<const detail::BoundCall*>& hint);
+  // Launches decision `d` for problem p and throws what its Status says.
+  void run_decision(const OpSchema& schema, const Decision& d, const Args& filled, const Problem& p, Stream stream);
   void prepare(const OpSchema& schema, const Args& args, Stream stream);
   // The memo miss of launch(): pointer check (done by the caller), capture check, decision,
   // workspace for `stream`.

@@ -1,6 +1,7 @@
 // kiln_bench_add_overhead: 20 000 memo-hit op() calls of a tiny add (1 x 1024 f32) against 20 000
-// raw launches of the same kernel (add_grid_stride_kernel<float>, same grid and block), and the
-// decision's bound launch (PreparedLaunch::run) for reference.  Host time per call, in batches
+// raw launches of the same kernel (add_grid_stride_kernel<float>, same grid and block, same
+// arguments, checked below against the decision's config), and the decision's bound launch
+// (PreparedLaunch::run) for reference.  Host time per call, in batches
 // of 200 (below the launch-queue depth, so the host measures its own work), interleaved, median
 // batch.  A benchmark, not a test: run it on the GPU machine and read the figures
 //   build/bin/kiln_bench_add_overhead [calls]
@@ -74,6 +75,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   const kiln::Config cfg = kiln::elementwise::add_grid_stride_default(kiln::device_info(gpu));
+  // Like with like: the raw loop launches with the config op() decided, so the grid is the same.
+  if (!(d->config == cfg)) {
+    std::fprintf(stderr, "kiln_bench_add_overhead: op() decided [%s], the raw loop would launch [%s]\n",
+                 d->config.to_string().c_str(), cfg.to_string().c_str());
+    return 1;
+  }
   const int block = cfg.get("block");
   const int grid = static_cast<int>(std::min<std::int64_t>((n + block - 1) / block,
                                                            std::int64_t{cfg.get("blocks_per_sm")} * kiln::sm_count(gpu)));

@@ -1,0 +1,96 @@
+// BoundCall: a memoised decision bound to one argument layout: what a repeated op() call with
+// that layout reuses instead of validating its arguments again and probing the memo
+// (docs/architecture.md, "The hot path").
+//
+// The core's validation of an op() call (derive_problem: ranks, extents, strides, spans, null
+// pointers, one device, alignment class) depends only on the layout below, never on where the
+// data is, so a call whose layout equals one already validated passes it and has the same
+// alignment class.  The schema's own make_problem may also look at the pointers (gemm and gemv
+// refuse an output that overlaps an input), so the hot path still runs it and checks that it gives
+// the bound problem.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "kiln/args.hpp"
+#include "kiln/problem.hpp"
+
+namespace kiln {
+
+struct Decision;
+
+namespace detail {
+
+// Everything of an op() call's arguments that the core's checks and the problem depend on, except
+// the data pointers: per tensor the dtype, extents, strides, device and whether data is null; the
+// scalars bit for bit (some ops read them into the problem: gemm's allow_tf32, topk's largest);
+// and the alignment class of all data pointers together (the lowest set bit of 16 | their OR).
+struct CallLayout {
+  int n_tensors = 0;
+  int n_scalars = 0;
+  TensorRef tensors[Args::kMaxTensors];  // data: null, or this layout's marker for "not null"
+  std::uint64_t scalar_bits[Args::kMaxScalars] = {};
+  std::uintptr_t data_align = 16;
+};
+
+inline std::uintptr_t data_alignment(std::uintptr_t ored_pointers) {
+  const std::uintptr_t bits = ored_pointers | 16u;
+  return bits & (~bits + 1);  // the lowest set bit: the largest power of two <= 16 dividing them all
+}
+
+inline std::uint64_t scalar_bits(double v) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+inline CallLayout layout_of(const Args& args) {
+  CallLayout l;
+  l.n_tensors = args.tensor_count();
+  l.n_scalars = args.scalar_count();
+  std::uintptr_t ored = 0;
+  for (int i = 0; i < l.n_tensors; ++i) {
+    l.tensors[i] = args.tensor(i);
+    ored |= reinterpret_cast<std::uintptr_t>(args.tensor(i).data);
+    static char not_null;  // a marker, never dereferenced
+    l.tensors[i].data = args.tensor(i).data ? &not_null : nullptr;
+  }
+  for (int i = 0; i < l.n_scalars; ++i) l.scalar_bits[i] = scalar_bits(args.scalar(i));
+  l.data_align = data_alignment(ored);
+  return l;
+}
+
+// Every field compared, also those the tensor's rank leaves unused (stricter is safe).
+inline bool same_tensor_layout(const TensorRef& s, const TensorRef& t) noexcept {
+  return s.dtype == t.dtype && s.shape.rank == t.shape.rank && s.shape.dims[0] == t.shape.dims[0] &&
+         s.shape.dims[1] == t.shape.dims[1] && s.shape.dims[2] == t.shape.dims[2] && s.row_stride == t.row_stride &&
+         s.col_stride == t.col_stride && s.batch_stride == t.batch_stride && s.device == t.device &&
+         (s.data == nullptr) == (t.data == nullptr);
+}
+
+inline bool same_layout(const CallLayout& l, const Args& args) noexcept {
+  if (args.tensor_count() != l.n_tensors || args.scalar_count() != l.n_scalars) return false;
+  std::uintptr_t ored = 0;
+  for (int i = 0; i < l.n_tensors; ++i) {
+    const TensorRef& t = args.tensor(i);
+    if (!same_tensor_layout(l.tensors[i], t)) return false;
+    ored |= reinterpret_cast<std::uintptr_t>(t.data);
+  }
+  for (int i = 0; i < l.n_scalars; ++i)
+    if (scalar_bits(args.scalar(i)) != l.scalar_bits[i]) return false;
+  return data_alignment(ored) == l.data_align;
+}
+
+// Immutable once published; owned by the Dispatcher's memo node of `decision`, so it lives as long
+// as the Dispatcher.  `generation` is the memo generation the node was made in: clear_memo()
+// starts a new one, and a bound call of an older generation is not used (the next call decides
+// again from the database as it is now).
+struct BoundCall {
+  CallLayout layout;
+  Problem problem;
+  const Decision* decision = nullptr;
+  std::uint64_t generation = 0;
+};
+
+}  // namespace detail
+}  // namespace kiln
