@@ -1,7 +1,6 @@
 // topk_sample_select: the adapter (support, workspace layout, the launch sequence, dispatch over
 // the instantiated filter tiles).
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -45,40 +44,6 @@ SampleLayout layout_of(const Problem& p, const Config& c) {
 constexpr int kShift[kRadixPasses] = {53, 42, 32, 21, 10, 0};
 constexpr int kWidth[kRadixPasses] = {11, 11, 10, 11, 11, 10};
 
-// Launches kernel<<<grid, block, smem, stream>>>(args...); with `after` (a kernel queued just
-// before it in this sequence), as a programmatic dependent launch where the device has them
-// (sm_90+): it may be scheduled while that kernel runs and waits for it on the device
-// (wait_for_previous_kernel), so back-to-back launches, the eight fallback launches in
-// particular, do not each pay the launch latency.  Capturable in CUDA graphs (CUDA >= 12.3).
-template <class... Params, class... Actual>
-cudaError_t launch(bool after, bool pdl, dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream,
-                   void (*kernel)(Params...), Actual&&... args) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = grid;
-  cfg.blockDim = block;
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1] = {};
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = after && pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&cfg, kernel, std::forward<Actual>(args)...);
-}
-
-// Whether the current device runs programmatic dependent launches (compute capability 9.0+),
-// asked once per device (0: not asked yet, 1: no, 2: yes) so that launches, captured ones
-// included, make no query beyond cudaGetDevice.
-bool device_has_pdl() {
-  static std::atomic<int> known[64];
-  int device = 0, major = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0) return false;
-  if (device < 64 && known[device].load(std::memory_order_relaxed) != 0) return known[device].load() == 2;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
-  if (device < 64) known[device].store(major >= 9 ? 2 : 1);
-  return major >= 9;
-}
-
 template <class T, int BLOCK, int ITEMS>
 cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* workspace, cudaStream_t stream) {
   const auto* x = static_cast<const T*>(l.x);
@@ -93,24 +58,19 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
   auto* hists = reinterpret_cast<std::uint32_t*>(bytes + at);
   at += r.hists_bytes;
   auto* cands = reinterpret_cast<std::uint64_t*>(bytes + at);
-  auto* values = static_cast<T*>(l.values);
   const unsigned rows = unsigned(l.rows);
-  const bool pdl = device_has_pdl();
-  cudaError_t e = launch(false, pdl, rows, kSampleBlock, 0, stream, sample_threshold_kernel<T, kSampleBlock>, x,
-                         l.x_stride, l.n, l.largest, r.plan.samples, r.plan.rank, states, failed);
-  if (e != cudaSuccess) return e;
-  e = launch(true, pdl, dim3(rows, unsigned(r.filter.chunks)), BLOCK, 0, stream, sample_filter_kernel<T, BLOCK, ITEMS>,
-             x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
-  if (e != cudaSuccess) return e;
+  sample_threshold_kernel<T, kSampleBlock><<<rows, kSampleBlock, 0, stream>>>(
+      x, l.x_stride, l.n, l.largest, r.plan.samples, r.plan.rank, states, failed);
+  sample_filter_kernel<T, BLOCK, ITEMS><<<dim3(rows, unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
+      x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
   if (l.rows <= kSampleSelectWideRows)
-    e = launch(true, pdl, rows, kSampleSelectWideBlock, 0, stream, sample_select_kernel<T, kSampleSelectWideBlock>, x,
-               l.x_stride, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, values, l.v_stride,
-               l.indices, l.i_stride);
+    sample_select_kernel<T, kSampleSelectWideBlock><<<rows, kSampleSelectWideBlock, 0, stream>>>(
+        x, l.x_stride, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        l.v_stride, l.indices, l.i_stride);
   else
-    e = launch(true, pdl, rows, kSampleSelectBlock, 0, stream, sample_select_kernel<T, kSampleSelectBlock>, x,
-               l.x_stride, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, values, l.v_stride,
-               l.indices, l.i_stride);
-  if (e != cudaSuccess) return e;
+    sample_select_kernel<T, kSampleSelectBlock><<<rows, kSampleSelectBlock, 0, stream>>>(
+        x, l.x_stride, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        l.v_stride, l.indices, l.i_stride);
   // The fallback: topk_radix_select's passes for the rows whose candidates missed the answer
   // (fewer than k, or more than the buffer holds).  Queued always (no host sync); with no failed
   // row each launch is kSampleFallbackGrid blocks that return at once.
@@ -118,20 +78,16 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
   const int cap = r.plan.fallback_cap;
   const int chunks = int(r.fallback.chunks);
   for (int pass = 0; pass < kRadixPasses; ++pass) {
-    e = launch(true, pdl, kSampleFallbackGrid, FB, 0, stream, sample_fallback_hist_kernel<T, FB, FI>,
-               static_cast<const std::uint32_t*>(failed), x, l.x_stride, l.n, l.k, l.largest, kShift[pass],
-               kWidth[pass], r.fallback.chunk_len, chunks, cap, pass, radix_states, hists);
-    if (e != cudaSuccess) return e;
+    sample_fallback_hist_kernel<T, FB, FI><<<kSampleFallbackGrid, FB, 0, stream>>>(
+        failed, x, l.x_stride, l.n, l.k, l.largest, kShift[pass], kWidth[pass], r.fallback.chunk_len, chunks, cap, pass,
+        radix_states, hists);
   }
-  e = launch(true, pdl, kSampleFallbackGrid, FB, 0, stream, sample_fallback_gather_kernel<T, FB, FI>,
-             static_cast<const std::uint32_t*>(failed), x, l.x_stride, l.n, l.largest, r.fallback.chunk_len, chunks,
-             cap, radix_states, cands);
-  if (e != cudaSuccess) return e;
-  e = launch(true, pdl, kSampleFallbackGrid, kSortBlock, std::size_t(cap) * sizeof(std::uint64_t), stream,
-             sample_fallback_sort_kernel<T, kSortBlock>, static_cast<const std::uint32_t*>(failed), x, l.x_stride,
-             l.k, cap, static_cast<const RadixRowState*>(radix_states), static_cast<const std::uint64_t*>(cands),
-             values, l.v_stride, l.indices, l.i_stride);
-  if (e != cudaSuccess) return e;
+  sample_fallback_gather_kernel<T, FB, FI><<<kSampleFallbackGrid, FB, 0, stream>>>(
+      failed, x, l.x_stride, l.n, l.largest, r.fallback.chunk_len, chunks, cap, radix_states, cands);
+  sample_fallback_sort_kernel<T, kSortBlock>
+      <<<kSampleFallbackGrid, kSortBlock, std::size_t(cap) * sizeof(std::uint64_t), stream>>>(
+          failed, x, l.x_stride, l.k, cap, radix_states, cands, static_cast<T*>(l.values), l.v_stride, l.indices,
+          l.i_stride);
   return cudaGetLastError();
 }
 

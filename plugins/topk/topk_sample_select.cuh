@@ -7,9 +7,7 @@
 //                            n <= kSampleMax) in shared memory; picks a 32-bit rank threshold T
 //                            with at least `rank` sampled ranks >= T
 //   sample_filter_kernel    (rows x chunks blocks) appends the 64-bit key of every element whose
-//                            rank is >= T to the row's candidate buffer (counting past its end):
-//                            float4 loads, candidates staged per block in shared memory, one
-//                            global atomic per block
+//                            rank is >= T to the row's candidate buffer (counting past its end)
 //   sample_select_kernel    (rows blocks)          if the candidates hold at least k keys and fit
 //                            the buffer, they contain the answer: radix select on them (8-bit
 //                            digits starting below their common prefix), bitonic sort of the
@@ -18,7 +16,6 @@
 //   sample_fallback_*_kernel (kSampleFallbackGrid blocks) topk_radix_select's passes, gather and
 //                            sort (its block bodies) over the chunks of the failed rows only: with
 //                            none, each launch is a small grid whose blocks return at once
-// Every kernel after the first is a programmatic dependent launch (see wait_for_previous_kernel).
 // Exact for every input: the candidates are a superset of the answer whenever the row succeeds,
 // and the fallback is exact.  Ties, NaN and -0.0 follow topk_key.hpp.
 #pragma once
@@ -30,28 +27,13 @@
 
 namespace kiln::topk {
 
-// threshold, count (may exceed the buffer), best rank among the counted (the candidates' keys
-// share the bits above the highest one in which threshold and best differ); declared in
-// topk_sample_select_params.hpp so that host tests can read it back.
-using SampleRowState = SampleRowCounts;
-static_assert(sizeof(SampleRowState) == 16, "workspace layout assumes 16-byte row states");
-
-// Programmatic dependent launch (sm_90): every kernel after the first is launched so that it may
-// start while the one before it runs (topk_sample_select.cu), and waits for it to finish, with its
-// writes visible, before touching memory: the same order as plain stream launches, with the launch
-// latency of the next kernel hidden behind the current one.  Every block waits before it may exit,
-// so a grid completes only after the one before it (the chain stays ordered end to end).  Without
-// the launch attribute, or below sm_90, both are no-ops.
-__device__ __forceinline__ void wait_for_previous_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void allow_next_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
+struct SampleRowState {
+  std::uint32_t threshold;  // rank threshold of the filter
+  std::uint32_t count;      // keys with rank >= threshold (may exceed the buffer)
+  std::uint32_t best;       // the largest rank among them (the candidates' keys share the bits
+                            // above the highest one in which threshold and best differ)
+  std::uint32_t unused;
+};
 
 // Block-wide maximum of v (every thread gets it); `scratch` holds 32 words.
 template <int BLOCK, class U>
@@ -84,7 +66,6 @@ __global__ void __launch_bounds__(BLOCK)
   __shared__ std::uint32_t scratch[32];
   __shared__ int s_found;
   __shared__ std::uint32_t s_before;
-  allow_next_kernel();  // the first kernel: launched in stream order, nothing to wait for
   const std::int64_t row = blockIdx.x;
   const T* xr = x + row * x_stride;
   const int t = threadIdx.x, lane = t & 31;
@@ -177,143 +158,57 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
-// Appends the keys with take set (ballot: the warp's lanes that have one, not 0): to the block's
-// stage in shared memory (kSampleFilterStage slots, counter *s_count) while it has room, the rest
-// straight to the row's buffer (cap slots, counter *count: one global atomic per warp, only once
-// the stage is full).  Every lane of the warp must call it.  Not inlined: it runs only for the
-// few steps with a candidate, and keeping its registers out of the load loop keeps the 8-item
-// filter tiles at 40 registers without spilling (3 blocks of 512 per SM).
-__device__ __noinline__ void stage_append(unsigned ballot, bool take, std::uint64_t key, std::uint64_t* stage,
-                                          std::uint32_t* s_count, std::uint64_t* out, std::uint32_t* count,
-                                          std::uint32_t cap) {
-  constexpr std::uint32_t S = kSampleFilterStage;
-  const int lane = threadIdx.x & 31;
-  const int leader = __ffs(ballot) - 1;
-  const std::uint32_t pop = __popc(ballot);
-  std::uint32_t first = 0, spill = 0;
-  if (lane == leader) {
-    first = atomicAdd(s_count, pop);
-    // Slots [first, first + pop): those below S are staged, the others spill.
-    const std::uint32_t fit = first >= S ? 0u : (S - first < pop ? S - first : pop);
-    if (fit < pop) spill = atomicAdd(count, pop - fit);
-  }
-  first = __shfl_sync(0xFFFFFFFFu, first, leader);
-  spill = __shfl_sync(0xFFFFFFFFu, spill, leader);
-  if (!take) return;
-  const std::uint32_t slot = first + __popc(ballot & ((1u << lane) - 1u));
-  if (slot < S) {
-    stage[slot] = key;
-  } else {
-    const std::uint32_t at = spill + (slot - (first > S ? first : S));
-    if (at < cap) out[at] = key;
-  }
-}
-
-// Blocks per SM the filter tile is compiled for: the 8-item tiles keep 1536 threads resident (the
-// occupancy of the scalar-load version, 40 registers at 512 x 8) since the pass is bound by loads in
-// flight; the 16-item tiles carry twice the loads per thread and are left to the compiler.
-constexpr int sample_filter_min_blocks(int block, int items) { return items <= 8 && block <= 512 ? 1536 / block : 1; }
-
-// The row's body from its first 16-byte boundary is read as float4 (ITEMS / 4 vectors per thread
-// and step, in flight together); chunk c takes vectors [c * chunk_len / 4, (c + 1) * chunk_len / 4)
-// of it (chunk_len is a multiple of the tile, so of 4: the chunks still cover the row), and the
-// first chunk's first warp also takes the <= 3 elements before the boundary and the <= 3 after
-// the last whole vector.  Candidates are staged in shared memory and reserved in the row's buffer
-// with one global atomic per block at the end, and the best rank is reduced in the block: one
-// atomicMax per block (a count and a max atomic per appending warp on the same two words were the
-// likely cause of 458 us instead of 344 at 1 x 2^26, k = 100: about 32768 candidates).
 template <class T, int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK, sample_filter_min_blocks(BLOCK, ITEMS))
+__global__ void __launch_bounds__(BLOCK)
     sample_filter_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest,
                          std::int64_t chunk_len, std::int64_t cand_cap, SampleRowState* __restrict__ states,
                          std::uint64_t* __restrict__ cands) {
-  static_assert(sizeof(T) == 4 && ITEMS % 4 == 0, "the filter reads 4-byte elements as float4");
-  constexpr int VEC = ITEMS / 4;
-  __shared__ std::uint64_t stage[kSampleFilterStage];
-  __shared__ std::uint32_t s_count, s_best, s_base;
-  allow_next_kernel();
-  wait_for_previous_kernel();
   const std::int64_t row = blockIdx.x;
   const std::uint32_t threshold = states[row].threshold;
   std::uint32_t* count = &states[row].count;
-  const int t = threadIdx.x, lane = t & 31;
+  std::uint32_t* best = &states[row].best;
+  const int lane = threadIdx.x & 31;
   std::uint64_t* out = cands + row * cand_cap;
-  const std::uint32_t cap = cand_cap < 0x7FFFFFFF ? std::uint32_t(cand_cap) : 0x7FFFFFFFu;
+  const int cap = cand_cap < 0x7FFFFFFF ? int(cand_cap) : 0x7FFFFFFF;
   const T* xr = x + row * x_stride;
-  if (t == 0) {
-    s_count = 0;
-    s_best = 0;
-  }
-  __syncthreads();
-  // Rows are 4-byte aligned: 0..3 elements before the first 16-byte boundary.  Indices within the
-  // row fit 32 bits (n < 2^31; fewer registers than 64-bit ones).
-  const std::uint32_t len = std::uint32_t(n);
-  const std::uint32_t to_boundary = ((16u - unsigned(reinterpret_cast<std::uintptr_t>(xr) & 15u)) & 15u) / 4u;
-  const std::uint32_t head = to_boundary < len ? to_boundary : len;
-  const std::uint32_t vecs = (len - head) / 4u;
-  const float4* xv = reinterpret_cast<const float4*>(xr + head);
-  const std::uint32_t chunk_vecs = std::uint32_t(chunk_len / 4);
-  const std::uint32_t vbegin = blockIdx.y * chunk_vecs;
-  const std::uint32_t vend = vbegin < vecs ? (vecs - vbegin < chunk_vecs ? vecs : vbegin + chunk_vecs) : vbegin;
-  std::uint32_t best = 0;
-  // Every thread runs the same iterations (no barriers inside; warp votes only).
-  for (std::uint32_t vbase = vbegin; vbase < vend; vbase += std::uint32_t(BLOCK) * VEC) {
-    float4 v[VEC];
+  const std::int64_t begin = std::int64_t(blockIdx.y) * chunk_len;
+  const std::int64_t end = begin + chunk_len < n ? begin + chunk_len : n;
+  // Every thread runs the same iterations, so the warp votes are safe.
+  for (std::int64_t base = begin; base < end; base += std::int64_t(BLOCK) * ITEMS) {
+    T v[ITEMS];
 #pragma unroll
-    for (int u = 0; u < VEC; ++u) {
-      const std::uint32_t vi = vbase + std::uint32_t(u * BLOCK + t);
-      if (vi < vend) v[u] = __ldg(xv + vi);
+    for (int i = 0; i < ITEMS; ++i) {
+      const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
+      if (j < end) v[i] = __ldg(xr + j);
     }
     std::uint32_t rk[ITEMS];
     bool take[ITEMS];
     bool any = false;
 #pragma unroll
-    for (int u = 0; u < VEC; ++u) {
-      const bool in = vbase + std::uint32_t(u * BLOCK + t) < vend;
-      const float e[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        rk[u * 4 + c] = rank_of(e[c], largest != 0);
-        take[u * 4 + c] = in && rk[u * 4 + c] >= threshold;
-        any = any || take[u * 4 + c];
-      }
+    for (int i = 0; i < ITEMS; ++i) {
+      const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
+      rk[i] = rank_of(v[i], largest != 0);
+      take[i] = j < end && rk[i] >= threshold;
+      any = any || take[i];
     }
-    // On typical data a warp's step has no candidate at all: one vote skips the appends.
+    // On typical data a tile has no candidate at all: one vote skips the appends.
     if (!__any_sync(0xFFFFFFFFu, any)) continue;
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
-      const std::uint32_t j = head + 4u * (vbase + std::uint32_t((i / 4) * BLOCK + t)) + std::uint32_t(i % 4);
-      if (take[i]) best = rk[i] > best ? rk[i] : best;
+      const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
+      // Warp-aggregated append: one atomic for the slots and one for the best rank per warp.
       const unsigned ballot = __ballot_sync(0xFFFFFFFFu, take[i]);
-      if (ballot != 0) stage_append(ballot, take[i], (std::uint64_t(rk[i]) << 32) | ~j, stage, &s_count, out, count, cap);
+      if (ballot == 0) continue;
+      const int leader = __ffs(ballot) - 1;
+      const std::uint32_t top = __reduce_max_sync(0xFFFFFFFFu, take[i] ? rk[i] : 0u);
+      std::uint32_t slot = 0;
+      if (lane == leader) {
+        slot = atomicAdd(count, std::uint32_t(__popc(ballot)));
+        atomicMax(best, top);
+      }
+      slot = __shfl_sync(0xFFFFFFFFu, slot, leader) + __popc(ballot & ((1u << lane) - 1u));
+      if (take[i] && slot < std::uint32_t(cap)) out[slot] = (std::uint64_t(rk[i]) << 32) | std::uint32_t(~std::uint32_t(j));
     }
-  }
-  if (blockIdx.y == 0 && t < 32) {
-    // The head and the tail (at most 6 elements), one per lane.
-    const std::uint32_t tail = head + 4u * vecs;
-    const std::uint32_t j = std::uint32_t(lane) < head ? std::uint32_t(lane) : tail + (std::uint32_t(lane) - head);
-    bool take = false;
-    std::uint32_t r = 0;
-    if (j < len) {
-      r = rank_of(__ldg(xr + j), largest != 0);
-      take = r >= threshold;
-    }
-    if (take) best = r > best ? r : best;
-    const unsigned ballot = __ballot_sync(0xFFFFFFFFu, take);
-    if (ballot != 0) stage_append(ballot, take, (std::uint64_t(r) << 32) | ~j, stage, &s_count, out, count, cap);
-  }
-  best = __reduce_max_sync(0xFFFFFFFFu, best);
-  if (lane == 0 && best != 0) atomicMax(&s_best, best);
-  __syncthreads();
-  const std::uint32_t staged = s_count < std::uint32_t(kSampleFilterStage) ? s_count : std::uint32_t(kSampleFilterStage);
-  if (t == 0) {
-    if (staged != 0) s_base = atomicAdd(count, staged);
-    if (s_best != 0) atomicMax(&states[row].best, s_best);
-  }
-  __syncthreads();
-  for (int i = t; i < int(staged); i += BLOCK) {
-    const std::uint32_t at = s_base + std::uint32_t(i);
-    if (at < cap) out[at] = stage[i];
   }
 }
 
@@ -329,8 +224,6 @@ __global__ void __launch_bounds__(BLOCK)
   __shared__ std::uint64_t list[kSampleSortCap];
   __shared__ std::uint32_t hist[256];
   __shared__ std::uint32_t s_digit, s_above, s_bucket, s_count;
-  allow_next_kernel();
-  wait_for_previous_kernel();
   const std::int64_t row = blockIdx.x;
   const int t = threadIdx.x, lane = t & 31;
   const std::uint32_t found = states[row].count;
@@ -460,8 +353,6 @@ __global__ void __launch_bounds__(BLOCK)
                                 std::int64_t x_stride, std::int64_t n, int k, int largest, int shift, int width,
                                 std::int64_t chunk_len, int chunks, int cap, int pass, RadixRowState* __restrict__ states,
                                 std::uint32_t* __restrict__ hists) {
-  allow_next_kernel();
-  wait_for_previous_kernel();
   const std::int64_t items = std::int64_t(failed[0]) * chunks;
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     radix_hist_block<T, BLOCK, ITEMS>(failed[1 + item / chunks], int(item % chunks), x, x_stride, n, k, largest, shift,
@@ -475,8 +366,6 @@ __global__ void __launch_bounds__(BLOCK)
     sample_fallback_gather_kernel(const std::uint32_t* __restrict__ failed, const T* __restrict__ x,
                                   std::int64_t x_stride, std::int64_t n, int largest, std::int64_t chunk_len, int chunks,
                                   int cap, RadixRowState* __restrict__ states, std::uint64_t* __restrict__ selected) {
-  allow_next_kernel();
-  wait_for_previous_kernel();
   const std::int64_t items = std::int64_t(failed[0]) * chunks;
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x)
     radix_gather_block<T, BLOCK, ITEMS>(failed[1 + item / chunks], int(item % chunks), x, x_stride, n, largest,
@@ -490,7 +379,6 @@ __global__ void __launch_bounds__(BLOCK)
                                 std::int64_t x_stride, int k, int cap, const RadixRowState* __restrict__ states,
                                 const std::uint64_t* __restrict__ selected, T* __restrict__ values, std::int64_t v_stride,
                                 std::int32_t* __restrict__ indices, std::int64_t i_stride) {
-  wait_for_previous_kernel();  // the last kernel: the next work in the stream waits for it whole
   for (std::uint32_t i = blockIdx.x; i < failed[0]; i += gridDim.x) {
     radix_sort_block<T, BLOCK>(failed[1 + i], x, x_stride, k, cap, states, selected, values, v_stride, indices,
                                i_stride);

@@ -25,11 +25,6 @@ inline constexpr int kSampleMin = 1024;         // the smallest sample of a row 
 inline constexpr int kSampleDensity = 32;       // otherwise n / 32 elements (one in 32), up to kSampleMax
 inline constexpr int kSampleBlock = 256;        // threads of the sample kernel
 inline constexpr int kSampleSelectItems = 8;    // candidate keys per thread in flight in the select kernel
-// Candidate keys a filter block collects in shared memory (8 KiB) before it reserves their slots
-// in the row's buffer with one global atomic; appends past it go to the buffer directly (one
-// atomic per warp).  Expected per block: tens (1 x 2^26, k = 100) to a few hundred (4096 x
-// 32768, k = 32).
-inline constexpr int kSampleFilterStage = 1024;
 // Threads of the select kernel: few rows have many candidates each (1024 threads pull them from
 // L2 faster), many rows few (256 threads keep more rows resident per SM).
 inline constexpr int kSampleSelectWideBlock = 1024;
@@ -38,15 +33,6 @@ inline constexpr int kSampleSelectWideRows = 128;  // up to this many rows use t
 inline constexpr int kSampleSortCap = 4096;     // keys sorted in shared memory by the select kernel
 inline constexpr TileShape kSampleFallbackTile = {512, 8};  // the radix_select passes of rows whose filter failed
 inline constexpr int kSampleFallbackGrid = 512;             // blocks of each fallback launch (they loop over chunks)
-
-// The workspace begins with one of these per row (SampleRowState in the kernels), so that tests
-// can check the filter's count and best rank against the host after a launch.
-struct SampleRowCounts {
-  std::uint32_t threshold;  // rank threshold of the filter
-  std::uint32_t count;      // elements with rank >= threshold (may exceed cand_cap)
-  std::uint32_t best;       // the largest rank among them (0 when there are none)
-  std::uint32_t unused;
-};
 
 // What one launch does with a row of n, given k (the same for every row).
 struct SamplePlan {
