@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "device_workspace.hpp"
 #include "test_util.hpp"
 #include "register_reduction.hpp"
 
@@ -61,21 +62,7 @@ std::vector<kiln::Config> configs_to_run(const kiln::Variant& v, const kiln::Dev
 }
 
 // Grows a device workspace; returns the pointer to pass (null for 0 bytes).
-class Workspace {
- public:
-  explicit Workspace(kiln::Device device) : device_(device) {}
-  void* get(std::size_t bytes) {
-    if (bytes == 0) return nullptr;
-    if (bytes > buffer_.bytes())
-      buffer_ = kiln::Buffer::alloc(device_, kiln::u8, {static_cast<std::int64_t>(bytes)});
-    return buffer_.data();
-  }
-  kiln::Buffer& buffer() { return buffer_; }
-
- private:
-  kiln::Device device_;
-  kiln::Buffer buffer_;
-};
+using Workspace = kiln_test::DeviceWorkspace;
 
 const std::int64_t kSizes[] = {1, 2, 3, 31, 32, 33, 1000, 4097, 65537, (std::int64_t{1} << 20) | 7, 10000019};
 

@@ -24,6 +24,7 @@
 #include "reduction_params.hpp"
 #include "register_reduction.hpp"
 #include "register_vendor.hpp"
+#include "device_workspace.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -40,18 +41,7 @@ kiln::Runtime& runtime() {
   return rt;
 }
 
-class Workspace {
- public:
-  void* get(std::size_t bytes) {
-    if (bytes == 0) return nullptr;
-    if (bytes > buffer_.bytes()) buffer_ = kiln::Buffer::alloc(kGpu, kiln::u8, {static_cast<std::int64_t>(bytes)});
-    return buffer_.data();
-  }
-  kiln::Buffer& buffer() { return buffer_; }
-
- private:
-  kiln::Buffer buffer_;
-};
+using Workspace = kiln_test::DeviceWorkspace;
 
 // The default, one config per instantiated kernel (items, vector width), then others drawn with
 // `seed`: `max` in all (kernels first, so max >= the kernel count runs every kernel).

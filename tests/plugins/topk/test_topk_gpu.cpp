@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "device_workspace.hpp"
 #include "test_util.hpp"
 #include "quick.hpp"
 #include "register_topk.hpp"
@@ -71,22 +72,7 @@ std::vector<kiln::Config> configs_for(const kiln::Variant& v, const kiln::Device
   return out;
 }
 
-// Workspace on the GPU that grows to what a launch asks for.
-class Workspace {
- public:
-  void* get(std::size_t bytes) {
-    if (bytes == 0) return nullptr;
-    if (bytes > size_) {
-      buffer_ = kiln::Buffer::alloc(kiln::Device::cuda(0), kiln::u8, {std::int64_t(bytes)});
-      size_ = bytes;
-    }
-    return buffer_.data();
-  }
-
- private:
-  kiln::Buffer buffer_;
-  std::size_t size_ = 0;
-};
+using Workspace = kiln_test::DeviceWorkspace;
 
 const kiln::Stream kStream;  // the legacy stream: ordered after the synchronous copies and fills
 

@@ -17,6 +17,7 @@
 #include "catch.hpp"
 #include "quick.hpp"
 #include "register_topk.hpp"
+#include "device_workspace.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -52,21 +53,7 @@ std::vector<kiln::Config> sample_configs(const kiln::Variant& v, const kiln::Dev
   return out;
 }
 
-class Workspace {
- public:
-  void* get(std::size_t bytes) {
-    if (bytes == 0) return nullptr;
-    if (bytes > size_) {
-      buffer_ = kiln::Buffer::alloc(kiln::Device::cuda(0), kiln::u8, {std::int64_t(bytes)});
-      size_ = bytes;
-    }
-    return buffer_.data();
-  }
-
- private:
-  kiln::Buffer buffer_;
-  std::size_t size_ = 0;
-};
+using Workspace = kiln_test::DeviceWorkspace;
 
 const kiln::Stream kStream;
 

@@ -18,6 +18,7 @@
 #include "catch.hpp"
 #include "quick.hpp"
 #include "register_topk.hpp"
+#include "device_workspace.hpp"
 #include "test_util.hpp"
 #include "topk_sample_select_params.hpp"
 
@@ -29,21 +30,7 @@ kiln::Registry make_registry() {
   return reg;
 }
 
-class Workspace {
- public:
-  void* get(std::size_t bytes) {
-    if (bytes == 0) return nullptr;
-    if (bytes > size_) {
-      buffer_ = kiln::Buffer::alloc(kiln::Device::cuda(0), kiln::u8, {std::int64_t(bytes)});
-      size_ = bytes;
-    }
-    return buffer_.data();
-  }
-
- private:
-  kiln::Buffer buffer_;
-  std::size_t size_ = 0;
-};
+using Workspace = kiln_test::DeviceWorkspace;
 
 const kiln::Stream kStream;
 
