@@ -130,7 +130,11 @@ __global__ void __launch_bounds__(kTile* kTile)
 // rows are padded by one element; with 4-byte T, kTile == 32 and kVec == 4 the eight lanes of a
 // row and the four rows of a warp then hit 32 distinct banks in both phases.  Tiles are numbered
 // row-major over the tile grid (tiles_x per tile row) and taken in a 1-D grid-stride loop.
-// Interior tiles (`full`) skip the edge checks.  Cache hints: kLoadHint 0 loads whole vectors
+// With group_rows > 1 the tiles are taken in groups of group_rows tile rows, each group column by
+// column (consecutive blocks take vertically adjacent tiles of `in`, horizontally adjacent ones
+// of `out`), so the tiles in flight at once span about group_rows tile rows of `in` and as many
+// tile rows of `out` rather than one or two of `in` and every row of `out`: longer runs of each
+// row on both sides.  Interior tiles (`full`) skip the edge checks.  Cache hints: kLoadHint 0 loads whole vectors
 // evict-first (__ldcs), 1 through the read-only path with the default policy (__ldg), which keeps
 // a sector that two tiles share (rows not aligned to 32 bytes) for the second one; kStoreHint 1
 // stores whole vectors evict-first (__stcs), 0 plainly.
@@ -138,7 +142,7 @@ template <class T, int kTile, int kBlockRows, int kVec, int kLoadHint, int kStor
 __global__ void __launch_bounds__(kTile / kVec * kBlockRows)
     transpose_tiled_multirow_kernel(const T* __restrict__ in, std::int64_t ld_in, T* __restrict__ out,
                                     std::int64_t ld_out, std::int64_t m, std::int64_t n, std::int64_t tiles_x,
-                                    std::int64_t tiles) {
+                                    std::int64_t tiles, std::int64_t group_rows) {
   static_assert(kVec * sizeof(T) <= 16, "at most 16-byte accesses");
   static_assert(kTile % kBlockRows == 0 && kTile % kVec == 0, "whole rows and vectors per tile");
   constexpr int kRowsPerThread = kTile / kBlockRows;
@@ -146,8 +150,18 @@ __global__ void __launch_bounds__(kTile / kVec * kBlockRows)
   const int ty = threadIdx.y;
   const int lc = kVec * threadIdx.x;  // this thread's first column within a tile row
   for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const std::int64_t tile_row = t / tiles_x;
-    const std::int64_t r0 = tile_row * kTile, c0 = (t - tile_row * tiles_x) * kTile;
+    std::int64_t tile_row, tile_col;
+    if (group_rows > 1) {
+      const std::int64_t group_tiles = group_rows * tiles_x;
+      const std::int64_t g = t / group_tiles, first = g * group_rows, in_group = t - g * group_tiles;
+      const std::int64_t rows_here = tiles / tiles_x - first < group_rows ? tiles / tiles_x - first : group_rows;
+      tile_col = in_group / rows_here;
+      tile_row = first + (in_group - tile_col * rows_here);
+    } else {
+      tile_row = t / tiles_x;
+      tile_col = t - tile_row * tiles_x;
+    }
+    const std::int64_t r0 = tile_row * kTile, c0 = tile_col * kTile;
     const bool full = r0 + kTile <= m && c0 + kTile <= n;
 
     // Load rows ty, ty + kBlockRows, ... of the tile of `in` at (r0, c0): all loads first.

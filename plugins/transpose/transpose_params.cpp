@@ -78,7 +78,8 @@ ParamSpace tiled_multirow_space() {
       .param("vector_width", {1, 2, 4, 8})
       .param("load_hint", {0, 1})
       .param("store_hint", {0, 1})
-      .param("tiles_per_block", {1, 2, 4, 8});
+      .param("tiles_per_block", {1, 2, 4, 8})
+      .param("group_rows", {1, 8, 32});
   std::vector<Config> instantiated;
   for (const MultirowKernel& k : kMultirowKernels) {
     bool seen = false;  // the same shape and hints for two element sizes
@@ -93,8 +94,20 @@ ParamSpace tiled_multirow_space() {
                                     {"vector_width", k.vector_width},
                                     {"load_hint", k.load_hint},
                                     {"store_hint", k.store_hint},
-                                    {"tiles_per_block", tiles_per_block}});
+                                    {"tiles_per_block", tiles_per_block},
+                                    {"group_rows", 1}});
   }
+  for (const MultirowKernel& k : kMultirowGrouped)
+    for (int group_rows : kMultirowGroupRows) {
+      const Config c{{"tile", k.tile},
+                     {"block_rows", k.block_rows},
+                     {"vector_width", k.vector_width},
+                     {"load_hint", k.load_hint},
+                     {"store_hint", k.store_hint},
+                     {"tiles_per_block", 1},
+                     {"group_rows", group_rows}};
+      if (std::find(instantiated.begin(), instantiated.end(), c) == instantiated.end()) instantiated.push_back(c);
+    }
   s.only(std::move(instantiated));
   s.constraint("kernel instantiated for the element size (kMultirowKernels)",
                [](const Config& c, const DeviceInfo&, const Problem& p) {
@@ -113,7 +126,7 @@ Config tiled_multirow_default(const DeviceInfo& device) {
   // measured 36.0 us at 4097 x 4099 (cuBLASLt transform 38.5) and 10.9 us at 2048^2 (14.8);
   // tuned configs do better on aligned bf16 (docs/performance.md).
   return {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"load_hint", 0}, {"store_hint", 0},
-          {"tiles_per_block", 1}};
+          {"tiles_per_block", 1}, {"group_rows", 1}};
 }
 
 Support tiled_multirow_supports(const Problem& problem, const Config& config) {
@@ -160,9 +173,13 @@ ParamSpace skinny_space() {
   ParamSpace s;
   s.param("block", std::vector<int>(std::begin(kSkinnyBlocks), std::end(kSkinnyBlocks)))
       .param("tile_bytes", {16384, 32768, 65536})
-      .param("access_bytes", {2, 4});
+      .param("access_bytes", {2, 4})
+      .param("stages", {1, 2});
   s.constraint("access_bytes >= element size", [](const Config& c, const DeviceInfo&, const Problem& p) {
     return c.get_or("access_bytes", 4) >= static_cast<int>(dtype_size(p.dtype));
+  });
+  s.constraint("stages=2 for 4-byte elements (cp.async of 4 bytes)", [](const Config& c, const DeviceInfo&, const Problem& p) {
+    return c.get_or("stages", 1) == 1 || dtype_size(p.dtype) == 4;
   });
   return s;
 }
@@ -174,7 +191,26 @@ Config skinny_default(const DeviceInfo& device) {
   // geam (2026-11-24).  4-byte accesses for every type: 2-byte elements one at a time reached
   // 1333 GB/s at bf16 100 x 10^6 against 2559 for f32; in pairs with this config (16384 halves),
   // 186.2 us against cuBLASLt's transform at 200.0 (1.07x), 183.0 at 10^6 x 100 (222.1, 1.21x).
-  return {{"block", 512}, {"tile_bytes", 32768}, {"access_bytes", 4}};
+  return {{"block", 512}, {"tile_bytes", 32768}, {"access_bytes", 4}, {"stages", 1}};
+}
+
+std::size_t skinny_smem_bytes(const Problem& problem, const Config& config) {
+  const int elem = static_cast<int>(dtype_size(problem.dtype));
+  const int access = config.get_or("access_bytes", 4);
+  const bool pairs = elem == 2 && access == 4;
+  const SkinnyTile t = skinny_tile(problem.dims[0], problem.dims[1], config.get_or("tile_bytes", 32768) / elem, pairs ? 2 : 1);
+  return static_cast<std::size_t>(config.get_or("stages", 1)) * t.smem_bytes(elem);
+}
+
+Support skinny_supports(const Problem& problem, const DeviceInfo& device, const Config& config) {
+  const Support s = skinny_supports(problem);
+  if (!s.ok) return s;
+  const std::size_t smem = skinny_smem_bytes(problem, config);
+  if (device.smem_per_block_optin > 0 && smem > device.smem_per_block_optin)
+    return Support::no("transpose_skinny: " + config.to_string() + " stages " + std::to_string(smem) +
+                       " bytes of shared memory per block; this device allows " +
+                       std::to_string(device.smem_per_block_optin));
+  return Support::yes();
 }
 
 Support skinny_supports(const Problem& problem) {

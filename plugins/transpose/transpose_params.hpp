@@ -48,6 +48,9 @@ Config tiled_padded_default(const DeviceInfo& device);
 //   load_hint        0: whole vectors loaded evict-first (__ldcs); 1: __ldg, default policy (template)
 //   store_hint       0: plain stores; 1: whole vectors stored evict-first (__stcs) (template)
 //   tiles_per_block  grid = ceil(tiles / tiles_per_block) (a launch argument)
+//   group_rows       1: tiles in row-major order; G > 1: in groups of G tile rows, each group
+//                    column by column (a launch argument; with tiles_per_block=1, on the kernels
+//                    of kMultirowGrouped only)
 // Instantiated (element bytes, tile, block_rows, vector_width, load_hint, store_hint):
 // kMultirowKernels; a config is valid for a problem when its kernel is instantiated for the
 // problem's element size.
@@ -72,6 +75,12 @@ inline constexpr MultirowKernel kMultirowKernels[] = {
     {2, 64, 8, 8, 0, 0}, {2, 128, 16, 8, 0, 0}, {2, 128, 32, 8, 0, 0},
     {2, 64, 8, 1, 0, 1}, {2, 64, 8, 8, 0, 1}, {2, 128, 16, 8, 0, 1},
     {2, 64, 8, 1, 1, 0}, {2, 64, 8, 8, 1, 0}, {2, 128, 16, 8, 1, 0}};
+// Kernels also offered with group_rows 8 and 32 (tiles_per_block=1): the likely winners.
+inline constexpr MultirowKernel kMultirowGrouped[] = {
+    {4, 64, 8, 1, 0, 0}, {4, 64, 16, 1, 0, 0}, {4, 32, 8, 1, 0, 0}, {4, 64, 8, 1, 1, 0},
+    {4, 64, 8, 1, 0, 1}, {4, 32, 8, 4, 0, 0},  {4, 64, 8, 4, 0, 0}, {4, 32, 8, 4, 1, 0},
+    {2, 64, 8, 1, 0, 0}, {2, 64, 8, 2, 0, 0},  {2, 64, 8, 8, 0, 0}, {2, 128, 16, 8, 0, 1}};
+inline constexpr int kMultirowGroupRows[] = {8, 32};
 // The instantiated kernel of `config` for `elem_bytes`-byte elements, or null.
 const MultirowKernel* multirow_kernel(const Config& config, int elem_bytes);
 ParamSpace tiled_multirow_space();
@@ -90,6 +99,9 @@ Support tiled_multirow_supports(const Problem& problem, const Config& config);
 //   access_bytes  bytes per global load and store: 4 for 4-byte types; for 2-byte types 2 (one
 //                 element) or 4 (two neighbours, on each side where pointer, row stride and tile
 //                 origin allow; element by element on a side where they do not)
+//   stages        1: each tile read, staged, written; 2 (4-byte types): two staging buffers, the
+//                 next tile's reads issued as asynchronous copies (cp.async) before the current
+//                 tile is written, so reads stay in flight through the write phase
 inline constexpr int kSkinnyBlocks[] = {256, 512, 1024};
 inline constexpr int kSkinnyMaxShort = 256;
 struct SkinnyTile {
@@ -113,6 +125,11 @@ SkinnyPairs skinny_pairs(std::uintptr_t in, std::uintptr_t out, std::int64_t ld_
                          std::int64_t n, const SkinnyTile& tile);
 ParamSpace skinny_space();
 Config skinny_default(const DeviceInfo& device);
+// Shape and alignment only (any config).
 Support skinny_supports(const Problem& problem);
+// Also the config: its staging (stages x the tile) must fit the device's shared memory per block.
+Support skinny_supports(const Problem& problem, const DeviceInfo& device, const Config& config);
+// Shared memory per block of `config` on `problem`: stages x tile.smem_bytes.
+std::size_t skinny_smem_bytes(const Problem& problem, const Config& config);
 
 }  // namespace kiln::transpose

@@ -19,7 +19,7 @@ namespace kiln::transpose {
 namespace {
 
 template <std::size_t I>
-void launch_multirow(const TransposeOperands& o, int tiles_per_block, cudaStream_t stream) {
+void launch_multirow(const TransposeOperands& o, int tiles_per_block, int group_rows, cudaStream_t stream) {
   constexpr MultirowKernel k = kMultirowKernels[I];
   using T = std::conditional_t<k.elem_bytes == 2, std::uint16_t, std::uint32_t>;
   const std::int64_t tiles_x = (o.n + k.tile - 1) / k.tile;
@@ -27,18 +27,19 @@ void launch_multirow(const TransposeOperands& o, int tiles_per_block, cudaStream
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>((tiles + tiles_per_block - 1) / tiles_per_block, 2147483647));
   const dim3 block(k.tile / k.vector_width, k.block_rows);
   transpose_tiled_multirow_kernel<T, k.tile, k.block_rows, k.vector_width, k.load_hint, k.store_hint>
-      <<<grid, block, 0, stream>>>(o.in_as<T>(), o.ld_in, o.out_as<T>(), o.ld_out, o.m, o.n, tiles_x, tiles);
+      <<<grid, block, 0, stream>>>(o.in_as<T>(), o.ld_in, o.out_as<T>(), o.ld_out, o.m, o.n, tiles_x, tiles, group_rows);
 }
 
 // Launches the instantiated kernel matching `want` (element size included); false when none does.
 template <std::size_t... I>
-bool dispatch(const MultirowKernel& want, const TransposeOperands& o, int tiles_per_block, cudaStream_t stream,
+bool dispatch(const MultirowKernel& want, const TransposeOperands& o, int tiles_per_block, int group_rows,
+              cudaStream_t stream,
               std::index_sequence<I...>) {
   return ((kMultirowKernels[I].elem_bytes == want.elem_bytes && kMultirowKernels[I].tile == want.tile &&
                    kMultirowKernels[I].block_rows == want.block_rows &&
                    kMultirowKernels[I].vector_width == want.vector_width &&
                    kMultirowKernels[I].load_hint == want.load_hint && kMultirowKernels[I].store_hint == want.store_hint
-               ? (launch_multirow<I>(o, tiles_per_block, stream), true)
+               ? (launch_multirow<I>(o, tiles_per_block, group_rows, stream), true)
                : false) ||
           ...);
 }
@@ -68,7 +69,8 @@ class TransposeTiledMultirow final : public Variant {
                               config.get_or("vector_width", 0), config.get_or("load_hint", 0),
                               config.get_or("store_hint", 0)};
     const int tiles_per_block = config.get_or("tiles_per_block", 0);
-    if (tiles_per_block <= 0 || want.vector_width <= 0)
+    const int group_rows = config.get_or("group_rows", 1);  // absent: row-major order, as before the parameter
+    if (tiles_per_block <= 0 || want.vector_width <= 0 || group_rows <= 0)
       return Status::fail(ErrorKind::argument, "transpose_tiled_multirow: bad config " + config.to_string());
     // supports() saw problem.align_bytes; recheck the actual views (cheap) rather than fault.
     const std::int64_t bytes = std::int64_t{want.vector_width} * o.elem_bytes;
@@ -78,7 +80,7 @@ class TransposeTiledMultirow final : public Variant {
       return Status::fail(ErrorKind::unsupported, "transpose_tiled_multirow: vector_width=" +
                                                       std::to_string(want.vector_width) + " needs " +
                                                       std::to_string(bytes) + "-byte aligned in, out and row pitches");
-    if (!dispatch(want, o, tiles_per_block, s, std::make_index_sequence<std::size(kMultirowKernels)>{}))
+    if (!dispatch(want, o, tiles_per_block, group_rows, s, std::make_index_sequence<std::size(kMultirowKernels)>{}))
       return Status::fail(ErrorKind::argument, "transpose_tiled_multirow: " + config.to_string() +
                                                    " is not instantiated for " + std::to_string(o.elem_bytes) +
                                                    "-byte elements");

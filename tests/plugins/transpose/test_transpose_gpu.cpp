@@ -296,7 +296,90 @@ TEST_CASE("transpose_skinny moves 2-byte pairs where alignment allows, elements 
   CHECK(runs == static_cast<std::int64_t>(dtypes.size() * tile_sizes.size()) * 7 * 3 * 2 * 2 * 2);
   // 4-byte types take only 4-byte accesses.
   const kiln::Problem f32p = schema.problem_from_dims(kiln::f32, {100, 1000}, gpu);
-  CHECK(skinny->space().violated(kiln::Config{{"block", 256}, {"tile_bytes", 32768}, {"access_bytes", 2}}, dev, f32p));
+  CHECK(skinny->space().violated(kiln::Config{{"block", 256}, {"tile_bytes", 32768}, {"access_bytes", 2}, {"stages", 1}}, dev, f32p));
+  // Two stages (cp.async) are for 4-byte types only.
+  const kiln::Problem bf16p = schema.problem_from_dims(kiln::bf16, {100, 1000}, gpu);
+  CHECK(skinny->space().violated(kiln::Config{{"block", 256}, {"tile_bytes", 32768}, {"access_bytes", 4}, {"stages", 2}}, dev, bf16p));
+}
+
+TEST_CASE("transpose_skinny in two stages and tiled_multirow in row groups, odd shapes and views", "[transpose][gpu][staged]") {
+  // The two orders of work added for issue 12: transpose_skinny's double-buffered tiles
+  // (stages=2, cp.async; a block loops over several tiles, the last partial) and
+  // transpose_tiled_multirow's tiles taken in groups of tile rows (the last group partial).
+  // Padded and one-element-offset views on both sides; every byte of out's storage compared.
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  kiln::Op op = rt.op("transpose");
+  const kiln::OpSchema& schema = op.schema();
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* skinny = rt.registry().find_variant("transpose_skinny");
+  const kiln::Variant* multirow = rt.registry().find_variant("transpose_tiled_multirow");
+  REQUIRE(skinny != nullptr);
+  REQUIRE(multirow != nullptr);
+  const kiln::Stream stream;
+  const bool quick = kiln_test::quick_mode();
+  std::uint64_t seed = 700;
+  std::int64_t staged_runs = 0, grouped_runs = 0;
+  struct Case {
+    std::int64_t m, n;
+  };
+  // Skinny: wide and tall, 1 to 256 on the short side; squat: partial tiles on both sides, more
+  // tile rows than one group of 8 (and fewer than 32).
+  // 8 x 40000 and its transpose in 2 KiB tiles (64 x 8 each: 625 tiles) are more tiles than the
+  // one wave of 1024- and 512-thread blocks on any current GPU, so blocks loop and the two
+  // staging buffers alternate.
+  const std::vector<Case> skinny_shapes = quick ? std::vector<Case>{{37, 1001}, {1001, 37}, {2, 3001}, {8, 40000}, {40000, 8}}
+                                                : std::vector<Case>{{37, 1001}, {1001, 37}, {2, 3001}, {8, 40000}, {40000, 8},
+                                                                    {256, 131}, {1, 4099}, {4099, 1}, {24, 100003},
+                                                                    {100003, 200}};
+  const std::vector<Case> squat_shapes = quick ? std::vector<Case>{{300, 521}, {67, 1000}}
+                                               : std::vector<Case>{{300, 521}, {67, 1000}, {1025, 2047}, {4097, 259}};
+  for (const kiln::DType dtype : {kiln::f32, kiln::bf16})
+    for (const bool is_skinny : {true, false})
+      for (const Case& shape : is_skinny ? skinny_shapes : squat_shapes)
+        for (const std::int64_t pad : {0, 3})
+          for (const std::int64_t offset : {0, 1}) {
+            const std::int64_t m = shape.m, n = shape.n;
+            StoredView in = stored_view(dtype, m, n, false, pad, offset, seed++);
+            StoredView out = stored_view(dtype, n, m, false, pad + 2, offset, seed++);
+            std::vector<std::uint8_t> want = out.host;
+            kiln::TensorRef want_view = out.host_view;
+            want_view.data = want.data() + (static_cast<std::uint8_t*>(out.host_view.data) - out.host.data());
+            REQUIRE(schema.reference(kiln::Args{in.host_view, want_view}, op.problem({in.host_view, want_view})).ok());
+            const kiln::Args args{in.view, out.view};
+            const kiln::Problem p = op.problem(args);
+            const kiln::Variant* v = is_skinny ? skinny : multirow;
+            std::vector<kiln::Config> configs = v->space().enumerate(dev, p);
+            if (is_skinny && dtype == kiln::f32)  // small tiles (outside the space): several per block
+              for (const int block : {512, 1024})
+                configs.push_back({{"block", block}, {"tile_bytes", 2048}, {"access_bytes", 4}, {"stages", 2}});
+            for (const kiln::Config& config : configs) {
+              const bool staged = is_skinny && config.get("stages") == 2;
+              const bool grouped = !is_skinny && config.get("group_rows") > 1;
+              if (!staged && !grouped) continue;
+              if (quick && is_skinny && config.get("tile_bytes") > 16384) continue;
+              INFO(v->name() << " " << config.to_string() << " " << p.key() << " pad " << pad << " offset " << offset);
+              if (!v->supports(p, dev, config).ok) {
+                CHECK(grouped);  // only the vector configs refuse these views (alignment)
+                CHECK(config.get("vector_width") > 1);
+                continue;
+              }
+              out.store.copy_from_host(out.host.data(), out.host.size());
+              const kiln::Status st = v->launch(args, p, config, nullptr, stream);
+              INFO(st.message());
+              REQUIRE(st.ok());
+              stream.synchronize();
+              std::vector<std::uint8_t> got(out.host.size());
+              out.store.copy_to_host(got.data(), got.size());
+              CHECK(got == want);
+              ++(staged ? staged_runs : grouped_runs);
+            }
+          }
+  // Two-stage configs exist for f32 only: 3 blocks x 3 tile sizes (1 in quick runs) and the two
+  // 2 KiB ones per f32 case.
+  const std::int64_t skinny_cases = static_cast<std::int64_t>(skinny_shapes.size()) * 2 * 2;
+  CHECK(staged_runs == skinny_cases * (3 * (quick ? 1 : 3) + 2));
+  CHECK(grouped_runs >= static_cast<std::int64_t>(squat_shapes.size()) * 2 * 2 * 4);
 }
 
 TEST_CASE("transpose honours both row strides and leaves the padding alone", "[transpose][gpu]") {

@@ -248,10 +248,11 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
   }
   SECTION("skinny") {
     const kiln::ParamSpace s = tr::skinny_space();
-    CHECK(s.count() == 18);
+    CHECK(s.count() == 36);
     CHECK(!s.violated(tr::skinny_default(dev), dev, p));
-    // access_bytes: 4-byte types only 4 (9 configs), 2-byte types 2 or 4 (18).
-    CHECK(s.count_valid(dev, p) == 9);
+    // access_bytes: 4-byte types only 4, with 1 or 2 stages (18 configs); 2-byte types 2 or 4
+    // bytes, one stage (18).
+    CHECK(s.count_valid(dev, p) == 18);
     const kiln::Problem half = reg.op("transpose").problem_from_dims(kiln::bf16, {100, 1000000}, kiln::Device::cuda(0));
     CHECK(s.count_valid(dev, half) == 18);
     CHECK(!s.violated(tr::skinny_default(dev), dev, half));
@@ -284,6 +285,20 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     CHECK(tr::skinny_tile(10000, 150, 4096, 2).rows == 26);
     CHECK(tr::skinny_tile(100, 1000000, 8192, 2).cols == 64);
     CHECK(tr::skinny_tile(150, 13, 4096, 2).rows == 150);  // the long side caps the span, odd or not
+    // Two stages stage two tiles; the largest (a 2-row tile's odd pitch of 3, 64 KiB tiles)
+    // fits an H200's 227 KiB, not 160 KiB.
+    const kiln::Problem two_rows = reg.op("transpose").problem_from_dims(kiln::f32, {2, 1000000}, kiln::Device::cuda(0));
+    const kiln::Config big{{"block", 512}, {"tile_bytes", 65536}, {"access_bytes", 4}, {"stages", 2}};
+    CHECK(tr::skinny_smem_bytes(two_rows, big) == 2u * 8192 * 3 * 4);
+    CHECK(tr::skinny_supports(two_rows, dev, big).ok);
+    kiln::DeviceInfo small = dev;
+    small.smem_per_block_optin = 160 * 1024;
+    const kiln::Support too_big = tr::skinny_supports(two_rows, small, big);
+    CHECK(!too_big.ok);
+    CHECK(contains(too_big.reason, "shared memory"));
+    kiln::Config one_stage = big;
+    one_stage.set("stages", 1);
+    CHECK(tr::skinny_supports(two_rows, small, one_stage).ok);
   }
   SECTION("skinny pairs: each side on its own alignment") {
     const tr::SkinnyTile w = tr::skinny_tile(100, 1000000, 8192, 2);  // 100 x 64
@@ -315,13 +330,22 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
   }
   SECTION("tiled_multirow") {
     const kiln::ParamSpace s = tr::tiled_multirow_space();
-    CHECK(s.count() == 3 * 4 * 4 * 2 * 2 * 4);
-    // 22 kernels for 4-byte types and 14 for 2-byte ones x 4 tiles_per_block.
+    CHECK(s.count() == 3 * 4 * 4 * 2 * 2 * 4 * 3);
+    // 22 kernels for 4-byte types and 14 for 2-byte ones x 4 tiles_per_block, and in groups of 8
+    // and 32 tile rows the 8 grouped 4-byte kernels, 7 for 2-byte types (the 4 listed and three
+    // 4-byte entries built for 2-byte elements too: configs do not name the element size).
     CHECK(std::size(tr::kMultirowKernels) == 36);
-    CHECK(s.count_valid(dev, p) == 88);
+    CHECK(s.count_valid(dev, p) == 88 + 16);
     kiln::Problem half = reg.op("transpose").problem_from_dims(kiln::bf16, {1025, 2047}, kiln::Device::cuda(0));
-    CHECK(s.count_valid(dev, half) == 56);
-    const kiln::Config eight{{"tile", 64}, {"block_rows", 8}, {"vector_width", 8}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
+    CHECK(s.count_valid(dev, half) == 56 + 14);
+    for (const tr::MultirowKernel& g : tr::kMultirowGrouped) {  // each a built kernel
+      const kiln::Config c{{"tile", g.tile}, {"block_rows", g.block_rows}, {"vector_width", g.vector_width},
+                           {"load_hint", g.load_hint}, {"store_hint", g.store_hint}, {"tiles_per_block", 1}, {"group_rows", 8}};
+      CHECK(tr::multirow_kernel(c, g.elem_bytes) != nullptr);
+    }
+    const kiln::Config grouped_tpb{{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 2}, {"group_rows", 8}};
+    CHECK(s.violated(grouped_tpb, dev, p).has_value());  // groups only with one tile per block
+    const kiln::Config eight{{"tile", 64}, {"block_rows", 8}, {"vector_width", 8}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}, {"group_rows", 1}};
     CHECK(s.violated(eight, dev, p).has_value());  // 8 floats = 32 bytes: not built
     CHECK(!s.violated(eight, dev, half).has_value());
     half.align_bytes = 16;
@@ -329,7 +353,7 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     half.align_bytes = 4;
     CHECK(!tr::tiled_multirow_supports(half, eight).ok);
     CHECK(contains(tr::tiled_multirow_supports(half, eight).reason, "16-byte"));
-    const kiln::Config pairs{{"tile", 64}, {"block_rows", 8}, {"vector_width", 2}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
+    const kiln::Config pairs{{"tile", 64}, {"block_rows", 8}, {"vector_width", 2}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}, {"group_rows", 1}};
     CHECK(tr::tiled_multirow_supports(half, pairs).ok);  // 4 bytes
     half.align_bytes = 2;
     CHECK(!tr::tiled_multirow_supports(half, pairs).ok);
@@ -337,7 +361,7 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     CHECK(!s.violated(tr::tiled_multirow_default(dev), dev, half).has_value());
     const kiln::Config d = tr::tiled_multirow_default(dev);
     CHECK(!s.violated(d, dev, p));
-    const kiln::Config not_built{{"tile", 32}, {"block_rows", 4}, {"vector_width", 4}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
+    const kiln::Config not_built{{"tile", 32}, {"block_rows", 4}, {"vector_width", 4}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}, {"group_rows", 1}};
     const auto why = s.violated(not_built, dev, p);
     REQUIRE(why.has_value());
     CHECK(contains(*why, "instantiated"));
@@ -345,13 +369,13 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     p.align_bytes = 16;
     CHECK(tr::tiled_multirow_supports(p, d).ok);
     p.align_bytes = 8;
-    const kiln::Config float4{{"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
+    const kiln::Config float4{{"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}, {"group_rows", 1}};
     const kiln::Support no = tr::tiled_multirow_supports(p, float4);
     CHECK(!no.ok);
     CHECK(contains(no.reason, "16-byte"));
     CHECK(contains(no.reason, "8-byte"));
     CHECK(tr::tiled_multirow_supports(
-              p, {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"load_hint", 1}, {"store_hint", 1}, {"tiles_per_block", 2}})
+              p, {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"load_hint", 1}, {"store_hint", 1}, {"tiles_per_block", 2}, {"group_rows", 1}})
               .ok);
     // The default uses scalar accesses: it supports misaligned problems too.
     CHECK(d.get("vector_width") == 1);
@@ -367,7 +391,7 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
       CHECK(v->device_kind() == kiln::DeviceKind::cuda);
       CHECK(!v->space().violated(v->default_config(dev), dev, p));
     }
-    CHECK(reg.find_variant("transpose_tiled_multirow")->space().count_valid(dev, p) == 88);
+    CHECK(reg.find_variant("transpose_tiled_multirow")->space().count_valid(dev, p) == 88 + 16);
   }
 #endif
 }
