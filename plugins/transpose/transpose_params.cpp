@@ -122,11 +122,34 @@ Config tiled_multirow_default(const DeviceInfo& device) {
   // scalar accesses and 8 rows per thread beat the float4 configs at 16384^2 (555.5 us against
   // 617.9 for the earlier default, 32 x 32 float4, and 543.4 for cuBLAS geam) and at 4097 x 4099
   // (54.3 us; geam 48.0).  Scalar accesses take any alignment of the element, and this shape is
-  // built for 2- and 4-byte types, so one default serves every dtype and view.  For bf16 it
-  // measured 36.0 us at 4097 x 4099 (cuBLASLt transform 38.5) and 10.9 us at 2048^2 (14.8);
-  // tuned configs do better on aligned bf16 (docs/performance.md).
-  return {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"load_hint", 0}, {"store_hint", 0},
+  // built for 2- and 4-byte types, so one default serves every dtype and view.  Loads through
+  // __ldg with the default policy (load_hint 1, the fourth session): 542.0 us at 16384^2 against
+  // 555.3 evict-first (cuBLAS geam 542.4 in the same run), 260.8 against 269.8 at 128 x 10^6,
+  // 52.6 against 54.8 at 4097 x 4099; for bf16 the tuned best at 4097 x 4099 was this shape with
+  // load_hint 1 too (35.8 us; 36.0 with 0; cuBLASLt transform 38.5).
+  return {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"load_hint", 1}, {"store_hint", 0},
           {"tiles_per_block", 1}, {"group_rows", 1}};
+}
+
+Config tiled_multirow_default_for(const DeviceInfo& device, const Problem& problem) {
+  Config c = tiled_multirow_default(device);
+  if (dtype_size(problem.dtype) != 4) return c;
+  // Measured on an H200, 2026-11-24 (`kiln tune transpose --variants transpose_tiled_multirow`,
+  // every config, 10 runs; docs/performance.md, fourth session):
+  //  - short side <= 32: 32 x 32 tiles waste less of a partial tile than 64 x 64 (24 x 10^6: 55.6 us
+  //    for 32 x 32 float4 with load_hint 1, 64.4 scalar with 4 rows, 123 for the 64 x 64 default);
+  //  - rows not 16-byte aligned (odd widths): evict-first stores (4097 x 4099: 50.3 against 52.6
+  //    us, 12345 x 6789: 242.5 against 252.6), which cost 12% on aligned 16384^2 (610 against 542).
+  const bool aligned16 = problem.align_bytes >= 16;
+  const std::int64_t shorter = std::min(problem.dims[0], problem.dims[1]);
+  if (shorter <= 32) {
+    if (aligned16) return {{"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"load_hint", 1}, {"store_hint", 0},
+                           {"tiles_per_block", 1}, {"group_rows", 1}};
+    return {{"tile", 32}, {"block_rows", 4}, {"vector_width", 1}, {"load_hint", 0}, {"store_hint", 0},
+            {"tiles_per_block", 1}, {"group_rows", 1}};
+  }
+  if (!aligned16) c.set("store_hint", 1);
+  return c;
 }
 
 Support tiled_multirow_supports(const Problem& problem, const Config& config) {
@@ -173,13 +196,9 @@ ParamSpace skinny_space() {
   ParamSpace s;
   s.param("block", std::vector<int>(std::begin(kSkinnyBlocks), std::end(kSkinnyBlocks)))
       .param("tile_bytes", {16384, 32768, 65536})
-      .param("access_bytes", {2, 4})
-      .param("stages", {1, 2});
+      .param("access_bytes", {2, 4});
   s.constraint("access_bytes >= element size", [](const Config& c, const DeviceInfo&, const Problem& p) {
     return c.get_or("access_bytes", 4) >= static_cast<int>(dtype_size(p.dtype));
-  });
-  s.constraint("stages=2 for 4-byte elements (cp.async of 4 bytes)", [](const Config& c, const DeviceInfo&, const Problem& p) {
-    return c.get_or("stages", 1) == 1 || dtype_size(p.dtype) == 4;
   });
   return s;
 }
@@ -191,33 +210,16 @@ Config skinny_default(const DeviceInfo& device) {
   // geam (2026-11-24).  4-byte accesses for every type: 2-byte elements one at a time reached
   // 1333 GB/s at bf16 100 x 10^6 against 2559 for f32; in pairs with this config (16384 halves),
   // 186.2 us against cuBLASLt's transform at 200.0 (1.07x), 183.0 at 10^6 x 100 (222.1, 1.21x).
-  return {{"block", 512}, {"tile_bytes", 32768}, {"access_bytes", 4}, {"stages", 1}};
-}
-
-std::size_t skinny_smem_bytes(const Problem& problem, const Config& config) {
-  const int elem = static_cast<int>(dtype_size(problem.dtype));
-  const int access = config.get_or("access_bytes", 4);
-  const bool pairs = elem == 2 && access == 4;
-  const SkinnyTile t = skinny_tile(problem.dims[0], problem.dims[1], config.get_or("tile_bytes", 32768) / elem, pairs ? 2 : 1);
-  return static_cast<std::size_t>(config.get_or("stages", 1)) * t.smem_bytes(elem);
-}
-
-Support skinny_supports(const Problem& problem, const DeviceInfo& device, const Config& config) {
-  const Support s = skinny_supports(problem);
-  if (!s.ok) return s;
-  const std::size_t smem = skinny_smem_bytes(problem, config);
-  if (device.smem_per_block_optin > 0 && smem > device.smem_per_block_optin)
-    return Support::no("transpose_skinny: " + config.to_string() + " stages " + std::to_string(smem) +
-                       " bytes of shared memory per block; this device allows " +
-                       std::to_string(device.smem_per_block_optin));
-  return Support::yes();
+  return {{"block", 512}, {"tile_bytes", 32768}, {"access_bytes", 4}};
 }
 
 Support skinny_supports(const Problem& problem) {
   const std::int64_t shorter = std::min(problem.dims[0], problem.dims[1]);
-  if (shorter > kSkinnyMaxShort)
-    return Support::no("transpose_skinny: for matrices with a side of at most " + std::to_string(kSkinnyMaxShort) +
-                       ", this one is " + std::to_string(problem.dims[0]) + " x " + std::to_string(problem.dims[1]));
+  const int limit = skinny_max_short(static_cast<int>(dtype_size(problem.dtype)));
+  if (shorter > limit)
+    return Support::no("transpose_skinny: for " + std::string(dtype_name(problem.dtype)) +
+                       " matrices with a side of at most " + std::to_string(limit) + ", this one is " +
+                       std::to_string(problem.dims[0]) + " x " + std::to_string(problem.dims[1]));
   if (problem.align_bytes < static_cast<int>(dtype_size(problem.dtype)))
     return Support::no("transpose_skinny: needs pointers and row pitches aligned to the element size");
   return Support::yes();

@@ -81,13 +81,23 @@ inline constexpr MultirowKernel kMultirowGrouped[] = {
     {4, 64, 8, 1, 0, 1}, {4, 32, 8, 4, 0, 0},  {4, 64, 8, 4, 0, 0}, {4, 32, 8, 4, 1, 0},
     {2, 64, 8, 1, 0, 0}, {2, 64, 8, 2, 0, 0},  {2, 64, 8, 8, 0, 0}, {2, 128, 16, 8, 0, 1}};
 inline constexpr int kMultirowGroupRows[] = {8, 32};
+// Matrices of at most this many tile rows are always taken whole tile column by whole tile
+// column, whatever group_rows says: in row-major order the tiles that write the two parts of
+// one row of `out` are a whole tile row apart in time (15625 tiles for 100 x 10^6), and the
+// 32-byte sectors they share, partly written and evicted in between, cost a read-modify-write.
+// Measured on the H200 (docs/performance.md, 2026-11-24 fourth session).
+inline constexpr std::int64_t kMultirowWholeColumns = 8;
 // The instantiated kernel of `config` for `elem_bytes`-byte elements, or null.
 const MultirowKernel* multirow_kernel(const Config& config, int elem_bytes);
 ParamSpace tiled_multirow_space();
 Config tiled_multirow_default(const DeviceInfo& device);
+// The default for one problem (f32 / i32 measured on the H200): 32 x 32 tiles where the short
+// side is at most 32 (float4 when aligned to 16 bytes), else 64 x 64 scalar, with evict-first
+// stores on rows not 16-byte aligned.  2-byte types: tiled_multirow_default.
+Config tiled_multirow_default_for(const DeviceInfo& device, const Problem& problem);
 Support tiled_multirow_supports(const Problem& problem, const Config& config);
 
-// transpose_skinny: for matrices with a short side (min(m, n) <= kSkinnyMaxShort).  A tile spans
+// transpose_skinny: for matrices with a short side (min(m, n) <= skinny_max_short).  A tile spans
 // the whole short side and as much of the long side as fits in `tile_bytes` of shared memory
 // (rounded down to a multiple of 32 when that is at least 32, else to a multiple of
 // `span_multiple`), read and written linearly (consecutive addresses in both phases, any
@@ -99,11 +109,14 @@ Support tiled_multirow_supports(const Problem& problem, const Config& config);
 //   access_bytes  bytes per global load and store: 4 for 4-byte types; for 2-byte types 2 (one
 //                 element) or 4 (two neighbours, on each side where pointer, row stride and tile
 //                 origin allow; element by element on a side where they do not)
-//   stages        1: each tile read, staged, written; 2 (4-byte types): two staging buffers, the
-//                 next tile's reads issued as asynchronous copies (cp.async) before the current
-//                 tile is written, so reads stay in flight through the write phase
 inline constexpr int kSkinnyBlocks[] = {256, 512, 1024};
-inline constexpr int kSkinnyMaxShort = 256;
+inline constexpr int kSkinnyMaxShort = 256;  // what the kernel takes
+// What supports() accepts: the short side up to which transpose_skinny beat tiled_multirow on
+// the H200 (2026-11-24): 2-byte types (pairs) up to 256; 4-byte types only up to 16 (from 24 to
+// 256, wide and tall, tiled_multirow was 1.2x to 1.4x faster).
+inline constexpr int kSkinnyMaxShort2 = 256;
+inline constexpr int kSkinnyMaxShort4 = 16;
+inline constexpr int skinny_max_short(int elem_bytes) { return elem_bytes == 2 ? kSkinnyMaxShort2 : kSkinnyMaxShort4; }
 struct SkinnyTile {
   int rows = 0;   // of `in`
   int cols = 0;
@@ -125,11 +138,6 @@ SkinnyPairs skinny_pairs(std::uintptr_t in, std::uintptr_t out, std::int64_t ld_
                          std::int64_t n, const SkinnyTile& tile);
 ParamSpace skinny_space();
 Config skinny_default(const DeviceInfo& device);
-// Shape and alignment only (any config).
 Support skinny_supports(const Problem& problem);
-// Also the config: its staging (stages x the tile) must fit the device's shared memory per block.
-Support skinny_supports(const Problem& problem, const DeviceInfo& device, const Config& config);
-// Shared memory per block of `config` on `problem`: stages x tile.smem_bytes.
-std::size_t skinny_smem_bytes(const Problem& problem, const Config& config);
 
 }  // namespace kiln::transpose

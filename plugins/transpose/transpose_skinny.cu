@@ -38,28 +38,6 @@ cudaError_t launch_skinny(const TransposeOperands& o, const SkinnyTile& t, const
   return cudaGetLastError();
 }
 
-// The double-buffered kernel (4-byte types, stages=2): staging for two tiles.
-template <int BLOCK>
-cudaError_t launch_skinny_staged(const TransposeOperands& o, const SkinnyTile& t, int sms, cudaStream_t stream) {
-  auto* kernel = &transpose_skinny_staged_kernel<BLOCK>;
-  const int smem = static_cast<int>(2 * t.smem_bytes(4));
-  cudaError_t e = cudaSuccess;
-  if (smem > 48 * 1024) {
-    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (e != cudaSuccess) return e;
-  }
-  int resident = 0;
-  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, BLOCK, smem);
-  if (e != cudaSuccess) return e;
-  const std::int64_t tiles_c = (o.n + t.cols - 1) / t.cols;
-  const std::int64_t tiles = tiles_c * ((o.m + t.rows - 1) / t.rows);
-  const std::int64_t grid = std::min<std::int64_t>(tiles, std::int64_t{std::max(1, resident)} * sms);
-  kernel<<<static_cast<unsigned>(grid), BLOCK, smem, stream>>>(o.in_as<std::uint32_t>(), o.ld_in,
-                                                               o.out_as<std::uint32_t>(), o.ld_out, o.m, o.n, t.rows,
-                                                               t.cols, t.pitch, tiles_c, tiles);
-  return cudaGetLastError();
-}
-
 class TransposeSkinny final : public Variant {
  public:
   TransposeSkinny()
@@ -69,8 +47,8 @@ class TransposeSkinny final : public Variant {
 
   Config default_config(const DeviceInfo& device) const override { return skinny_default(device); }
 
-  Support supports(const Problem& problem, const DeviceInfo& device, const Config& config) const override {
-    return skinny_supports(problem, device, config);
+  Support supports(const Problem& problem, const DeviceInfo&, const Config&) const override {
+    return skinny_supports(problem);
   }
 
   Status launch(const Args& args, const Problem& problem, const Config& config, void*, Stream stream) const override {
@@ -93,30 +71,8 @@ class TransposeSkinny final : public Variant {
     const bool two = o.elem_bytes == 2;
     if (!two && access_bytes != 4)
       return Status::fail(ErrorKind::argument, "transpose_skinny: access_bytes=2 is for 2-byte types only");
-    const int stages = config.get_or("stages", 1);  // absent: one stage, as before the parameter
-    if (stages != 1 && stages != 2)
-      return Status::fail(ErrorKind::argument, "transpose_skinny: stages must be 1 or 2, got " + std::to_string(stages));
-    if (stages == 2 && two)
-      return Status::fail(ErrorKind::unsupported, "transpose_skinny: stages=2 is for 4-byte types only");
     const bool want_pairs = two && access_bytes == 4;
     const SkinnyTile t = skinny_tile(o.m, o.n, tile_bytes / o.elem_bytes, want_pairs ? 2 : 1);
-    if (stages == 2) {
-      const DeviceInfo& info = device_info(problem.device);
-      if (2 * t.smem_bytes(4) > info.smem_per_block_optin)
-        return Status::fail(ErrorKind::unsupported, "transpose_skinny: stages=2 with tile_bytes=" +
-                                                        std::to_string(tile_bytes) + " needs " +
-                                                        std::to_string(2 * t.smem_bytes(4)) +
-                                                        " bytes of shared memory per block, more than this device allows");
-      cudaError_t e = cudaSuccess;
-      switch (block) {  // kSkinnyBlocks
-        case 256: e = launch_skinny_staged<256>(o, t, sms, s); break;
-        case 512: e = launch_skinny_staged<512>(o, t, sms, s); break;
-        case 1024: e = launch_skinny_staged<1024>(o, t, sms, s); break;
-        default: return Status::fail(ErrorKind::argument, "transpose_skinny: block=" + std::to_string(block) +
-                                                              " is not instantiated (256, 512, 1024)");
-      }
-      return cuda_status(e, "transpose_skinny: kernel launch");
-    }
     SkinnyPairs pairs;
     if (want_pairs)
       pairs = skinny_pairs(reinterpret_cast<std::uintptr_t>(o.in), reinterpret_cast<std::uintptr_t>(o.out), o.ld_in,

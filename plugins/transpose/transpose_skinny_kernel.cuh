@@ -142,47 +142,6 @@ __device__ void write_pairs(std::uint16_t* __restrict__ out, std::int64_t ld_out
   }
 }
 
-// Read phase of a 4-byte type with asynchronous copies (cp.async, sm_80+): the same walk in the
-// order of `in` as read_elements, each element copied from global to its staged place without
-// passing through registers, so a thread has all of its tile's copies in flight at once and
-// returns before they land.  The caller commits and waits.
-__device__ __forceinline__ void read_async(const std::uint32_t* __restrict__ in, std::int64_t ld_in, std::int64_t r0,
-                                           std::int64_t c0, int rows, int cols, std::uint32_t* s, int pitch,
-                                           int block) {
-  const int total = rows * cols;
-  const int q_step = block / cols, r_step = block - (block / cols) * cols;
-  int r = static_cast<int>(threadIdx.x) / cols, c = static_cast<int>(threadIdx.x) - r * cols;
-  for (int e = threadIdx.x; e < total; e += block) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(s + c * pitch + r));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(in + (r0 + r) * ld_in + c0 + c)
-                 : "memory");
-#else
-    s[c * pitch + r] = __ldcs(in + (r0 + r) * ld_in + c0 + c);
-#endif
-    r += q_step;
-    c += r_step;
-    if (c >= cols) {
-      c -= cols;
-      ++r;
-    }
-  }
-}
-
-__device__ __forceinline__ void async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-// Waits until at most `kPending` of this thread's committed groups are still in flight.
-template <int kPending>
-__device__ __forceinline__ void async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-#endif
-}
-
 }  // namespace skinny_detail
 
 // Tiles are (tile_rows x tile_cols) of `in`; tiles_c per tile row; the grid loops over tiles.
@@ -217,57 +176,6 @@ __global__ void __launch_bounds__(BLOCK)
       skinny_detail::write_elements<T, BLOCK>(out, ld_out, r0, c0, rows, cols, s, pitch);
     }
     __syncthreads();  // before the next tile overwrites the staging array
-  }
-}
-
-// Two stages (4-byte types): two staging buffers, and the copies of a block's next tile are
-// issued (cp.async) before it writes the current one, so its reads stay in flight through the
-// write phase and the barriers; one stage waits for its loads every tile.  The staging array is
-// 2 x tile_cols x pitch elements.  Tile t is staged in buffer (t's iteration count) % 2: the
-// buffer a write phase reads is the one the next iteration's copies go to only after the barrier
-// that ends that write phase.
-template <int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-    transpose_skinny_staged_kernel(const std::uint32_t* __restrict__ in, std::int64_t ld_in,
-                                   std::uint32_t* __restrict__ out, std::int64_t ld_out, std::int64_t m,
-                                   std::int64_t n, int tile_rows, int tile_cols, int pitch, std::int64_t tiles_c,
-                                   std::int64_t tiles) {
-  extern __shared__ __align__(16) unsigned char skinny_staging[];
-  std::uint32_t* const stage[2] = {reinterpret_cast<std::uint32_t*>(skinny_staging),
-                                   reinterpret_cast<std::uint32_t*>(skinny_staging) +
-                                       static_cast<std::size_t>(tile_cols) * static_cast<std::size_t>(pitch)};
-  struct Extent {
-    std::int64_t r0, c0;
-    int rows, cols;
-  };
-  auto extent = [&](std::int64_t t) {
-    const std::int64_t tr = t / tiles_c;
-    Extent x;
-    x.r0 = tr * tile_rows;
-    x.c0 = (t - tr * tiles_c) * tile_cols;
-    x.rows = static_cast<int>(m - x.r0 < tile_rows ? m - x.r0 : tile_rows);
-    x.cols = static_cast<int>(n - x.c0 < tile_cols ? n - x.c0 : tile_cols);
-    return x;
-  };
-  std::int64_t t = blockIdx.x;
-  if (t >= tiles) return;  // block-uniform: no barrier is skipped by part of a block
-  Extent cur = extent(t);
-  skinny_detail::read_async(in, ld_in, cur.r0, cur.c0, cur.rows, cur.cols, stage[0], pitch, BLOCK);
-  skinny_detail::async_commit();
-  for (int buf = 0; t < tiles; t += gridDim.x, buf ^= 1) {
-    const std::int64_t next = t + gridDim.x;
-    Extent nx{};
-    if (next < tiles) {
-      nx = extent(next);
-      skinny_detail::read_async(in, ld_in, nx.r0, nx.c0, nx.rows, nx.cols, stage[buf ^ 1], pitch, BLOCK);
-    }
-    skinny_detail::async_commit();  // possibly empty: one group per iteration keeps the count
-    skinny_detail::async_wait<1>();  // this thread's copies of tile t have landed
-    __syncthreads();                 // and every thread's
-    skinny_detail::write_elements<std::uint32_t, BLOCK>(out, ld_out, cur.r0, cur.c0, cur.rows, cur.cols, stage[buf],
-                                                        pitch);
-    __syncthreads();  // before the copies of the iteration after next overwrite stage[buf]
-    cur = nx;
   }
 }
 

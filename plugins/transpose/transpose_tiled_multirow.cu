@@ -24,6 +24,9 @@ void launch_multirow(const TransposeOperands& o, int tiles_per_block, int group_
   using T = std::conditional_t<k.elem_bytes == 2, std::uint16_t, std::uint32_t>;
   const std::int64_t tiles_x = (o.n + k.tile - 1) / k.tile;
   const std::int64_t tiles = tiles_x * ((o.m + k.tile - 1) / k.tile);
+  // Short matrices: whole tile columns in turn (kMultirowWholeColumns says why).
+  const std::int64_t tiles_y = (o.m + k.tile - 1) / k.tile;
+  if (tiles_y <= kMultirowWholeColumns) group_rows = static_cast<int>(tiles_y);
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>((tiles + tiles_per_block - 1) / tiles_per_block, 2147483647));
   const dim3 block(k.tile / k.vector_width, k.block_rows);
   transpose_tiled_multirow_kernel<T, k.tile, k.block_rows, k.vector_width, k.load_hint, k.store_hint>
@@ -55,6 +58,9 @@ class TransposeTiledMultirow final : public Variant {
                 tiled_multirow_space()) {}
 
   Config default_config(const DeviceInfo& device) const override { return tiled_multirow_default(device); }
+  Config default_config_for(const DeviceInfo& device, const Problem& problem) const override {
+    return tiled_multirow_default_for(device, problem);
+  }
 
   Support supports(const Problem& problem, const DeviceInfo&, const Config& config) const override {
     return tiled_multirow_supports(problem, config);

@@ -120,8 +120,10 @@ TEST_CASE("every CUDA transpose variant and config matches the host reference", 
           REQUIRE(!v->space().violated(config, dev, p));
           const kiln::Support s = v->supports(p, dev, config);
           if (!s.ok && v->name() == "transpose_skinny") {
-            CHECK(std::min(p.dims[0], p.dims[1]) > kiln::transpose::kSkinnyMaxShort);  // only squat shapes
-            CHECK(contains(s.reason, "at most 256"));
+            // Only shapes past its short side for the element size (16 for 4-byte types, 256 for 2-byte).
+            const int limit = kiln::transpose::skinny_max_short(static_cast<int>(kiln::dtype_size(dtype)));
+            CHECK(std::min(p.dims[0], p.dims[1]) > limit);
+            CHECK(contains(s.reason, "at most " + std::to_string(limit)));
             continue;
           }
           if (!s.ok) {
@@ -296,90 +298,85 @@ TEST_CASE("transpose_skinny moves 2-byte pairs where alignment allows, elements 
   CHECK(runs == static_cast<std::int64_t>(dtypes.size() * tile_sizes.size()) * 7 * 3 * 2 * 2 * 2);
   // 4-byte types take only 4-byte accesses.
   const kiln::Problem f32p = schema.problem_from_dims(kiln::f32, {100, 1000}, gpu);
-  CHECK(skinny->space().violated(kiln::Config{{"block", 256}, {"tile_bytes", 32768}, {"access_bytes", 2}, {"stages", 1}}, dev, f32p));
-  // Two stages (cp.async) are for 4-byte types only.
-  const kiln::Problem bf16p = schema.problem_from_dims(kiln::bf16, {100, 1000}, gpu);
-  CHECK(skinny->space().violated(kiln::Config{{"block", 256}, {"tile_bytes", 32768}, {"access_bytes", 4}, {"stages", 2}}, dev, bf16p));
+  CHECK(skinny->space().violated(kiln::Config{{"block", 256}, {"tile_bytes", 32768}, {"access_bytes", 2}}, dev, f32p));
 }
 
-TEST_CASE("transpose_skinny in two stages and tiled_multirow in row groups, odd shapes and views", "[transpose][gpu][staged]") {
-  // The two orders of work added for issue 12: transpose_skinny's double-buffered tiles
-  // (stages=2, cp.async; a block loops over several tiles, the last partial) and
-  // transpose_tiled_multirow's tiles taken in groups of tile rows (the last group partial).
-  // Padded and one-element-offset views on both sides; every byte of out's storage compared.
+TEST_CASE("transpose_tiled_multirow in row groups, whole tile columns and its per-problem defaults", "[transpose][gpu][staged]") {
+  // The tile orders added for issue 12: group_rows 8 and 32 (the last group partial), and short
+  // matrices (at most kMultirowWholeColumns tile rows) taken whole tile column by column whatever
+  // the config says; and the per-problem defaults (32 x 32 tiles on short sides, evict-first
+  // stores on misaligned rows).  Partial tiles on both sides; padded and one-element-offset views
+  // on both sides; every byte of out's storage compared.
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op op = rt.op("transpose");
   const kiln::OpSchema& schema = op.schema();
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
-  const kiln::Variant* skinny = rt.registry().find_variant("transpose_skinny");
   const kiln::Variant* multirow = rt.registry().find_variant("transpose_tiled_multirow");
-  REQUIRE(skinny != nullptr);
   REQUIRE(multirow != nullptr);
   const kiln::Stream stream;
   const bool quick = kiln_test::quick_mode();
   std::uint64_t seed = 700;
-  std::int64_t staged_runs = 0, grouped_runs = 0;
+  std::int64_t grouped_runs = 0, column_runs = 0, default_runs = 0;
   struct Case {
     std::int64_t m, n;
   };
-  // Skinny: wide and tall, 1 to 256 on the short side; squat: partial tiles on both sides, more
-  // tile rows than one group of 8 (and fewer than 32).
-  // 8 x 40000 and its transpose in 2 KiB tiles (64 x 8 each: 625 tiles) are more tiles than the
-  // one wave of 1024- and 512-thread blocks on any current GPU, so blocks loop and the two
-  // staging buffers alternate.
-  const std::vector<Case> skinny_shapes = quick ? std::vector<Case>{{37, 1001}, {1001, 37}, {2, 3001}, {8, 40000}, {40000, 8}}
-                                                : std::vector<Case>{{37, 1001}, {1001, 37}, {2, 3001}, {8, 40000}, {40000, 8},
-                                                                    {256, 131}, {1, 4099}, {4099, 1}, {24, 100003},
-                                                                    {100003, 200}};
-  const std::vector<Case> squat_shapes = quick ? std::vector<Case>{{300, 521}, {67, 1000}}
-                                               : std::vector<Case>{{300, 521}, {67, 1000}, {1025, 2047}, {4097, 259}};
+  // Short (<= 8 tile rows of 32 or 64, partial last tile rows: whole columns) and squat (more tile
+  // rows than one group of 8, fewer than 32); 24 and 100 rows: the short-side defaults.
+  const std::vector<Case> shapes = quick ? std::vector<Case>{{100, 1003}, {24, 517}, {300, 521}, {67, 1000}}
+                                         : std::vector<Case>{{100, 1003}, {24, 517}, {300, 521}, {67, 1000}, {200, 3001},
+                                                             {33, 4099}, {1025, 2047}, {4097, 259}, {130, 100003}};
   for (const kiln::DType dtype : {kiln::f32, kiln::bf16})
-    for (const bool is_skinny : {true, false})
-      for (const Case& shape : is_skinny ? skinny_shapes : squat_shapes)
-        for (const std::int64_t pad : {0, 3})
-          for (const std::int64_t offset : {0, 1}) {
-            const std::int64_t m = shape.m, n = shape.n;
-            StoredView in = stored_view(dtype, m, n, false, pad, offset, seed++);
-            StoredView out = stored_view(dtype, n, m, false, pad + 2, offset, seed++);
-            std::vector<std::uint8_t> want = out.host;
-            kiln::TensorRef want_view = out.host_view;
-            want_view.data = want.data() + (static_cast<std::uint8_t*>(out.host_view.data) - out.host.data());
-            REQUIRE(schema.reference(kiln::Args{in.host_view, want_view}, op.problem({in.host_view, want_view})).ok());
-            const kiln::Args args{in.view, out.view};
-            const kiln::Problem p = op.problem(args);
-            const kiln::Variant* v = is_skinny ? skinny : multirow;
-            std::vector<kiln::Config> configs = v->space().enumerate(dev, p);
-            if (is_skinny && dtype == kiln::f32)  // small tiles (outside the space): several per block
-              for (const int block : {512, 1024})
-                configs.push_back({{"block", block}, {"tile_bytes", 2048}, {"access_bytes", 4}, {"stages", 2}});
-            for (const kiln::Config& config : configs) {
-              const bool staged = is_skinny && config.get("stages") == 2;
-              const bool grouped = !is_skinny && config.get("group_rows") > 1;
-              if (!staged && !grouped) continue;
-              if (quick && is_skinny && config.get("tile_bytes") > 16384) continue;
-              INFO(v->name() << " " << config.to_string() << " " << p.key() << " pad " << pad << " offset " << offset);
-              if (!v->supports(p, dev, config).ok) {
-                CHECK(grouped);  // only the vector configs refuse these views (alignment)
-                CHECK(config.get("vector_width") > 1);
-                continue;
-              }
-              out.store.copy_from_host(out.host.data(), out.host.size());
-              const kiln::Status st = v->launch(args, p, config, nullptr, stream);
-              INFO(st.message());
-              REQUIRE(st.ok());
-              stream.synchronize();
-              std::vector<std::uint8_t> got(out.host.size());
-              out.store.copy_to_host(got.data(), got.size());
-              CHECK(got == want);
-              ++(staged ? staged_runs : grouped_runs);
+    for (const Case& shape : shapes)
+      for (const std::int64_t pad : {0, 3})
+        for (const std::int64_t offset : {0, 1}) {
+          if (quick && pad != 3 * offset) continue;  // sanitizer runs: dense and aligned, padded and offset
+          const std::int64_t m = shape.m, n = shape.n;
+          StoredView in = stored_view(dtype, m, n, false, pad, offset, seed++);
+          StoredView out = stored_view(dtype, n, m, false, pad + 2, offset, seed++);
+          std::vector<std::uint8_t> want = out.host;
+          kiln::TensorRef want_view = out.host_view;
+          want_view.data = want.data() + (static_cast<std::uint8_t*>(out.host_view.data) - out.host.data());
+          REQUIRE(schema.reference(kiln::Args{in.host_view, want_view}, op.problem({in.host_view, want_view})).ok());
+          const kiln::Args args{in.view, out.view};
+          const kiln::Problem p = op.problem(args);
+          const kiln::Config for_problem = multirow->default_config_for(dev, p);
+          REQUIRE(!multirow->space().violated(for_problem, dev, p));
+          const std::int64_t tile_rows_64 = (m + 63) / 64;
+          for (const kiln::Config& config : multirow->space().enumerate(dev, p)) {
+            const bool grouped = config.get("group_rows") > 1;
+            const bool columns = tile_rows_64 <= kiln::transpose::kMultirowWholeColumns && config.get("tiles_per_block") == 1 &&
+                                 !grouped;
+            const bool is_default = config == for_problem;
+            if (!grouped && !columns && !is_default) continue;
+            // Sanitizer runs: the default and the scalar 64 x 64, 8-row kernels (every hint).
+            if (quick && !is_default &&
+                !(config.get("tile") == 64 && config.get("block_rows") == 8 && config.get("vector_width") == 1 &&
+                  config.get("tiles_per_block") == 1))
+              continue;
+            INFO(config.to_string() << " " << p.key() << " pad " << pad << " offset " << offset << " align " << p.align_bytes);
+            if (!multirow->supports(p, dev, config).ok) {
+              CHECK(config.get("vector_width") > 1);  // only alignment refuses
+              CHECK(!is_default);                     // the default for the problem always fits
+              continue;
             }
+            out.store.copy_from_host(out.host.data(), out.host.size());
+            const kiln::Status st = multirow->launch(args, p, config, nullptr, stream);
+            INFO(st.message());
+            REQUIRE(st.ok());
+            stream.synchronize();
+            std::vector<std::uint8_t> got(out.host.size());
+            out.store.copy_to_host(got.data(), got.size());
+            CHECK(got == want);
+            grouped_runs += grouped;
+            column_runs += columns;
+            default_runs += is_default;
           }
-  // Two-stage configs exist for f32 only: 3 blocks x 3 tile sizes (1 in quick runs) and the two
-  // 2 KiB ones per f32 case.
-  const std::int64_t skinny_cases = static_cast<std::int64_t>(skinny_shapes.size()) * 2 * 2;
-  CHECK(staged_runs == skinny_cases * (3 * (quick ? 1 : 3) + 2));
-  CHECK(grouped_runs >= static_cast<std::int64_t>(squat_shapes.size()) * 2 * 2 * 4);
+        }
+  const std::int64_t cases = static_cast<std::int64_t>(shapes.size()) * 2 * (quick ? 2 : 4);
+  CHECK(default_runs == cases);
+  CHECK(grouped_runs >= cases * 4);  // at least 2 scalar grouped kernels of each size, in groups of 8 and 32
+  CHECK(column_runs >= cases / 2 * 3);
 }
 
 TEST_CASE("transpose honours both row strides and leaves the padding alone", "[transpose][gpu]") {
@@ -463,13 +460,15 @@ TEST_CASE("transpose float4 configs refuse views that are not 16-byte aligned", 
         CHECK(count_wrong(hin.data() + 1, ld_in, got.data(), ld_out, m, n) == 0);
       }
     }
-    CHECK(refused == 36);
+    CHECK(refused == 36 + 6);  // 9 float4 kernels x 4 tiles_per_block, 3 of them in groups of 8 and 32
 
-    // op() skips the refused default and is still exact (37 rows: transpose_skinny, which takes
-    // any 4-byte alignment).
+    // op() runs tiled_multirow's default for this problem, scalar (37 rows: past
+    // transpose_skinny's 16 for f32), and is exact.
     const kiln::Decision d = rt.explain(p);
     REQUIRE(d.variant != nullptr);
-    CHECK(d.variant->name() == "transpose_skinny");
+    CHECK(d.variant->name() == "transpose_tiled_multirow");
+    CHECK(d.config.get_or("vector_width", 0) == 1);
+    CHECK(d.config.get_or("store_hint", 0) == 1);  // rows not 16-byte aligned: evict-first stores
     out_store.fill_bytes(0xFF);
     tr(args);
     kiln::Stream().synchronize();
@@ -482,7 +481,8 @@ TEST_CASE("transpose float4 configs refuse views that are not 16-byte aligned", 
     const kiln::Problem p = tr.problem({in, out_off});
     CHECK(p.align_bytes == 4);
     const kiln::Config float4_config{
-        {"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}};
+        {"tile", 32}, {"block_rows", 8}, {"vector_width", 4}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1},
+        {"group_rows", 1}};
     CHECK(!multirow->supports(p, dev, float4_config).ok);
     CHECK(multirow->supports(p, dev, multirow->default_config(dev)).ok);  // the scalar default
   }
@@ -493,7 +493,8 @@ TEST_CASE("transpose float4 configs refuse views that are not 16-byte aligned", 
     CHECK(multirow->supports(p, dev, multirow->default_config(dev)).ok);
     const kiln::Decision d = rt.explain(p);
     REQUIRE(d.variant != nullptr);
-    CHECK(d.variant->name() == "transpose_skinny");  // 37 rows: a short side
+    CHECK(d.variant->name() == "transpose_tiled_multirow");  // 37 rows: past transpose_skinny's 16 for f32
+    CHECK(d.config.get_or("store_hint", 1) == 0);
   }
 }
 

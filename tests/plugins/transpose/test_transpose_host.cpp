@@ -248,11 +248,10 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
   }
   SECTION("skinny") {
     const kiln::ParamSpace s = tr::skinny_space();
-    CHECK(s.count() == 36);
+    CHECK(s.count() == 18);
     CHECK(!s.violated(tr::skinny_default(dev), dev, p));
-    // access_bytes: 4-byte types only 4, with 1 or 2 stages (18 configs); 2-byte types 2 or 4
-    // bytes, one stage (18).
-    CHECK(s.count_valid(dev, p) == 18);
+    // access_bytes: 4-byte types only 4 (9 configs), 2-byte types 2 or 4 (18).
+    CHECK(s.count_valid(dev, p) == 9);
     const kiln::Problem half = reg.op("transpose").problem_from_dims(kiln::bf16, {100, 1000000}, kiln::Device::cuda(0));
     CHECK(s.count_valid(dev, half) == 18);
     CHECK(!s.violated(tr::skinny_default(dev), dev, half));
@@ -261,9 +260,18 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     // 1025 x 2047 has no short side; 100 x 10^6 and 10^6 x 100 do.
     const kiln::Support no = tr::skinny_supports(p);
     CHECK(!no.ok);
-    CHECK(contains(no.reason, "at most 256"));
-    kiln::Problem wide = reg.op("transpose").problem_from_dims(kiln::f32, {100, 1000000}, kiln::Device::cuda(0));
+    CHECK(contains(no.reason, "at most 16"));
+    // The short side it takes: 256 for 2-byte types, 16 for 4-byte ones (tiled_multirow beyond).
+    kiln::Problem wide = reg.op("transpose").problem_from_dims(kiln::bf16, {100, 1000000}, kiln::Device::cuda(0));
     CHECK(tr::skinny_supports(wide).ok);
+    CHECK(tr::skinny_supports(reg.op("transpose").problem_from_dims(kiln::bf16, {1000000, 256}, kiln::Device::cuda(0))).ok);
+    CHECK(tr::skinny_supports(reg.op("transpose").problem_from_dims(kiln::f32, {16, 1000000}, kiln::Device::cuda(0))).ok);
+    CHECK(tr::skinny_supports(reg.op("transpose").problem_from_dims(kiln::i32, {1000000, 16}, kiln::Device::cuda(0))).ok);
+    const kiln::Support f32_100 =
+        tr::skinny_supports(reg.op("transpose").problem_from_dims(kiln::f32, {100, 1000000}, kiln::Device::cuda(0)));
+    CHECK(!f32_100.ok);
+    CHECK(contains(f32_100.reason, "f32 matrices with a side of at most 16"));
+    CHECK(!tr::skinny_supports(reg.op("transpose").problem_from_dims(kiln::f32, {17, 1000000}, kiln::Device::cuda(0))).ok);
     // Tiles (in elements: tile_bytes / element size): the short side whole, the long side a
     // multiple of 32 within them.
     const tr::SkinnyTile w = tr::skinny_tile(100, 1000000, 8192);
@@ -285,20 +293,6 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     CHECK(tr::skinny_tile(10000, 150, 4096, 2).rows == 26);
     CHECK(tr::skinny_tile(100, 1000000, 8192, 2).cols == 64);
     CHECK(tr::skinny_tile(150, 13, 4096, 2).rows == 150);  // the long side caps the span, odd or not
-    // Two stages stage two tiles; the largest (a 2-row tile's odd pitch of 3, 64 KiB tiles)
-    // fits an H200's 227 KiB, not 160 KiB.
-    const kiln::Problem two_rows = reg.op("transpose").problem_from_dims(kiln::f32, {2, 1000000}, kiln::Device::cuda(0));
-    const kiln::Config big{{"block", 512}, {"tile_bytes", 65536}, {"access_bytes", 4}, {"stages", 2}};
-    CHECK(tr::skinny_smem_bytes(two_rows, big) == 2u * 8192 * 3 * 4);
-    CHECK(tr::skinny_supports(two_rows, dev, big).ok);
-    kiln::DeviceInfo small = dev;
-    small.smem_per_block_optin = 160 * 1024;
-    const kiln::Support too_big = tr::skinny_supports(two_rows, small, big);
-    CHECK(!too_big.ok);
-    CHECK(contains(too_big.reason, "shared memory"));
-    kiln::Config one_stage = big;
-    one_stage.set("stages", 1);
-    CHECK(tr::skinny_supports(two_rows, small, one_stage).ok);
   }
   SECTION("skinny pairs: each side on its own alignment") {
     const tr::SkinnyTile w = tr::skinny_tile(100, 1000000, 8192, 2);  // 100 x 64
@@ -380,6 +374,42 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     // The default uses scalar accesses: it supports misaligned problems too.
     CHECK(d.get("vector_width") == 1);
     CHECK(tr::tiled_multirow_supports(p, d).ok);
+  }
+  SECTION("tiled_multirow's default for a problem") {
+    const kiln::ParamSpace s = tr::tiled_multirow_space();
+    const kiln::Config d = tr::tiled_multirow_default(dev);
+    auto problem = [&](kiln::DType t, std::int64_t m, std::int64_t n, int align) {
+      kiln::Problem q = reg.op("transpose").problem_from_dims(t, {m, n}, kiln::Device::cuda(0));
+      q.align_bytes = align;
+      return q;
+    };
+    // Square and aligned: the default; misaligned: evict-first stores, still scalar.
+    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::f32, 16384, 16384, 16)) == d);
+    const kiln::Config odd = tr::tiled_multirow_default_for(dev, problem(kiln::f32, 4097, 4099, 4));
+    CHECK(odd.get("store_hint") == 1);
+    CHECK(odd.get("vector_width") == 1);
+    CHECK(odd.get("tile") == 64);
+    // A short side of at most 32: 32 x 32 tiles, float4 when aligned, scalar otherwise.
+    const kiln::Config short_aligned = tr::tiled_multirow_default_for(dev, problem(kiln::f32, 24, 1000000, 16));
+    CHECK(short_aligned.get("tile") == 32);
+    CHECK(short_aligned.get("vector_width") == 4);
+    const kiln::Config short_odd = tr::tiled_multirow_default_for(dev, problem(kiln::i32, 1000001, 31, 4));
+    CHECK(short_odd.get("tile") == 32);
+    CHECK(short_odd.get("vector_width") == 1);
+    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::f32, 33, 1000000, 16)).get("tile") == 64);
+    // 2-byte types: the default.
+    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::bf16, 24, 1000000, 16)) == d);
+    // Every one of them is a built, valid config that its problem supports.
+    for (const kiln::Problem& q : {problem(kiln::f32, 16384, 16384, 16), problem(kiln::f32, 4097, 4099, 4),
+                                   problem(kiln::f32, 24, 1000000, 16), problem(kiln::i32, 1000001, 31, 4),
+                                   problem(kiln::bf16, 24, 1000000, 2)}) {
+      const kiln::Config c = tr::tiled_multirow_default_for(dev, q);
+      INFO(q.key() << " " << c.to_string());
+      CHECK(!s.violated(c, dev, q));
+      CHECK(tr::tiled_multirow_supports(q, c).ok);
+    }
+    // Short matrices are taken whole tile columns: at most 8 tile rows.
+    CHECK(tr::kMultirowWholeColumns == 8);
   }
 #if KILN_HAS_CUDA
   SECTION("the registered variants use these spaces and defaults") {
