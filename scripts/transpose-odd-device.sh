@@ -133,10 +133,10 @@ LIST
       [ -n "$nc" ] || { echo "ncu: not found"; continue; }
       for shape in ${KILN_NCU_SHAPES:-4097x4099}; do
         fits 30 "ncu $shape" || continue
-        KILN_PLUGIN_PATH=$tp timeout 40 $nc --csv --print-units base --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,launch__block_size,launch__grid_size,launch__registers_per_thread \
+        KILN_PLUGIN_PATH=$tp timeout 40 $nc --csv --print-units base --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_requests_op_read.sum,lts__t_requests_op_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__block_size,launch__grid_size,launch__registers_per_thread \
           $k bench transpose --shape "$shape" --variants transpose_tiled_multirow --vs vendor --runs 1 --warmup 0 \
           >"$out/ncu.tmp" 2>/dev/null
-        echo "== ncu $shape (rc $?): kernel, block, grid, regs, time us, DRAM read/write MB, L2 read/write Msectors"
+        echo "== ncu $shape (rc $?): kernel, block, grid, regs, time us, DRAM read/write MB, L2 read/write sectors and requests, active warps"
         python3 - "$out/ncu.tmp" <<'PY'
 import csv, sys
 rows = list(csv.reader(l for l in open(sys.argv[1], errors="replace") if l.startswith('"')))
@@ -153,9 +153,10 @@ for i, k in sorted(kern.items(), key=lambda x: int(x[0])):
     if key in seen: continue
     seen.add(key)
     f = lambda m, d=1.0: "%.1f" % (float(k.get(m, "nan")) / d)
-    print("  %-70s b%s g%s r%s %s us  dram %s/%s MB  l2 %s/%s Msec" % (k["name"], k.get("launch__block_size"), k.get("launch__grid_size"),
+    print("  %-70s b%s g%s r%s %s us  dram %s/%s MB  l2 %s/%s Msec %s/%s Mreq  warps %s%%" % (k["name"], k.get("launch__block_size"), k.get("launch__grid_size"),
           k.get("launch__registers_per_thread"), f("gpu__time_duration.sum", 1e3), f("dram__bytes_read.sum", 1e6),
-          f("dram__bytes_write.sum", 1e6), f("lts__t_sectors_op_read.sum", 1e6), f("lts__t_sectors_op_write.sum", 1e6)))
+          f("dram__bytes_write.sum", 1e6), f("lts__t_sectors_op_read.sum", 1e6), f("lts__t_sectors_op_write.sum", 1e6),
+          f("lts__t_requests_op_read.sum", 1e6), f("lts__t_requests_op_write.sum", 1e6), f("sm__warps_active.avg.pct_of_peak_sustained_active")))
 PY
         head -c 3000 "$out/ncu.tmp" | grep -v '^"' | head -5
         rm -f "$out/ncu.tmp"

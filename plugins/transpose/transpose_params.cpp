@@ -215,11 +215,9 @@ Config skinny_default(const DeviceInfo& device) {
 
 Support skinny_supports(const Problem& problem) {
   const std::int64_t shorter = std::min(problem.dims[0], problem.dims[1]);
-  const int limit = skinny_max_short(static_cast<int>(dtype_size(problem.dtype)));
-  if (shorter > limit)
-    return Support::no("transpose_skinny: for " + std::string(dtype_name(problem.dtype)) +
-                       " matrices with a side of at most " + std::to_string(limit) + ", this one is " +
-                       std::to_string(problem.dims[0]) + " x " + std::to_string(problem.dims[1]));
+  if (shorter > kSkinnyMaxShort)
+    return Support::no("transpose_skinny: for matrices with a side of at most " + std::to_string(kSkinnyMaxShort) +
+                       ", this one is " + std::to_string(problem.dims[0]) + " x " + std::to_string(problem.dims[1]));
   if (problem.align_bytes < static_cast<int>(dtype_size(problem.dtype)))
     return Support::no("transpose_skinny: needs pointers and row pitches aligned to the element size");
   return Support::yes();

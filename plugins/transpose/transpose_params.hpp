@@ -3,7 +3,7 @@
 // builds and tests can inspect them.
 //
 //   kiln::ParamSpace s = kiln::transpose::tiled_multirow_space();
-//   s.count_valid(device, problem);                      // 88 for f32, 56 for bf16
+//   s.count_valid(device, problem);                      // 104 for f32, 70 for bf16
 //   kiln::Config c = kiln::transpose::tiled_multirow_default(device);
 //   // tile=64 block_rows=8 vector_width=1 load_hint=0 store_hint=0 tiles_per_block=1
 #pragma once
@@ -97,7 +97,7 @@ Config tiled_multirow_default(const DeviceInfo& device);
 Config tiled_multirow_default_for(const DeviceInfo& device, const Problem& problem);
 Support tiled_multirow_supports(const Problem& problem, const Config& config);
 
-// transpose_skinny: for matrices with a short side (min(m, n) <= skinny_max_short).  A tile spans
+// transpose_skinny: for matrices with a short side (min(m, n) <= kSkinnyMaxShort).  A tile spans
 // the whole short side and as much of the long side as fits in `tile_bytes` of shared memory
 // (rounded down to a multiple of 32 when that is at least 32, else to a multiple of
 // `span_multiple`), read and written linearly (consecutive addresses in both phases, any
@@ -110,13 +110,7 @@ Support tiled_multirow_supports(const Problem& problem, const Config& config);
 //                 element) or 4 (two neighbours, on each side where pointer, row stride and tile
 //                 origin allow; element by element on a side where they do not)
 inline constexpr int kSkinnyBlocks[] = {256, 512, 1024};
-inline constexpr int kSkinnyMaxShort = 256;  // what the kernel takes
-// What supports() accepts: the short side up to which transpose_skinny beat tiled_multirow on
-// the H200 (2026-11-24): 2-byte types (pairs) up to 256; 4-byte types only up to 16 (from 24 to
-// 256, wide and tall, tiled_multirow was 1.2x to 1.4x faster).
-inline constexpr int kSkinnyMaxShort2 = 256;
-inline constexpr int kSkinnyMaxShort4 = 16;
-inline constexpr int skinny_max_short(int elem_bytes) { return elem_bytes == 2 ? kSkinnyMaxShort2 : kSkinnyMaxShort4; }
+inline constexpr int kSkinnyMaxShort = 256;
 struct SkinnyTile {
   int rows = 0;   // of `in`
   int cols = 0;

@@ -120,10 +120,8 @@ TEST_CASE("every CUDA transpose variant and config matches the host reference", 
           REQUIRE(!v->space().violated(config, dev, p));
           const kiln::Support s = v->supports(p, dev, config);
           if (!s.ok && v->name() == "transpose_skinny") {
-            // Only shapes past its short side for the element size (16 for 4-byte types, 256 for 2-byte).
-            const int limit = kiln::transpose::skinny_max_short(static_cast<int>(kiln::dtype_size(dtype)));
-            CHECK(std::min(p.dims[0], p.dims[1]) > limit);
-            CHECK(contains(s.reason, "at most " + std::to_string(limit)));
+            CHECK(std::min(p.dims[0], p.dims[1]) > kiln::transpose::kSkinnyMaxShort);  // only squat shapes
+            CHECK(contains(s.reason, "at most 256"));
             continue;
           }
           if (!s.ok) {
@@ -462,13 +460,11 @@ TEST_CASE("transpose float4 configs refuse views that are not 16-byte aligned", 
     }
     CHECK(refused == 36 + 6);  // 9 float4 kernels x 4 tiles_per_block, 3 of them in groups of 8 and 32
 
-    // op() runs tiled_multirow's default for this problem, scalar (37 rows: past
-    // transpose_skinny's 16 for f32), and is exact.
+    // op() skips the refused default and is still exact (37 rows: transpose_skinny, which takes
+    // any 4-byte alignment).
     const kiln::Decision d = rt.explain(p);
     REQUIRE(d.variant != nullptr);
-    CHECK(d.variant->name() == "transpose_tiled_multirow");
-    CHECK(d.config.get_or("vector_width", 0) == 1);
-    CHECK(d.config.get_or("store_hint", 0) == 1);  // rows not 16-byte aligned: evict-first stores
+    CHECK(d.variant->name() == "transpose_skinny");
     out_store.fill_bytes(0xFF);
     tr(args);
     kiln::Stream().synchronize();
@@ -493,8 +489,7 @@ TEST_CASE("transpose float4 configs refuse views that are not 16-byte aligned", 
     CHECK(multirow->supports(p, dev, multirow->default_config(dev)).ok);
     const kiln::Decision d = rt.explain(p);
     REQUIRE(d.variant != nullptr);
-    CHECK(d.variant->name() == "transpose_tiled_multirow");  // 37 rows: past transpose_skinny's 16 for f32
-    CHECK(d.config.get_or("store_hint", 1) == 0);
+    CHECK(d.variant->name() == "transpose_skinny");  // 37 rows: a short side
   }
 }
 

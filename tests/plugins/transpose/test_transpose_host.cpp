@@ -260,18 +260,9 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     // 1025 x 2047 has no short side; 100 x 10^6 and 10^6 x 100 do.
     const kiln::Support no = tr::skinny_supports(p);
     CHECK(!no.ok);
-    CHECK(contains(no.reason, "at most 16"));
-    // The short side it takes: 256 for 2-byte types, 16 for 4-byte ones (tiled_multirow beyond).
-    kiln::Problem wide = reg.op("transpose").problem_from_dims(kiln::bf16, {100, 1000000}, kiln::Device::cuda(0));
+    CHECK(contains(no.reason, "at most 256"));
+    kiln::Problem wide = reg.op("transpose").problem_from_dims(kiln::f32, {100, 1000000}, kiln::Device::cuda(0));
     CHECK(tr::skinny_supports(wide).ok);
-    CHECK(tr::skinny_supports(reg.op("transpose").problem_from_dims(kiln::bf16, {1000000, 256}, kiln::Device::cuda(0))).ok);
-    CHECK(tr::skinny_supports(reg.op("transpose").problem_from_dims(kiln::f32, {16, 1000000}, kiln::Device::cuda(0))).ok);
-    CHECK(tr::skinny_supports(reg.op("transpose").problem_from_dims(kiln::i32, {1000000, 16}, kiln::Device::cuda(0))).ok);
-    const kiln::Support f32_100 =
-        tr::skinny_supports(reg.op("transpose").problem_from_dims(kiln::f32, {100, 1000000}, kiln::Device::cuda(0)));
-    CHECK(!f32_100.ok);
-    CHECK(contains(f32_100.reason, "f32 matrices with a side of at most 16"));
-    CHECK(!tr::skinny_supports(reg.op("transpose").problem_from_dims(kiln::f32, {17, 1000000}, kiln::Device::cuda(0))).ok);
     // Tiles (in elements: tile_bytes / element size): the short side whole, the long side a
     // multiple of 32 within them.
     const tr::SkinnyTile w = tr::skinny_tile(100, 1000000, 8192);
