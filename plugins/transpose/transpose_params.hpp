@@ -5,7 +5,7 @@
 //   kiln::ParamSpace s = kiln::transpose::tiled_multirow_space();
 //   s.count_valid(device, problem);                      // 104 for f32, 70 for bf16
 //   kiln::Config c = kiln::transpose::tiled_multirow_default(device);
-//   // tile=64 block_rows=8 vector_width=1 load_hint=0 store_hint=0 tiles_per_block=1
+//   // tile=64 block_rows=8 vector_width=1 load_hint=1 store_hint=0 tiles_per_block=1 group_rows=1
 #pragma once
 #include <cstddef>
 #include <cstdint>
