@@ -94,7 +94,9 @@ struct EncodedMaps {
   bool a_batched = false, b_batched = false, c_batched = false;
 };
 
-using LaunchFn = Status (*)(const WgmmaGemmArgs&, cudaStream_t);
+// `row`: the config row launched; the instantiation is its kernel row's (wgmma_kernel_row), and
+// the launch arguments (group, splits) come from `row`.
+using LaunchFn = Status (*)(const WgmmaGemmArgs&, const WgmmaConfig& row, cudaStream_t);
 
 // The input types of the launch table (3xTF32: f32 split into TF32 hi and lo parts).
 enum WgmmaInput : int { kInF16 = 0, kInBf16 = 1, kInTf32 = 2, kIn3xTf32 = 3, kInputs = 4 };
@@ -102,7 +104,7 @@ enum WgmmaInput : int { kInF16 = 0, kInBf16 = 1, kInTf32 = 2, kIn3xTf32 = 3, kIn
 enum WgmmaLayout : int { kLayoutAMn = 1, kLayoutBMn = 2, kLayouts = 4 };
 
 template <std::size_t I, int IN, int LAYOUT>
-Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
+Status launch_config(const WgmmaGemmArgs& g, const WgmmaConfig& row, cudaStream_t stream) {
   constexpr WgmmaConfig c = kWgmmaConfigs[I];
   constexpr bool BF16 = IN == kInBf16, SPLIT3 = IN == kIn3xTf32, TF32 = IN == kInTf32 || SPLIT3;
   constexpr bool A_MN = (LAYOUT & kLayoutAMn) != 0, B_MN = (LAYOUT & kLayoutBMn) != 0;
@@ -120,7 +122,7 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
     return Status::fail(ErrorKind::argument, "gemm_wgmma: 3xTF32 needs the lo parts of A and B");
   // Split k: the kernel stores f32 partials (alpha 1, through TMA) into the workspace, and the
   // reduction applies alpha and beta (wgmma_split_k.hpp).
-  const WgmmaSplitPlan plan = wgmma_split_plan(g.m, g.n, g.k, g.batch, g.splits, 128 / elem_bytes);
+  const WgmmaSplitPlan plan = wgmma_split_plan(g.m, g.n, g.k, g.batch, row.splits, 128 / elem_bytes);
   const bool split = plan.splits > 1;
   if (split && (g.partials == nullptr || reinterpret_cast<std::uintptr_t>(g.partials) % 16 != 0))
     return Status::fail(ErrorKind::argument, "gemm_wgmma: split k needs a 16-byte aligned workspace of " +
@@ -130,7 +132,7 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
   const bool out_half = !split && g.c_half;
   WgmmaKernelArgs k{out, g.m, g.n, g.k, g.batch, split ? plan.ld : g.ldc, split ? 0 : g.stride_c,
                     split ? 1.0f : g.alpha, split ? 0.0f : g.beta, out_half ? 1 : 0, split || g.beta == 0.0f ? 1 : 0,
-                    0, 0, 0, (g.m + c.bm - 1) / c.bm, (g.n + c.bn - 1) / c.bn, c.group, plan.splits, plan.kb_per_split};
+                    0, 0, 0, (g.m + c.bm - 1) / c.bm, (g.n + c.bn - 1) / c.bn, row.group, plan.splits, plan.kb_per_split};
   static_assert(c.cluster == 1 || c.cluster == 2, "clusters of 1 or 2 blocks");
   // The maps depend on the operands' addresses, extents and strides only; a repeated call (the
   // usual case: the same weights and activations buffers) reuses this thread's last encoding
@@ -239,11 +241,12 @@ constexpr bool built(int index, int in, int layout) {
   return layout == 0 || wgmma_mn_row(index);
 }
 
-// Row I's launcher, or nullptr where row I is not built for IN and LAYOUT (`if constexpr` keeps
-// those from being instantiated at all).
+// Row I's launcher, or nullptr where row I is not built for IN and LAYOUT or only shares another
+// row's kernel (launched through that row's entry; `if constexpr` keeps those from being
+// instantiated at all: host code for every row would add seconds of nvcc).
 template <std::size_t I, int IN, int LAYOUT>
 constexpr LaunchFn table_entry() {
-  if constexpr (built(static_cast<int>(I), IN, LAYOUT))
+  if constexpr (wgmma_kernel_row(static_cast<int>(I)) == static_cast<int>(I) && built(static_cast<int>(I), IN, LAYOUT))
     return &launch_config<I, IN, LAYOUT>;
   else
     return nullptr;
@@ -282,12 +285,12 @@ Status launch_wgmma(const WgmmaGemmArgs& g, int config_index, void* stream) {
   const int layout = (g.a_mn ? kLayoutAMn : 0) | (g.b_mn ? kLayoutBMn : 0);
   const int in = g.split3 ? kIn3xTf32 : g.tf32 ? kInTf32 : g.bf16 ? kInBf16 : kInF16;
   if (g.split3 && !g.tf32) return Status::fail(ErrorKind::argument, "gemm_wgmma: 3xTF32 splits f32 operands (tf32)");
-  const LaunchFn fn = kLaunchTable[in][layout][config_index];
-  if (fn == nullptr)
+  const LaunchFn fn = kLaunchTable[in][layout][wgmma_kernel_row(config_index)];
+  if (fn == nullptr || !built(config_index, in, layout))
     return Status::fail(ErrorKind::unsupported, "gemm_wgmma: config " + std::to_string(config_index) +
                                                     " is not built for this input type and layout (kWgmmaTf32Rows, "
                                                     "kWgmma3xTf32Rows, kWgmmaMnRows)");
-  return fn(g, as_stream(stream));
+  return fn(g, kWgmmaConfigs[config_index], as_stream(stream));
 }
 
 }  // namespace kiln::gemm

@@ -145,11 +145,10 @@ Status run_wgmma(int config_index, int sms, const Args& args, const Problem& p, 
       const Status st = split_operands_3xtf32(a, b, p, workspace, g, stream.handle());
       if (!st.ok()) return st;
     } else if (kWgmmaConfigs[config_index].splits > 1) {  // split k: the workspace holds the partials
-      g.splits = kWgmmaConfigs[config_index].splits;
       g.partials = workspace;
       const WgmmaSplitPlan plan = split_plan(p, config_index);
       if (plan.splits > 1 && workspace == nullptr)
-        return Status::fail(ErrorKind::argument, "gemm_wgmma: split k (splits=" + std::to_string(g.splits) +
+        return Status::fail(ErrorKind::argument, "gemm_wgmma: split k (splits=" + std::to_string(kWgmmaConfigs[config_index].splits) +
                                                      ") needs a workspace of " + std::to_string(plan.bytes) +
                                                      " bytes, got none");
     }
