@@ -100,6 +100,15 @@ for stage in $stages; do
       for s in $LLM_SHAPES; do tunej bf16 "$s,c16=1" gemm_wgmma,gemm_cublaslt --runs 10; done
       note "llm stage: $((SECONDS - t0)) s"
       ;;
+    ncusmall)  # Nsight Compute durations of gemm_wgmma's kernels (default config) and cuBLASLt's on NCU_SHAPE
+      sh=${NCU_SHAPE:-1x4096x4096,tb=1,c16=1}
+      for v in gemm_wgmma gemm_cublaslt; do
+        timeout 60 ncu --clock-control none -c "${NCU_COUNT:-6}" --section SpeedOfLight --section LaunchStats "$K" bench gemm \
+          --dtype bf16 --shape "$sh" --variants $v --runs 2 --warmup 0 >"$out/ncu-$v.txt" 2>&1
+        grep -E "^  [A-Za-z_].*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Grid Size|Registers Per" "$out/ncu-$v.txt" |
+          sed -E "s/^ +//; s/(.{150}).*/\1/" | sed "s/^/$v /" | head -60 | tee -a "$S"
+      done
+      ;;
     llmbench)  # default configs against cuBLASLt algo 0, one `kiln bench` per shape, C bf16
       BENCH_SHAPES=${BENCH_SHAPES:-"1x4096x4096,tb=1 16x4096x4096,tb=1 128x11008x4096,tb=1 512x4096x11008,tb=1
         1x28672x8192,tb=1 16x8192x28672,tb=1 128x5120x5120,tb=1 512x14336x4096,tb=1 1x11008x4096,tb=0

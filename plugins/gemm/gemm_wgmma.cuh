@@ -200,8 +200,10 @@ __device__ __forceinline__ void store_tile_tma_impl(float (&acc)[M_ITERS][BN / 2
   constexpr int kChunks = BN / kColsPerChunk;
 #pragma unroll
   for (int i = 0; i < M_ITERS; ++i) {
+    if (row0 + i * 64 >= g.m) break;  // rows past m (small m: most of a 128-row tile): nothing to store
 #pragma unroll
     for (int ch = 0; ch < kChunks; ++ch) {
+      if (n0 + ch * kColsPerChunk >= g.n) break;  // columns past n
       unsigned char* buf = epi + (count & 1) * kWgmmaEpilogueChunkBytes;
       if (wg_thread == 0) hopper::bulk_wait_read<1>();
       hopper::named_barrier_sync(1 + consumer, 128);

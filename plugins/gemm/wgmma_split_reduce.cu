@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "gemm_common.cuh"
@@ -38,6 +39,10 @@ __device__ __forceinline__ T from_float(float v) {
 // (16-bit) store when they are all inside n and C's pitch keeps them aligned, else one by one.
 template <typename T>
 __global__ void wgmma_split_reduce_kernel(WgmmaSplitReduceArgs r, int vector_store) {
+  // Launched as a programmatic dependent of the gemm kernel (sm_90): its blocks may start while the
+  // gemm's last blocks run, and wait here until the gemm grid has completed and its partials are
+  // visible.  (Without the launch attribute this returns at once: the stream already ordered it.)
+  asm volatile("griddepcontrol.wait;" ::: "memory");
   const long long quads = r.ld / 4;
   const long long per_entry = static_cast<long long>(r.m) * quads;
   const long long total = per_entry * r.batch;
@@ -88,13 +93,27 @@ Status launch_wgmma_split_reduce(const WgmmaSplitReduceArgs& r, void* stream) {
   constexpr int kBlock = 256;
   const long long total = static_cast<long long>(r.batch) * r.m * (r.ld / 4);
   const unsigned grid = static_cast<unsigned>(std::min<long long>((total + kBlock - 1) / kBlock, 132LL * 16));
-  cudaStream_t s = as_stream(stream);
+  // Programmatic dependent launch: the reduction's launch overlaps the gemm's tail instead of
+  // following its completion (one launch gap less per call; CUDA-graph capturable).
+  cudaLaunchConfig_t launch{};
+  cudaLaunchAttribute pdl{};
+  pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  pdl.val.programmaticStreamSerializationAllowed = 1;
+  launch.gridDim = dim3(grid);
+  launch.blockDim = dim3(kBlock);
+  launch.stream = as_stream(stream);
+  launch.attrs = &pdl;
+  launch.numAttrs = 1;
+  const int vector = aligned ? 1 : 0;
+  cudaError_t err;
   if (r.c_type == 0)
-    wgmma_split_reduce_kernel<float><<<grid, kBlock, 0, s>>>(r, aligned ? 1 : 0);
+    err = cudaLaunchKernelEx(&launch, wgmma_split_reduce_kernel<float>, r, vector);
   else if (r.c_type == 1)
-    wgmma_split_reduce_kernel<__nv_bfloat16><<<grid, kBlock, 0, s>>>(r, aligned ? 1 : 0);
+    err = cudaLaunchKernelEx(&launch, wgmma_split_reduce_kernel<__nv_bfloat16>, r, vector);
   else
-    wgmma_split_reduce_kernel<__half><<<grid, kBlock, 0, s>>>(r, aligned ? 1 : 0);
+    err = cudaLaunchKernelEx(&launch, wgmma_split_reduce_kernel<__half>, r, vector);
+  if (err != cudaSuccess)
+    return Status::fail(ErrorKind::cuda, std::string("gemm_wgmma split-k reduce: launch: ") + cudaGetErrorString(err));
   return cuda_launch_status("gemm_wgmma split-k reduce");
 }
 
