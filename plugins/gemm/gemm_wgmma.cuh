@@ -234,7 +234,10 @@ inline constexpr int kWgmmaConsumerRegs = 232;
 // A_hi * B_hi, into the same accumulators.  Without SPLIT3 the lo maps are not read.
 template <bool BF16, bool TF32, bool A_MN, bool B_MN, int BM, int BN, int STAGES, int CONSUMERS, bool PINGPONG,
           int CLUSTER, bool SPLIT3>
-__global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
+// Launch bounds of a 384-thread block whatever CONSUMERS is: the register count stays at most 168,
+// which the setmaxnreg split below (40 / 232) assumes (a one-consumer block, 256 threads, could
+// otherwise compile to more than 232 registers and make setmaxnreg.inc a decrease).
+__global__ void __launch_bounds__(384, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_c, const __grid_constant__ CUtensorMap map_a_lo,
                       const __grid_constant__ CUtensorMap map_b_lo, const WgmmaKernelArgs g) {

@@ -2,9 +2,9 @@
 // kernel instantiations (gemm_wgmma.cu) and the ParamSpace (wgmma_params.cpp).  Each row is built
 // for bf16 and f16 with K-major operands, the rows kWgmmaTf32Rows also for TF32 (f32 inputs),
 // kWgmma3xTf32Rows also for 3xTF32, the rows kWgmmaMnRows also for bf16 and f16 with a
-// column-major A and / or a row-major B (MN-major): 7 kernel rows, the 7th sharing row 0's kernel,
-// 12 + 3 + 2 + 2 x 2 x 3 = 29 kernels (compiled for sm_90a only).  The split-k rows after them
-// (`splits` > 1) reuse rows 0 and 4's kernels: `splits` and `group` are launch arguments.
+// column-major A and / or a row-major B (MN-major): 8 kernel rows (row 6 shares row 0's kernel,
+// the split-k rows, `splits` > 1, rows 0 and 13's: `splits` and `group` are launch arguments),
+// 14 + 3 + 2 + 2 x 2 x 3 = 31 kernels (compiled for sm_90a only).
 #pragma once
 
 namespace kiln::gemm {
@@ -46,21 +46,25 @@ inline constexpr WgmmaConfig kWgmmaConfigs[] = {
     {128, 256, 64, 4, 2, 0, 2, 4, 1},
     {128, 256, 64, 4, 2, 0, 1, 16, 1},  // row 0's kernel (no extra build), rastered 16 tile rows deep
     // Split k (few output tiles, deep k: small-m X * W^T): row 0's kernel (128 x 256 cooperative)
-    // and row 4's (64 x 256 ping-pong, for m <= 64, where a 128-row tile computes half zeros; and
-    // two work units per block overlap one's epilogue with the other's loads).  Slice counts 2 to
-    // 16: wgmma_default_for picks the one that best fills the SMs (wgmma_params.cpp).
+    // and row 13's.  Slice counts 2 to 16: wgmma_default_for picks the one that best fills the
+    // SMs (wgmma_params.cpp).
     {128, 256, 64, 4, 2, 0, 1, 8, 2},
     {128, 256, 64, 4, 2, 0, 1, 8, 3},
     {128, 256, 64, 4, 2, 0, 1, 8, 4},
     {128, 256, 64, 4, 2, 0, 1, 8, 6},
     {128, 256, 64, 4, 2, 0, 1, 8, 8},
     {128, 256, 64, 4, 2, 0, 1, 8, 16},
-    {64, 256, 64, 4, 2, 1, 1, 8, 2},
-    {64, 256, 64, 4, 2, 1, 1, 8, 3},
-    {64, 256, 64, 4, 2, 1, 1, 8, 4},
-    {64, 256, 64, 4, 2, 1, 1, 8, 6},
-    {64, 256, 64, 4, 2, 1, 1, 8, 8},
-    {64, 256, 64, 4, 2, 1, 1, 8, 16},
+    // 64 x 256 with one consumer warpgroup and 5 stages (217 KiB): for small m, where the time is
+    // DRAM streaming B and a block's rate is the B bytes it has in flight (measured on the H200,
+    // fourth session: 4 stages of 32 KiB of B streamed about 27 GB/s per SM, 5 of 16 KiB about
+    // 20): 160 KiB where rows 0 and 4 have 128.  A 64-row tile wastes no tensor work on m <= 64.
+    {64, 256, 64, 5, 1, 0, 1, 8, 1},
+    {64, 256, 64, 5, 1, 0, 1, 8, 2},
+    {64, 256, 64, 5, 1, 0, 1, 8, 3},
+    {64, 256, 64, 5, 1, 0, 1, 8, 4},
+    {64, 256, 64, 5, 1, 0, 1, 8, 6},
+    {64, 256, 64, 5, 1, 0, 1, 8, 8},
+    {64, 256, 64, 5, 1, 0, 1, 8, 16},
 };
 inline constexpr int kWgmmaConfigCount = static_cast<int>(sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]));
 inline constexpr int kWgmmaDefault = 0;  // 128 x 256
