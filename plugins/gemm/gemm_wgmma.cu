@@ -238,7 +238,7 @@ Status launch_config(const WgmmaGemmArgs& g, const WgmmaConfig& row, cudaStream_
 constexpr bool built(int index, int in, int layout) {
   if (in == kInTf32) return layout == 0 && wgmma_tf32_row(index);
   if (in == kIn3xTf32) return layout == 0 && wgmma_3xtf32_row(index);
-  return layout == 0 || wgmma_mn_row(index);
+  return wgmma_layout_row(index, (layout & kLayoutAMn) != 0, (layout & kLayoutBMn) != 0);
 }
 
 // Row I's launcher, or nullptr where row I is not built for IN and LAYOUT or only shares another

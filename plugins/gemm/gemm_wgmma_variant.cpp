@@ -236,9 +236,9 @@ class GemmWgmma final : public Variant {
           return Support::no("3xTF32 would split A and B into a workspace of " + std::to_string(bytes) +
                              " bytes (limit " + std::to_string(kWgmma3xTf32MaxWorkspace) + ")");
       }
-      if (!split3 && (a_mn || b_mn) && !wgmma_mn_row(i))
+      if (!split3 && (a_mn || b_mn) && !wgmma_layout_row(i, a_mn, b_mn))
         return Support::no("config " + c.to_string() +
-                           " is not built for a column-major A or a row-major B (kWgmmaMnRows)");
+                           " is not built for this layout of A and B (kWgmmaMnRows, kWgmmaMnBRows)");
       // The switches come last: a path switched off declines exactly what it would have run.
       if (tf32 && !split3 && !kWgmmaTf32Enabled)
         return Support::no("the TF32 path is switched off (kWgmmaTf32Enabled)");

@@ -4,7 +4,7 @@
 // kWgmma3xTf32Rows also for 3xTF32, the rows kWgmmaMnRows also for bf16 and f16 with a
 // column-major A and / or a row-major B (MN-major): 8 kernel rows (row 6 shares row 0's kernel,
 // the split-k rows, `splits` > 1, rows 0 and 13's: `splits` and `group` are launch arguments),
-// 14 + 3 + 2 + 2 x 2 x 3 = 31 kernels (compiled for sm_90a only).
+// 14 + 3 + 2 + 2 x 2 x 3 + 2 = 33 kernels (compiled for sm_90a only).
 #pragma once
 
 namespace kiln::gemm {
@@ -111,6 +111,20 @@ constexpr bool wgmma_3xtf32_row(int index) {
 inline constexpr int kWgmmaMnRows[] = {0, 1};
 constexpr bool wgmma_mn_row(int index) {
   for (int r : kWgmmaMnRows)
+    if (r == wgmma_kernel_row(index)) return true;
+  return false;
+}
+
+// The rows also built for a row-major B with a row-major A (tb = 0, ta = 0: X * W with W stored
+// k x n) only: the one-consumer 64 x 256 row, the small-m kernel (2 kernels, bf16 and f16).
+inline constexpr int kWgmmaMnBRows[] = {13};
+// Whether row `index` is built for 16-bit operands in this layout (a_mn: A column-major, b_mn: B
+// row-major).
+constexpr bool wgmma_layout_row(int index, bool a_mn, bool b_mn) {
+  if (!a_mn && !b_mn) return true;
+  if (wgmma_mn_row(index)) return true;
+  if (a_mn) return false;
+  for (int r : kWgmmaMnBRows)
     if (r == wgmma_kernel_row(index)) return true;
   return false;
 }

@@ -64,8 +64,9 @@ ParamSpace wgmma_space() {
                "operands K-major, so any of its rows)",
                [](const Config& c, const DeviceInfo&, const Problem& p) {
                  if (p.dtype == DType::f32 && p.n_dims > kDimTf32 && p.dims[kDimTf32] == 2) return true;
-                 const bool mn = p.n_dims > kDimTb && (p.dims[kDimTa] == 1 || p.dims[kDimTb] == 0);
-                 return !mn || wgmma_mn_row(wgmma_index(c));
+                 if (p.n_dims <= kDimTb) return true;
+                 const int i = wgmma_index(c);
+                 return i >= 0 && wgmma_layout_row(i, p.dims[kDimTa] == 1, p.dims[kDimTb] == 0);
                });
   s.constraint("split k (splits > 1) only while the unsplit tiles fill less than two waves of the SMs, not 3xTF32",
                [](const Config& c, const DeviceInfo& d, const Problem& p) {
@@ -99,24 +100,28 @@ double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
   // relative to row 0; a TF32 k block is half the k at half the rate, the same time), and the
   // time to stream the bytes no concurrent unit shares (a B tile is shared by up to `group` tile
   // rows, an A tile by the tile columns walked together) at the block's DRAM rate.  That rate is
-  // bounded by the B bytes the block keeps in flight over the loaded DRAM latency: on the H200
-  // (fourth session, small-m X * W^T) 4 stages of 32 KiB streamed about 27 GB/s per SM and 5 of
-  // 16 KiB about 20, i.e. about 4.7 us; and by the SM's share of the DRAM bandwidth.
-  constexpr double kTensorFlops = 800e12, kDramBytes = 4.0e12, kLatencyUs = 4.7, kL2Bytes = 5.0e12;
+  // bounded by the bytes the block keeps in flight (its stages; TMA fetches no rows past m) over
+  // the DRAM latency, which grows with the load: fitted to the H200's small-m X * W^T timings
+  // (fourth session), about 1.5 us with 16 of 132 SMs streaming and 5.7 us with all; and by the
+  // SM's share of the DRAM bandwidth.
+  constexpr double kTensorFlops = 800e12, kDramBytes = 3.8e12, kL2Bytes = 5.0e12;
   const double speed = wgmma_kernel_row(index) == kWgmmaDefault ? 1.0 : r.consumers == 1 ? 0.8 : r.bm == 64 ? 0.87 : 0.92;
   const double flops = 2.0 * r.bm * r.bn * 64;
   const double compute_us = flops / (kTensorFlops / sms) / speed * 1e6;
   const double a_rows = static_cast<double>(std::min<std::int64_t>(r.bm, m));
   const double bytes = 128.0 * (r.bn / static_cast<double>(std::min<std::int64_t>(tiles_m, r.group)) +
                                 a_rows / static_cast<double>(std::min<std::int64_t>(tiles_n, 8)));
-  const double in_flight = static_cast<double>(r.stages) * r.bn * 128;
-  const double sm_rate = std::min(in_flight / kLatencyUs, kDramBytes / 1e6 / std::min(units, sms));  // bytes per us
+  const double in_flight = static_cast<double>(r.stages) * (r.bn + a_rows) * 128;
+  const double active = std::min(units, sms);
+  const double latency_us = 1.5 + 4.2 * active / sms;
+  const double sm_rate = std::min(in_flight / latency_us, kDramBytes / 1e6 / active);  // bytes per us
   const double memory_us = bytes / sm_rate;
   const double per_unit_us = 0.5;  // pipeline fill and epilogue
   double us = waves * (plan.kb_per_split * std::max(compute_us, memory_us) + per_unit_us);
   if (plan.splits > 1) {  // the partials written and read back (mostly L2), C written, the second kernel
+    // (about 4.4 us for a 1 x 4096 C under Nsight Compute, fourth session)
     const double c_bytes = (p.n_dims > kDimC16 && p.dims[kDimC16] == 1 && !f32_in) ? 2.0 : 4.0;
-    us += (2.0 * static_cast<double>(plan.bytes) + static_cast<double>(m * n * batch) * c_bytes) / kL2Bytes * 1e6 + 3.0;
+    us += (2.0 * static_cast<double>(plan.bytes) + static_cast<double>(m * n * batch) * c_bytes) / kL2Bytes * 1e6 + 5.0;
   }
   return us;
 }
@@ -128,17 +133,18 @@ Config wgmma_default_for(const DeviceInfo& d, const Problem& p) {
                              std::max<std::int64_t>(1, p.dims[kDimBatch]);
   const int plain = tiles >= sms ? kWgmmaDefault : 1;
   if (split3 || p.n_dims <= kDimTb) return wgmma_config(plain);
-  // The cooperative rows without a cluster or a deeper raster (0, 1, 2, 13) and the split rows,
-  // where built for the problem's type and layout: the one the estimate says is fastest, by 2 %
-  // at least (ties: the earlier row).
+  // The rows without a cluster or a deeper raster (0-4, 13) and the split rows, where built for
+  // the problem's type and layout: the one the estimate says is fastest, by 2 % at least (ties:
+  // the earlier row).
   const bool tf32 = p.dtype == DType::f32;
   const bool mn = p.dims[kDimTa] == 1 || p.dims[kDimTb] == 0;
   int best = plain;
   double best_us = wgmma_estimate_us(d, p, plain);
   for (int i = 0; i < kWgmmaConfigCount; ++i) {
     const WgmmaConfig& r = kWgmmaConfigs[i];
-    if (r.cluster != 1 || r.group != 8 || r.pingpong == 1) continue;
-    if ((tf32 && !wgmma_tf32_row(i)) || (mn && !wgmma_mn_row(i))) continue;
+    if (r.cluster != 1 || r.group != 8) continue;
+    if ((tf32 && !wgmma_tf32_row(i)) || (mn && !wgmma_layout_row(i, p.dims[kDimTa] == 1, p.dims[kDimTb] == 0)))
+      continue;
     if (r.splits > 1 && !wgmma_split_useful(d, p, i)) continue;
     const WgmmaSplitPlan plan = wgmma_split_plan(p.dims[kDimM], p.dims[kDimN], p.dims[kDimK],
                                                  std::max<std::int64_t>(1, p.dims[kDimBatch]), r.splits, tf32 ? 32 : 64);

@@ -20,8 +20,8 @@ Config wgmma_default(const DeviceInfo& d);
 // each k block bound by tensor-core or DRAM time, plus the split-k reduction.  Used to rank rows.
 double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index);
 // 3xTF32: 128 x 256 tiles while they give every SM a tile, else 128 x 128.  Otherwise the row
-// (tile and splits) with the smallest wgmma_estimate_us among the cooperative rows without a
-// cluster (0, 1, 2, 13) and the split rows.
+// (tile and splits) with the smallest wgmma_estimate_us among the rows without a cluster (0-4,
+// 13) and the split rows.
 Config wgmma_default_for(const DeviceInfo& d, const Problem& p);
 
 }  // namespace kiln::gemm

@@ -53,10 +53,15 @@ __global__ void wgmma_split_reduce_kernel(WgmmaSplitReduceArgs r, int vector_sto
     const long long b = i / per_entry, rest = i % per_entry;
     const long long row = rest / quads, col = (rest % quads) * 4;
     const float* p = r.partials + (b * r.m + row) * r.ld + col;
-    float4 acc = *reinterpret_cast<const float4*>(p);
-    for (int s = 1; s < r.splits; ++s) {
-      const float4 v = *reinterpret_cast<const float4*>(p + s * slice);
-      acc.x += v.x, acc.y += v.y, acc.z += v.z, acc.w += v.w;
+    // Four slices' loads in flight at a time (independent), added in slice order.
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int s0 = 0; s0 < r.splits; s0 += 4) {
+      float4 v[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        v[j] = s0 + j < r.splits ? __ldcg(reinterpret_cast<const float4*>(p + (s0 + j) * slice)) : make_float4(0, 0, 0, 0);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc.x += v[j].x, acc.y += v[j].y, acc.z += v[j].z, acc.w += v[j].w;
     }
     float out[4] = {acc.x, acc.y, acc.z, acc.w};
     T* dst = c + b * r.stride_c + row * r.ldc + col;
@@ -90,9 +95,9 @@ Status launch_wgmma_split_reduce(const WgmmaSplitReduceArgs& r, void* stream) {
   const std::uintptr_t vec = 4 * static_cast<std::uintptr_t>(elem);
   const bool aligned = reinterpret_cast<std::uintptr_t>(r.c) % vec == 0 && (r.ldc * elem) % vec == 0 &&
                        (r.batch <= 1 || (r.stride_c * elem) % vec == 0);
-  constexpr int kBlock = 256;
+  constexpr int kBlock = 128;  // small outputs (m = 1) still spread over several SMs
   const long long total = static_cast<long long>(r.batch) * r.m * (r.ld / 4);
-  const unsigned grid = static_cast<unsigned>(std::min<long long>((total + kBlock - 1) / kBlock, 132LL * 16));
+  const unsigned grid = static_cast<unsigned>(std::min<long long>((total + kBlock - 1) / kBlock, 132LL * 32));
   // Programmatic dependent launch: the reduction's launch overlaps the gemm's tail instead of
   // following its completion (one launch gap less per call; CUDA-graph capturable).
   cudaLaunchConfig_t launch{};
