@@ -194,6 +194,11 @@ def extremes():
                 items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest={largest}"))
     for rows, n, k in itertools.product([512], [4096, 131072], [1, 16, 128]):
         items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest=1"))
+    # topk between the grid's octaves (n a factor 32 apart, rows 64): where row select, sample
+    # select and radix select trade places (leave-one-out regret 1.22 on the coarse grid alone).
+    for rows, n, k in itertools.product([1, 8, 64, 512, 4096], [8192, 262144, 8388608], [4, 64, 512]):
+        if k <= n and rows * n <= 2 ** 28:
+            items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest=1"))
     # histogram_range: bin counts 1, 64, 1024 and 16384 between the grid's 16, 256, 4096, 65536.
     items += [("histogram_range", "f32", f"n={4 ** i},bins={b}")
               for i in range(2, 15, 2) for b in (1, 64, 1024, 16384)]

@@ -63,6 +63,17 @@ std::string Decision::explain() const {
     if (!hit->entry.tuned_at.empty()) s += " at " + hit->entry.tuned_at;
     s += "\n";
   }
+  if (hit && !hit->alternative_of.empty())
+    s += "  (the neighbour's time for this variant; its winner there was " + hit->alternative_of + ")\n";
+  if (!weighed.empty()) {
+    std::snprintf(buf, sizeof buf, "neighbours weighed: %d (expected time over each one's fastest, weight 1 / (distance + %.1f)):\n",
+                  weighed_neighbours, detail::kWeightOffset);
+    s += buf;
+    for (const auto& [name, ratio] : weighed) {
+      std::snprintf(buf, sizeof buf, "  %-28s %8.3fx\n", name.c_str(), ratio);
+      s += buf;
+    }
+  }
   if (!estimates.empty()) {
     s += "model estimates (overhead + work / calibrated rate, wave quantisation):\n";
     for (const auto& [name, us] : estimates) {
@@ -349,6 +360,86 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     }
     return false;
   };
+  // The neighbours within the radius, weighed (evidence.hpp, weigh_neighbours): the nearest
+  // kWeighedNeighbours whose plugin build is current vote with their winners' and alternatives'
+  // times; the variant expected to lose least runs at the config of the nearest neighbour that
+  // timed it and whose config fits p, else at its default for p.
+  auto weigh = [&](const std::vector<const detail::StoredEntry*>& entries) {
+    const bool trust = loo && loo->trust_entries;
+    std::vector<const detail::StoredEntry*> counted;
+    for (const detail::StoredEntry* e : entries) {
+      if (counted.size() == detail::kWeighedNeighbours) break;
+      std::string why;
+      if (trust || current_build(*e->entry)) {
+        counted.push_back(e);
+      } else if (listed_neighbours++ < kMaxListedNeighbours) {
+        entry_usable(*e->entry, p, device, &why);
+        d.rejected.emplace_back("neighbour " + *e->problem_key + " " + e->entry->variant, why);
+      }
+    }
+    if (counted.empty()) return false;
+    const auto scores = detail::weigh_neighbours(counted);
+    auto record = [&] {
+      d.weighed_neighbours = static_cast<int>(counted.size());
+      for (const auto& sc : scores) d.weighed.emplace_back(sc.variant, sc.expected_ratio);
+    };
+    for (const auto& sc : scores) {
+      const Variant* v = registry_->find_variant(sc.variant);
+      if ((!v && !trust) || (v && v->op() != op)) continue;
+      for (const detail::StoredEntry* e : counted) {
+        double us = 0;
+        const Config* stored = nullptr;
+        if (!detail::time_of(*e->entry, sc.variant, &us, &stored)) continue;
+        Config config = *stored;
+        if (v) {
+          // A vendor config is a choice for the tuned shape only (kVendorConfigRadius).
+          if (v->desc().vendor && e->distance > detail::kVendorConfigRadius) {
+            Config own = v->default_config_for(device, p);
+            if (!(own == config) && usable(*v, own, p, device, nullptr)) {
+              d.config_note = "the library's own choice for this problem (default [" + own.to_string() +
+                              "]), not the neighbour's [" + config.to_string() +
+                              "]: a vendor config names a choice for the tuned shape only";
+              config = std::move(own);
+            }
+          }
+          std::string why;
+          if (!usable(*v, config, p, device, &why)) {
+            if (listed_neighbours++ < kMaxListedNeighbours)
+              d.rejected.emplace_back("neighbour " + *e->problem_key + " " + sc.variant + " [" + config.to_string() + "]", why);
+            continue;
+          }
+        }
+        d.hit = hit_of(*e, false);
+        if (e->entry->variant != sc.variant) {
+          d.hit->alternative_of = e->entry->variant;
+          d.hit->entry.variant = sc.variant;
+          d.hit->entry.config = *stored;
+          d.hit->entry.median_us = us;
+          d.hit->entry.mad_us = 0;
+          d.hit->entry.samples = 0;
+        }
+        d.distance = e->distance;
+        record();
+        finish(v, std::move(config), Decision::Evidence::neighbour);
+        return true;
+      }
+      if (!v) continue;
+      Config config = v->default_config_for(device, p);
+      std::string why;
+      if (!usable(*v, config, p, device, &why)) {
+        d.rejected.emplace_back("weighed " + sc.variant + " at its default [" + config.to_string() + "]", why);
+        continue;
+      }
+      d.hit = hit_of(*counted.front(), false);
+      d.distance = counted.front()->distance;
+      d.config_note = "no neighbour's config of " + sc.variant + " fits this problem";
+      record();
+      finish(v, std::move(config), Decision::Evidence::neighbour_variant);
+      return true;
+    }
+    return false;
+  };
+
   // No neighbour's config fits p (a row longer than the tuned tiles, a misaligned view): the
   // nearest neighbour's variant is still the evidence for which kernel wins here; it runs at its
   // default for p (default_config_for adapts it to the problem) rather than a far entry's winner.
@@ -367,7 +458,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     return false;
   };
 
-  // 1. Tuned entries, level by level: the exact key, then the nearest neighbour within the radius.
+  // 1. Tuned entries, level by level: the exact key, then the neighbours within the radius, weighed.
   for (const auto& range : levels) {
     for (std::size_t i = range.first; i < range.second; ++i) {
       const detail::StoredEntry& e = evidence[i];
@@ -381,6 +472,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
       d.rejected.emplace_back("database entry " + e.entry->variant + " [" + e.entry->config.to_string() + "]", why);
     }
     const auto near = by_distance(range, true);
+    if (weigh(near)) return d;
     if (try_neighbours(near, Decision::Evidence::neighbour)) return d;
     if (!(loo && loo->trust_entries) && try_neighbour_variants(near)) return d;
   }

@@ -157,6 +157,62 @@ std::vector<StoredEntry> entries_in_class(const TuningDb& db, const DeviceInfo& 
   return sorted;
 }
 
+bool time_of(const TuningEntry& entry, const std::string& variant, double* us, const Config** config) {
+  if (entry.variant == variant) {
+    if (us) *us = entry.median_us;
+    if (config) *config = &entry.config;
+    return true;
+  }
+  for (const TunedAlternative& a : entry.alternatives)
+    if (a.variant == variant) {
+      if (us) *us = a.median_us;
+      if (config) *config = &a.config;
+      return true;
+    }
+  return false;
+}
+
+std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>& near) {
+  struct Entry {
+    const TuningEntry* entry;
+    double best_us, weight;
+  };
+  std::vector<Entry> used;
+  std::vector<VariantScore> out;
+  auto mention = [&](const std::string& v) {
+    for (const VariantScore& s : out)
+      if (s.variant == v) return;
+    out.push_back(VariantScore{v, 0.0, 0});
+  };
+  for (const StoredEntry* e : near) {
+    double best = e->entry->median_us;
+    for (const TunedAlternative& a : e->entry->alternatives)
+      if (a.median_us > 0 && (!(best > 0) || a.median_us < best)) best = a.median_us;
+    if (!(best > 0)) continue;
+    used.push_back(Entry{e->entry, best, 1.0 / ((e->distance + kWeightOffset) * (1 + kDivisibilityWeight * e->divisibility))});
+    if (e->entry->median_us > 0) mention(e->entry->variant);
+    for (const TunedAlternative& a : e->entry->alternatives)
+      if (a.median_us > 0) mention(a.variant);
+  }
+  double total = 0;
+  for (const Entry& u : used) total += u.weight;
+  for (VariantScore& s : out) {
+    double log_sum = 0;
+    for (const Entry& u : used) {
+      double us = 0;
+      const bool timed = time_of(*u.entry, s.variant, &us, nullptr) && us > 0;
+      s.timed_at += timed;
+      log_sum += u.weight * std::log(timed ? us / u.best_us : kMissingRatio);
+    }
+    s.expected_ratio = total > 0 ? std::exp(log_sum / total) : kMissingRatio;
+  }
+  std::stable_sort(out.begin(), out.end(), [](const VariantScore& a, const VariantScore& b) {
+    // Equal to 7 digits is a tie: sums in another order round differently in the last bits.
+    return static_cast<float>(a.expected_ratio) < static_cast<float>(b.expected_ratio);
+  });
+  return out;
+}
+
 double wave_efficiency(const OpSchema& s, const Problem& p, const Config& c, const DeviceInfo& device) {
   const int im = s.dim_index("m"), in = s.dim_index("n");
   if (im < 0 || in < 0 || im >= p.n_dims || in >= p.n_dims || device.sm_count <= 0 || !c.has("BM") || !c.has("BN"))

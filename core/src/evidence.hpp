@@ -56,6 +56,38 @@ struct StoredEntry {
   int divisibility = 0;  // divisibility_distance to p
 };
 
+// Weighing the neighbours (docs/architecture.md, "Weighing the neighbours"): the nearest
+// kWeighedNeighbours usable entries within the radius each say how much slower than their best
+// each variant ran there (their winner and `alternatives`); dispatch runs the variant whose
+// weighted geometric mean of those ratios is lowest, weight 1 / ((distance + kWeightOffset) *
+// (1 + kDivisibilityWeight * divisibility distance)).
+// A variant an entry has no time for (not timed there, or an entry tuned before alternatives
+// were stored) counts kMissingRatio there.  Chosen by leave-one-out over the H200 coverage
+// database (kiln db loo; docs/performance.md, fourth session): against the nearest entry's
+// winner, geomean regret 1.037 -> 1.021 and entries above 1.10 78 -> 35 of 875; 4 to 8
+// neighbours and offsets 0.5 to 1 score alike, a max-ratio penalty scores worse.  The
+// divisibility weight costs one entry there (the grid has few odd extents) and is what the
+// held-out odd shapes measured (kTieBand): 4097x4099 takes the 4095x4095 entry's word.
+inline constexpr std::size_t kWeighedNeighbours = 6;
+inline constexpr double kWeightOffset = 1.0;
+inline constexpr double kMissingRatio = 2.0;
+inline constexpr double kDivisibilityWeight = 0.25;
+
+struct VariantScore {
+  std::string variant;
+  double expected_ratio = 0;  // weighted geometric mean over the neighbours of time / their best
+  int timed_at = 0;           // how many of the neighbours have a time for it
+};
+
+// The variants named by `near` (nearest first; the caller keeps at most kWeighedNeighbours),
+// lowest expected ratio first; exact ties keep the order of first mention (the nearest entry's
+// winner first).  Entries with no positive time are skipped.
+std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>& near);
+
+// The time `entry` holds for `variant` (its winner's or an alternative's) and that config; false
+// when it holds none.
+bool time_of(const TuningEntry& entry, const std::string& variant, double* us, const Config** config);
+
 // `entries` nearest first (stable: layer order breaks exact ties), except that within kTieBand of
 // an entry's distance the one with the smallest divisibility distance comes first.
 std::vector<const StoredEntry*> nearest_first(std::vector<const StoredEntry*> entries);

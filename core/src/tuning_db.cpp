@@ -35,7 +35,7 @@ bool TuningEntry::operator==(const TuningEntry& o) const {
   return variant == o.variant && config == o.config && median_us == o.median_us && mad_us == o.mad_us &&
          samples == o.samples && throughput == o.throughput && throughput_unit == o.throughput_unit &&
          plugin_name == o.plugin_name && plugin_version == o.plugin_version && plugin_build == o.plugin_build &&
-         tuned_at == o.tuned_at && extra_fields == o.extra_fields && extra_plugin_fields == o.extra_plugin_fields;
+         tuned_at == o.tuned_at && alternatives == o.alternatives && extra_fields == o.extra_fields && extra_plugin_fields == o.extra_plugin_fields;
 }
 
 namespace {
@@ -69,6 +69,14 @@ std::string entry_problem(const TuningEntry& e) {
   if (bad_time(e.mad_us)) return "`mad_us` must be a finite number >= 0";
   if (bad_time(e.throughput)) return "`throughput` must be a finite number >= 0";
   if (e.samples < 0) return "`samples` must not be negative";
+  if (e.alternatives.size() > kTuningMaxAlternatives)
+    return "`alternatives` holds more than " + std::to_string(kTuningMaxAlternatives) + " entries";
+  for (const TunedAlternative& a : e.alternatives) {
+    if (!is_name(a.variant, true)) return "alternative `variant` '" + printable(a.variant) + "' is not a variant name";
+    for (const auto& [name, value] : a.config.values())
+      if (!is_name(name, false)) return "alternative config parameter '" + printable(name) + "' is not a parameter name";
+    if (bad_time(a.median_us)) return "alternative `median_us` must be a finite number >= 0";
+  }
   const std::pair<const char*, const std::string*> texts[] = {
       {"throughput_unit", &e.throughput_unit}, {"plugin name", &e.plugin_name}, {"plugin version", &e.plugin_version},
       {"plugin build", &e.plugin_build},       {"tuned_at", &e.tuned_at}};
@@ -241,6 +249,29 @@ void for_each_field(const YAML::Node& map, Fn&& fn) {
 const char* const kEntryFields[] = {"variant", "config",          "median_us", "mad_us",  "samples",
                                     "throughput", "throughput_unit", "plugin",    "tuned_at"};
 
+// config: a map of name: integer (or null for none) into `out`.
+void parse_config(const YAML::Node& value, const std::string& field, Config& out) {
+  if (!value.IsMap() && !value.IsNull()) entry_fail(value, "`" + field + "` must be a map of name: integer");
+  if (value.IsNull()) return;
+  for_each_field(value, [&](const std::string& name, const YAML::Node& v) {
+    out.set(name, scalar_number<int>(v, field + "/" + printable(name), "an integer"));
+  });
+}
+
+TunedAlternative parse_alternative(const YAML::Node& node) {
+  if (!node.IsMap()) entry_fail(node, "an alternative must be a map {variant, config, median_us}");
+  TunedAlternative a;
+  bool has_time = false;
+  for_each_field(node, [&](const std::string& field, const YAML::Node& value) {
+    if (field == "variant") a.variant = scalar_string(value, "alternatives/variant");
+    else if (field == "config") parse_config(value, "alternatives/config", a.config);
+    else if (field == "median_us") a.median_us = scalar_number<double>(value, "alternatives/median_us", "a number"), has_time = true;
+    else entry_fail(value, "alternative field '" + printable(field) + "' is not variant, config or median_us");
+  });
+  if (a.variant.empty() || !has_time) entry_fail(node, "an alternative needs `variant` and `median_us`");
+  return a;
+}
+
 TuningEntry parse_entry(const YAML::Node& node, bool kiln_written) {
   if (!node.IsMap()) entry_fail(node, "an entry must be a map (variant, config, median_us, ...)");
   TuningEntry e;
@@ -250,11 +281,7 @@ TuningEntry parse_entry(const YAML::Node& node, bool kiln_written) {
     if (field == "variant") {
       e.variant = scalar_string(value, field);
     } else if (field == "config") {
-      if (!value.IsMap() && !value.IsNull()) entry_fail(value, "`config` must be a map of name: integer");
-      if (value.IsNull()) return;
-      for_each_field(value, [&](const std::string& name, const YAML::Node& v) {
-        e.config.set(name, scalar_number<int>(v, "config/" + printable(name), "an integer"));
-      });
+      parse_config(value, "config", e.config);
     } else if (field == "median_us") {
       e.median_us = scalar_number<double>(value, field, "a number");
     } else if (field == "mad_us") {
@@ -267,6 +294,12 @@ TuningEntry parse_entry(const YAML::Node& node, bool kiln_written) {
       e.throughput_unit = scalar_string(value, field);
     } else if (field == "tuned_at") {
       e.tuned_at = scalar_string(value, field);
+    } else if (field == "alternatives") {
+      if (value.IsNull()) return;
+      if (!value.IsSequence()) entry_fail(value, "`alternatives` must be a list of {variant, config, median_us}");
+      if (value.size() > kTuningMaxAlternatives)
+        entry_fail(value, "`alternatives` holds more than " + std::to_string(kTuningMaxAlternatives) + " entries");
+      for (const auto& item : value) e.alternatives.push_back(parse_alternative(item));
     } else if (field == "plugin") {
       if (value.IsNull()) return;
       if (!value.IsMap()) entry_fail(value, "`plugin` must be a map {name, version, build}");
@@ -524,6 +557,19 @@ std::string emit_yaml(const TuningTable& table, const std::vector<std::pair<std:
         for (const auto& [name, yaml] : e.extra_plugin_fields) emit_extra(out, name, yaml);
         out << YAML::EndMap;
         out << YAML::Key << "tuned_at" << YAML::Value << e.tuned_at;
+        if (!e.alternatives.empty()) {
+          out << YAML::Key << "alternatives" << YAML::Value << YAML::BeginSeq;
+          for (const TunedAlternative& a : e.alternatives) {
+            out << YAML::Flow << YAML::BeginMap;
+            out << YAML::Key << "variant" << YAML::Value << a.variant;
+            out << YAML::Key << "config" << YAML::Value << YAML::Flow << YAML::BeginMap;
+            for (const auto& [name, value] : a.config.values()) out << YAML::Key << name << YAML::Value << value;
+            out << YAML::EndMap;
+            out << YAML::Key << "median_us" << YAML::Value << format_double(a.median_us);
+            out << YAML::EndMap;
+          }
+          out << YAML::EndSeq;
+        }
         for (const auto& [name, yaml] : e.extra_fields) emit_extra(out, name, yaml);
         out << YAML::EndMap;
       }

@@ -93,9 +93,11 @@ Config row_select_default_for(const DeviceInfo& device, std::int64_t n, std::int
   std::int64_t best_len = -1;
   for (const TileShape& t : kRowSelectTiles) {
     const std::int64_t len = std::int64_t(t.block) * t.items;
-    // The smallest tile holding the row; among equal sizes the one with more threads (measured on
-    // an H200, 2026-11-24, 16384 rows of 4096, k = 64: 512 x 8 758 us, 256 x 16 1001 us).
+    // The smallest tile holding the row; among equal sizes the one with more threads, up to 512
+    // (measured on an H200, 2026-11-24, 16384 rows of 4096, k = 64: 512 x 8 758 us, 256 x 16 1001
+    // us; 1024 x 4 is left to the tuner).
     if (len < n || (best_len >= 0 && len > best_len)) continue;
+    if (t.block > 512 && len < kRowSelectMaxN) continue;
     if (best_len == len && t.block < best.get("block")) continue;
     best = {{"block", t.block}, {"items_per_thread", t.items}, {"cap", 64}};
     best_len = len;

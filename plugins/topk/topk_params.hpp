@@ -71,7 +71,8 @@ Config radix_select_default(const DeviceInfo& device);
 // more threads.
 // (1024, 32) was tried: ptxas spilled its 32 keys per thread (408-byte stack frame), so rows stop
 // at 16384.
-inline constexpr TileShape kRowSelectTiles[] = {{128, 2}, {128, 8}, {256, 4}, {256, 16}, {512, 8}, {512, 16}, {1024, 16}};
+inline constexpr TileShape kRowSelectTiles[] = {{128, 2},  {128, 8},  {256, 4},  {256, 8},  {256, 16},
+                                                {512, 8},  {1024, 4}, {512, 16}, {1024, 16}};
 inline constexpr int kRowSelectMaxN = 16384;
 ParamSpace row_select_space();
 Config row_select_default(const DeviceInfo& device);

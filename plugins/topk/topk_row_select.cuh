@@ -18,7 +18,9 @@ namespace kiln::topk {
 // 8-bit digits: 8 passes at most over a 64-bit key.  (Eight copies of each bin, picked by lane, to
 // spread the atomics of uniform floats - a quarter of a row shares the first digit - measured
 // slower on an H200, 2026-11-24: 1007 us against 644 for 16384 rows of 4096, the extra clearing
-// and summing outweighing the conflicts.)
+// and summing outweighing the conflicts; so did one atomic per distinct digit of a warp with
+// __match_any_sync, 2026-11-24 (fourth session): 841 against 688 us there, 155 against 129 us at
+// 16384 rows of 1024, k = 8.)  k = 1 skips the passes: a block-wide maximum of the keys.
 inline constexpr int kRowSelectBins = 256;
 
 // Dynamic shared memory: cap 8-byte keys (cap a power of two >= k).  T: float, __half or
@@ -44,6 +46,36 @@ __global__ void __launch_bounds__(BLOCK)
     rk[i] = j < n ? rank_of(__ldg(xr + j), largest != 0) : 0u;
   }
   auto key_at = [&](int i) { return (std::uint64_t(rk[i]) << 32) | std::uint32_t(~std::uint32_t(i * BLOCK + t)); };
+  const int lane = t & 31;
+
+  if (k == 1) {
+    // The best key is the answer: a block-wide maximum, no passes.
+    __shared__ std::uint64_t s_warp_best[BLOCK / 32];
+    // This thread's best: the largest rank, the first (smallest) index among equal ones.
+    std::uint32_t best_rank = 0;
+    int best_at = -1;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i)
+      if (i * BLOCK + t < n && (best_at < 0 || rk[i] > best_rank)) {
+        best_rank = rk[i];
+        best_at = i * BLOCK + t;
+      }
+    std::uint64_t m = best_at < 0 ? 0 : (std::uint64_t(best_rank) << 32) | std::uint32_t(~std::uint32_t(best_at));
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const std::uint64_t other = __shfl_xor_sync(0xFFFFFFFFu, static_cast<unsigned long long>(m), o);
+      m = other > m ? other : m;
+    }
+    if (lane == 0) s_warp_best[t >> 5] = m;
+    __syncthreads();
+    if (t == 0) {
+      for (int w = 1; w < BLOCK / 32; ++w) m = s_warp_best[w] > m ? s_warp_best[w] : m;
+      const std::uint32_t j = index_of(m);
+      indices[row * i_stride] = std::int32_t(j);
+      values[row * v_stride] = xr[j];
+    }
+    return;
+  }
 
   std::uint64_t prefix = 0, mask = 0;
   std::uint32_t greater = 0;
@@ -99,7 +131,6 @@ __global__ void __launch_bounds__(BLOCK)
   if (t == 0) s_count = 0;
   __syncthreads();
   // Warp-aggregated appends (one atomic per warp and item); at most cap keys qualify.
-  const int lane = t & 31;
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const std::uint64_t key = key_at(i);

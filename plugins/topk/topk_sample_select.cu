@@ -22,7 +22,11 @@ struct SampleLayout {
   SamplePlan plan;
   Chunking filter, fallback;
   std::size_t states_bytes = 0, failed_bytes = 0, radix_states_bytes = 0, hists_bytes = 0, cands_bytes = 0;
-  std::size_t total() const { return states_bytes + failed_bytes + radix_states_bytes + hists_bytes + cands_bytes; }
+  std::size_t argmax_bytes = 0;  // k = 1: the largest key of every (row, filter chunk), and nothing else
+  std::size_t total() const {
+    return argmax_bytes != 0 ? argmax_bytes
+                             : states_bytes + failed_bytes + radix_states_bytes + hists_bytes + cands_bytes;
+  }
 };
 
 SampleLayout layout_of(const Problem& p, const Config& c) {
@@ -37,6 +41,7 @@ SampleLayout layout_of(const Problem& p, const Config& c) {
   r.radix_states_bytes = rows * sizeof(RadixRowState);
   r.hists_bytes = rows * kRadixBins * sizeof(std::uint32_t);
   r.cands_bytes = rows * std::size_t(r.plan.cand_cap) * sizeof(std::uint64_t);
+  if (p.dims[2] == 1) r.argmax_bytes = rows * std::size_t(r.filter.chunks) * sizeof(std::uint64_t);
   return r;
 }
 
@@ -47,6 +52,15 @@ constexpr int kWidth[kRadixPasses] = {11, 11, 10, 11, 11, 10};
 template <class T, int BLOCK, int ITEMS>
 cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* workspace, cudaStream_t stream) {
   const auto* x = static_cast<const T*>(l.x);
+  if (l.k == 1) {
+    // The largest key per (row, chunk), then per row: one pass over the row, two launches.
+    auto* partial = static_cast<std::uint64_t*>(workspace);
+    sample_argmax_partial_kernel<T, BLOCK, ITEMS><<<dim3(unsigned(l.rows), unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
+        x, l.x_stride, l.n, l.largest, r.filter.chunk_len, partial);
+    sample_argmax_final_kernel<T, kSampleSelectBlock><<<unsigned(l.rows), kSampleSelectBlock, 0, stream>>>(
+        x, l.x_stride, int(r.filter.chunks), partial, static_cast<T*>(l.values), l.v_stride, l.indices, l.i_stride);
+    return cudaGetLastError();
+  }
   auto* bytes = static_cast<unsigned char*>(workspace);
   std::size_t at = 0;
   auto* states = reinterpret_cast<SampleRowState*>(bytes + at);
@@ -59,8 +73,20 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
   at += r.hists_bytes;
   auto* cands = reinterpret_cast<std::uint64_t*>(bytes + at);
   const unsigned rows = unsigned(l.rows);
-  sample_threshold_kernel<T, kSampleBlock><<<rows, kSampleBlock, 0, stream>>>(
-      x, l.x_stride, l.n, l.largest, r.plan.samples, r.plan.rank, states, failed);
+  const std::size_t sample_bytes = std::size_t(r.plan.samples) * sizeof(std::uint32_t);
+  if (r.plan.samples <= kSampleMax) {
+    sample_threshold_kernel<T, kSampleBlock><<<rows, kSampleBlock, sample_bytes, stream>>>(
+        x, l.x_stride, l.n, l.largest, r.plan.samples, r.plan.rank, states, failed);
+  } else {
+    // Above 48 KiB of dynamic shared memory the kernel must opt in (per device; cheap to repeat).
+    auto* kernel = &sample_threshold_kernel<T, kSampleBlockLong>;
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             int(std::size_t(kSampleMaxLong) * sizeof(std::uint32_t)));
+        e != cudaSuccess)
+      return e;
+    kernel<<<rows, kSampleBlockLong, sample_bytes, stream>>>(x, l.x_stride, l.n, l.largest, r.plan.samples,
+                                                              r.plan.rank, states, failed);
+  }
   sample_filter_kernel<T, BLOCK, ITEMS><<<dim3(rows, unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
       x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
   if (l.rows <= kSampleSelectWideRows)

@@ -4,10 +4,11 @@
 // histogram atomics, which is what bounds topk_radix_select on long rows).
 //   sample_threshold_kernel (rows blocks)          ranks of a sample of the row (runs of 8
 //                            contiguous elements spread over the row, or the whole row when
-//                            n <= kSampleMax) in shared memory; picks a 32-bit rank threshold T
+//                            n <= kSampleMax) in shared memory (dynamic); picks a 32-bit rank threshold T
 //                            with at least `rank` sampled ranks >= T
 //   sample_filter_kernel    (rows x chunks blocks) appends the 64-bit key of every element whose
-//                            rank is >= T to the row's candidate buffer (counting past its end)
+//                            rank is >= T to the row's candidate buffer (counting past its end);
+//                            float4 loads, appends staged per block in shared memory
 //   sample_select_kernel    (rows blocks)          if the candidates hold at least k keys and fit
 //                            the buffer, they contain the answer: radix select on them (8-bit
 //                            digits starting below their common prefix), bitonic sort of the
@@ -16,6 +17,8 @@
 //   sample_fallback_*_kernel (kSampleFallbackGrid blocks) topk_radix_select's passes, gather and
 //                            sort (its block bodies) over the chunks of the failed rows only: with
 //                            none, each launch is a small grid whose blocks return at once
+//   sample_argmax_*_kernel   k = 1 only, instead of all of the above: the largest key of every
+//                            (row, chunk), then of every row
 // Exact for every input: the candidates are a superset of the answer whenever the row succeeds,
 // and the fallback is exact.  Ties, NaN and -0.0 follow topk_key.hpp.
 #pragma once
@@ -60,7 +63,7 @@ template <class T, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     sample_threshold_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest, int samples,
                             int rank, SampleRowState* __restrict__ states, std::uint32_t* __restrict__ failed) {
-  __shared__ std::uint32_t s_rank[kSampleMax];
+  extern __shared__ std::uint32_t s_rank[];  // samples ranks (dynamic: up to kSampleMaxLong)
   __shared__ std::uint32_t hist[33 * 32];  // [band or sub-bin][lane]: no two lanes of a warp collide
   __shared__ std::uint32_t s_band[33];
   __shared__ std::uint32_t scratch[32];
@@ -82,6 +85,7 @@ __global__ void __launch_bounds__(BLOCK)
     // samples < n, a multiple of kSampleRun: run g starts at g * n / runs (runs do not overlap:
     // n / runs > kSampleRun).
     const int runs = samples / kSampleRun;
+#pragma unroll 2
     for (int g = t; g < runs; g += BLOCK) {
       const std::int64_t start = std::int64_t(g) * n / runs;
       std::uint32_t r[kSampleRun];
@@ -158,35 +162,106 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+// The filter reads the row as float4 from its first 16-byte boundary (the `head` elements before
+// it, at most 3, are read one by one by the row's first block).  A block's candidates are staged
+// in shared memory (kSampleStage keys, warps reserving slots with shared atomics) and written out
+// at the end with one global atomic for the slots and one for the best rank; a warp whose keys do
+// not fit the stage (rows of ties) appends the overflow with its own global atomic.
 template <class T, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK)
     sample_filter_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest,
                          std::int64_t chunk_len, std::int64_t cand_cap, SampleRowState* __restrict__ states,
                          std::uint64_t* __restrict__ cands) {
+  static_assert(sizeof(T) == 4 && ITEMS % 4 == 0, "float4 loads of f32");
+  constexpr int VEC = ITEMS / 4;  // float4 per thread and tile
+  __shared__ std::uint64_t s_keys[kSampleStage];
+  __shared__ std::uint32_t s_n, s_best, s_base;
   const std::int64_t row = blockIdx.x;
+  const int t = threadIdx.x, lane = t & 31;
+  if (t == 0) {
+    s_n = 0;
+    s_best = 0;
+  }
+  __syncthreads();
   const std::uint32_t threshold = states[row].threshold;
   std::uint32_t* count = &states[row].count;
   std::uint32_t* best = &states[row].best;
-  const int lane = threadIdx.x & 31;
   std::uint64_t* out = cands + row * cand_cap;
-  const int cap = cand_cap < 0x7FFFFFFF ? int(cand_cap) : 0x7FFFFFFF;
+  const std::uint32_t cap = cand_cap < 0x7FFFFFFF ? std::uint32_t(cand_cap) : 0x7FFFFFFFu;
   const T* xr = x + row * x_stride;
-  const std::int64_t begin = std::int64_t(blockIdx.y) * chunk_len;
+  const int head = int((16 - (reinterpret_cast<std::uintptr_t>(xr) & 15)) & 15) / 4;
+  const std::int64_t begin = head + std::int64_t(blockIdx.y) * chunk_len;
   const std::int64_t end = begin + chunk_len < n ? begin + chunk_len : n;
-  // Every thread runs the same iterations, so the warp votes are safe.
-  for (std::int64_t base = begin; base < end; base += std::int64_t(BLOCK) * ITEMS) {
-    T v[ITEMS];
-#pragma unroll
-    for (int i = 0; i < ITEMS; ++i) {
-      const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
-      if (j < end) v[i] = __ldg(xr + j);
+  std::uint32_t my_best = 0;
+
+  // Appends key (rank rk, index j) when take; called by every lane of the warp (ballots).
+  auto append = [&](bool take, std::uint32_t rk, std::int64_t j) {
+    const unsigned ballot = __ballot_sync(0xFFFFFFFFu, take);
+    if (ballot == 0) return;
+    const int leader = __ffs(ballot) - 1;
+    const std::uint32_t c = std::uint32_t(__popc(ballot));
+    std::uint32_t slot = 0, over_base = 0;
+    if (lane == leader) {
+      slot = atomicAdd(&s_n, c);
+      // Slots past the stage go straight to the row's buffer.
+      const std::uint32_t fit = slot >= std::uint32_t(kSampleStage) ? 0u
+                                : slot + c <= std::uint32_t(kSampleStage) ? c
+                                                                           : std::uint32_t(kSampleStage) - slot;
+      if (fit < c) over_base = atomicAdd(count, c - fit);
     }
+    slot = __shfl_sync(0xFFFFFFFFu, slot, leader);
+    over_base = __shfl_sync(0xFFFFFFFFu, over_base, leader);
+    if (!take) return;
+    my_best = rk > my_best ? rk : my_best;
+    const std::uint32_t mine = slot + std::uint32_t(__popc(ballot & ((1u << lane) - 1u)));
+    const std::uint64_t key = (std::uint64_t(rk) << 32) | std::uint32_t(~std::uint32_t(j));
+    if (mine < std::uint32_t(kSampleStage)) {
+      s_keys[mine] = key;
+    } else {
+      const std::uint32_t first_over = slot > std::uint32_t(kSampleStage) ? slot : std::uint32_t(kSampleStage);
+      const std::uint32_t g = over_base + (mine - first_over);
+      if (g < cap) out[g] = key;
+    }
+  };
+
+  if (blockIdx.y == 0 && t < 32) {  // the head: one warp, uniform
+    const bool in = t < head && t < n;
+    const std::uint32_t rk = in ? rank_of(__ldg(xr + t), largest != 0) : 0u;
+    append(in && rk >= threshold, rk, t);
+  }
+  // Loads tile `base` into v (float4 where a whole vector lies before end).
+  auto load_tile = [&](std::int64_t base, float* v) {
+#pragma unroll
+    for (int q = 0; q < VEC; ++q) {
+      const std::int64_t j = base + 4 * (std::int64_t(q) * BLOCK + t);
+      if (j + 3 < end) {
+        const float4 f = __ldg(reinterpret_cast<const float4*>(xr + j));
+        v[4 * q] = f.x;
+        v[4 * q + 1] = f.y;
+        v[4 * q + 2] = f.z;
+        v[4 * q + 3] = f.w;
+      } else {
+#pragma unroll
+        for (int c = 0; c < 4; ++c) v[4 * q + c] = j + c < end ? __ldg(xr + j + c) : 0.0f;
+      }
+    }
+  };
+  constexpr std::int64_t kStep = std::int64_t(BLOCK) * ITEMS;
+  // Every thread runs the same iterations, so the warp votes are safe.  The next tile's loads are
+  // issued before this one is compared (two tiles in flight per thread).
+  float next[ITEMS];
+  if (begin < end) load_tile(begin, next);
+  for (std::int64_t base = begin; base < end; base += kStep) {
+    float v[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) v[i] = next[i];
+    if (base + kStep < end) load_tile(base + kStep, next);
     std::uint32_t rk[ITEMS];
     bool take[ITEMS];
     bool any = false;
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
-      const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
+      const std::int64_t j = base + 4 * (std::int64_t(i / 4) * BLOCK + t) + (i & 3);
       rk[i] = rank_of(v[i], largest != 0);
       take[i] = j < end && rk[i] >= threshold;
       any = any || take[i];
@@ -194,21 +269,93 @@ __global__ void __launch_bounds__(BLOCK)
     // On typical data a tile has no candidate at all: one vote skips the appends.
     if (!__any_sync(0xFFFFFFFFu, any)) continue;
 #pragma unroll
+    for (int i = 0; i < ITEMS; ++i)
+      append(take[i], rk[i], base + 4 * (std::int64_t(i / 4) * BLOCK + t) + (i & 3));
+  }
+
+  // Write the stage out: one global atomic for its slots, one for the best rank.
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const std::uint32_t other = __shfl_xor_sync(0xFFFFFFFFu, my_best, o);
+    my_best = other > my_best ? other : my_best;
+  }
+  if (lane == 0 && my_best != 0) atomicMax(&s_best, my_best);
+  __syncthreads();
+  const std::uint32_t staged = s_n < std::uint32_t(kSampleStage) ? s_n : std::uint32_t(kSampleStage);
+  if (t == 0) {
+    s_base = staged != 0 ? atomicAdd(count, staged) : 0u;
+    if (s_best != 0) atomicMax(best, s_best);
+  }
+  __syncthreads();
+  const std::uint32_t at = s_base;
+  for (std::uint32_t i = t; i < staged; i += BLOCK)
+    if (at + i < cap) out[at + i] = s_keys[i];
+}
+
+// k = 1: the answer is the largest key of the row, so no sample, filter or selection is needed.
+// Block (row, chunk) writes the largest key of its chunk to partial[row * chunks + chunk] (keys
+// are never 0: an empty chunk writes 0); sample_argmax_final_kernel takes the largest per row.
+template <int BLOCK>
+__device__ std::uint64_t block_max_key(std::uint64_t m, std::uint64_t* scratch) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const std::uint64_t other = __shfl_xor_sync(0xFFFFFFFFu, static_cast<unsigned long long>(m), o);
+    m = other > m ? other : m;
+  }
+  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = m;
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int w = 1; w < BLOCK / 32; ++w) m = scratch[w] > m ? scratch[w] : m;
+  return m;  // valid in thread 0
+}
+
+template <class T, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK)
+    sample_argmax_partial_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest,
+                                 std::int64_t chunk_len, std::uint64_t* __restrict__ partial) {
+  __shared__ std::uint64_t scratch[BLOCK / 32];
+  const std::int64_t row = blockIdx.x;
+  const T* xr = x + row * x_stride;
+  const std::int64_t begin = std::int64_t(blockIdx.y) * chunk_len;
+  const std::int64_t end = begin + chunk_len < n ? begin + chunk_len : n;
+  std::uint64_t m = 0;
+  for (std::int64_t base = begin; base < end; base += std::int64_t(BLOCK) * ITEMS) {
+    T v[ITEMS];
+#pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
       const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
-      // Warp-aggregated append: one atomic for the slots and one for the best rank per warp.
-      const unsigned ballot = __ballot_sync(0xFFFFFFFFu, take[i]);
-      if (ballot == 0) continue;
-      const int leader = __ffs(ballot) - 1;
-      const std::uint32_t top = __reduce_max_sync(0xFFFFFFFFu, take[i] ? rk[i] : 0u);
-      std::uint32_t slot = 0;
-      if (lane == leader) {
-        slot = atomicAdd(count, std::uint32_t(__popc(ballot)));
-        atomicMax(best, top);
-      }
-      slot = __shfl_sync(0xFFFFFFFFu, slot, leader) + __popc(ballot & ((1u << lane) - 1u));
-      if (take[i] && slot < std::uint32_t(cap)) out[slot] = (std::uint64_t(rk[i]) << 32) | std::uint32_t(~std::uint32_t(j));
+      if (j < end) v[i] = __ldg(xr + j);
     }
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      const std::int64_t j = base + std::int64_t(i) * BLOCK + threadIdx.x;
+      if (j < end) {
+        const std::uint64_t key = key_of(v[i], j, largest != 0);
+        m = key > m ? key : m;
+      }
+    }
+  }
+  m = block_max_key<BLOCK>(m, scratch);
+  if (threadIdx.x == 0) partial[row * gridDim.y + blockIdx.y] = m;
+}
+
+template <class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    sample_argmax_final_kernel(const T* __restrict__ x, std::int64_t x_stride, int chunks,
+                               const std::uint64_t* __restrict__ partial, T* __restrict__ values,
+                               std::int64_t v_stride, std::int32_t* __restrict__ indices, std::int64_t i_stride) {
+  __shared__ std::uint64_t scratch[BLOCK / 32];
+  const std::int64_t row = blockIdx.x;
+  std::uint64_t m = 0;
+  for (int c = threadIdx.x; c < chunks; c += BLOCK) {
+    const std::uint64_t key = partial[row * chunks + c];
+    m = key > m ? key : m;
+  }
+  m = block_max_key<BLOCK>(m, scratch);
+  if (threadIdx.x == 0) {
+    const std::uint32_t j = index_of(m);
+    indices[row * i_stride] = std::int32_t(j);
+    values[row * v_stride] = x[row * x_stride + j];
   }
 }
 
@@ -241,7 +388,12 @@ __global__ void __launch_bounds__(BLOCK)
   std::uint64_t prefix = 0, mask = 0;
   std::uint32_t greater = 0;
   constexpr int IT = kSampleSelectItems;  // keys per thread in flight
-  if (count > kSampleSortCap) {
+  // The bitonic sort costs about log^2 of its size in block barriers: refine the digits until the
+  // keys left fit twice k's power of two (at least kSampleSortMin, at most kSampleSortCap), not
+  // merely the sort's capacity (1 x 2^24, k = 100: 2560 candidates sorted whole took 35 us more).
+  int sort_target = kSampleSortMin;
+  while (sort_target < 2 * k && sort_target < kSampleSortCap) sort_target <<= 1;
+  if (count > sort_target) {
     // Every candidate's rank lies in [threshold, best]: the bits above the highest one in which
     // those two differ are common to all candidates; the digits start below them.
     const std::uint32_t lo_rank = states[row].threshold, hi_rank = states[row].best;
@@ -305,7 +457,7 @@ __global__ void __launch_bounds__(BLOCK)
       prefix |= std::uint64_t(s_digit) << lo;
       mask |= std::uint64_t(digit_mask) << lo;
       hi = lo;
-      if (greater + s_bucket <= std::uint32_t(kSampleSortCap)) break;  // the same for every thread
+      if (greater + s_bucket <= std::uint32_t(sort_target)) break;  // the same for every thread
       // s_* are rewritten only after the next pass's two barriers: every thread has read them.
     }
   }

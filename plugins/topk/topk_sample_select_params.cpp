@@ -23,7 +23,10 @@ SamplePlan sample_plan(std::int64_t n, std::int64_t k) {
     p.cand_cap = std::max<std::int64_t>(n, p.fallback_cap);
     return p;
   }
-  p.samples = int(std::clamp<std::int64_t>(n / kSampleDensity / kSampleRun * kSampleRun, kSampleMin, kSampleMax));
+  // Long rows take a larger sample: the candidates (about rank / p) shrink with p, and with them
+  // the filter's appends and the select kernel's passes (1 x 2^26, k = 100: 32768 -> 8192).
+  const int most = n >= kSampleLongRow ? kSampleMaxLong : kSampleMax;
+  p.samples = int(std::clamp<std::int64_t>(n / kSampleDensity / kSampleRun * kSampleRun, kSampleMin, most));
   const double frac = double(p.samples) / double(n);
   const double kp = double(k) * frac;
   p.rank = int(std::min<double>(p.samples, std::ceil(kp + 4.0 * std::sqrt(kp)) + 3.0));

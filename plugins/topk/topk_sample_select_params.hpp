@@ -3,8 +3,8 @@
 // row keeps every element at or above it, and the selection runs on those candidates only.
 //
 //   kiln::topk::SamplePlan p = kiln::topk::sample_plan(/*n=*/1 << 26, /*k=*/100);
-//   // p.samples == 8192 elements (1024 runs of 8), p.rank == 4: the threshold is at most the 4th
-//   // best sample, so about 4 * n / 8192 = 32768 candidates are expected; p.cand_cap == 262144 holds 8x that.
+//   // p.samples == 32768 elements (4096 runs of 8), p.rank == 4: the threshold is at most the 4th
+//   // best sample, so about 4 * n / 32768 = 8192 candidates are expected; p.cand_cap == 65536 holds 8x that.
 #pragma once
 #include <cstdint>
 
@@ -19,11 +19,15 @@ namespace kiln::topk {
 // Filter tiles (template arguments of the filter kernel; block x items_per_thread elements per
 // step).  The sample, select and fallback kernels have fixed shapes.
 inline constexpr TileShape kSampleFilterTiles[] = {{256, 16}, {512, 8}, {512, 16}, {1024, 8}};
-inline constexpr int kSampleMax = 8192;         // sampled ranks in shared memory (32 KiB)
+inline constexpr int kSampleMax = 8192;         // rows up to this long are their own sample
+inline constexpr int kSampleMaxLong = 32768;    // the largest sample (128 KiB of ranks in dynamic shared memory)
+inline constexpr std::int64_t kSampleLongRow = std::int64_t(1) << 21;  // rows from here on may sample up to kSampleMaxLong
 inline constexpr int kSampleRun = 8;            // contiguous elements per sample run (one 32-byte sector of f32)
 inline constexpr int kSampleMin = 1024;         // the smallest sample of a row longer than kSampleMax
 inline constexpr int kSampleDensity = 32;       // otherwise n / 32 elements (one in 32), up to kSampleMax
-inline constexpr int kSampleBlock = 256;        // threads of the sample kernel
+inline constexpr int kSampleBlock = 256;        // threads of the sample kernel for samples of up to kSampleMax
+inline constexpr int kSampleBlockLong = 1024;   // and above (few long rows: more loads in flight per row)
+inline constexpr int kSampleStage = 2048;       // candidate keys a filter block stages in shared memory (16 KiB)
 inline constexpr int kSampleSelectItems = 8;    // candidate keys per thread in flight in the select kernel
 // Threads of the select kernel: few rows have many candidates each (1024 threads pull them from
 // L2 faster), many rows few (256 threads keep more rows resident per SM).
@@ -31,13 +35,15 @@ inline constexpr int kSampleSelectWideBlock = 1024;
 inline constexpr int kSampleSelectBlock = 256;
 inline constexpr int kSampleSelectWideRows = 128;  // up to this many rows use the wide block
 inline constexpr int kSampleSortCap = 4096;     // keys sorted in shared memory by the select kernel
+inline constexpr int kSampleSortMin = 256;      // it refines digits until at most max(this, 2 pow2(k)) keys are left
 inline constexpr TileShape kSampleFallbackTile = {512, 8};  // the radix_select passes of rows whose filter failed
 inline constexpr int kSampleFallbackGrid = 512;             // blocks of each fallback launch (they loop over chunks)
 
 // What one launch does with a row of n, given k (the same for every row).
 struct SamplePlan {
   int samples = 0;            // ranks sampled per row: n when n <= kSampleMax, else n / 32
-                              // (a multiple of kSampleRun) within [kSampleMin, kSampleMax]
+                              // (a multiple of kSampleRun) within [kSampleMin, kSampleMax], or
+                              // [kSampleMin, kSampleMaxLong] for rows of kSampleLongRow and more
   int rank = 0;               // the threshold is at or below the rank-th best sample
   std::int64_t cand_cap = 0;  // candidate keys kept per row (at least n when samples == n, and at
                               // least the fallback's sort capacity, whose buffer it shares)

@@ -94,6 +94,7 @@ struct Entry {
   std::string device, key, variant;
   double median_us;
   int tile = 32;
+  std::string alternatives = "";  // YAML flow list of {variant, config, median_us}, or empty
 };
 
 struct TempDb {
@@ -111,6 +112,7 @@ struct TempDb {
       last_dev = e.device;
       y += "      \"" + e.key + "\":\n        variant: " + e.variant + "\n        config: {tile: " +
            std::to_string(e.tile) + "}\n        median_us: " + std::to_string(e.median_us) + "\n";
+      if (!e.alternatives.empty()) y += "        alternatives: " + e.alternatives + "\n";
     }
     const fs::path f = dir / "user.yaml";
     std::ofstream(f) << y;
@@ -395,18 +397,85 @@ TEST_CASE("evidence: neighbours follow the device fallback levels") {
   CHECK(d.hit->device_key == "Another CPU|host|999t");
 }
 
-TEST_CASE("evidence: a neighbour whose config does not fit is skipped for the next nearest") {
+TEST_CASE("evidence: neighbours are weighed by every variant's time, not only by who won") {
   TempDb db;
-  // The nearest entry names tile 48, outside the space: rejected with a reason, the next is used.
-  const auto user = db.write({{host_fp(), key(1000, 1000, 1000), "mm_small", 10.0, 48},
-                              {host_fp(), key(1200, 1000, 1000), "mm_fp32", 12.0, 64}});
+  // The nearest entry's winner, mm_small, beat mm_fp32 by 2% there; at the two entries around it
+  // mm_small ran 3x and 2.5x slower than mm_fp32.  The variant expected to lose least is mm_fp32,
+  // at the config the nearest entry timed it with.
+  const auto user = db.write(
+      {{host_fp(), key(1024, 1024, 1024), "mm_small", 10.0, 16, "[{variant: mm_fp32, config: {tile: 64}, median_us: 10.2}]"},
+       {host_fp(), key(2048, 1024, 1024), "mm_fp32", 20.0, 32, "[{variant: mm_small, config: {tile: 16}, median_us: 60}]"},
+       {host_fp(), key(512, 1024, 1024), "mm_fp32", 5.0, 32, "[{variant: mm_small, config: {tile: 16}, median_us: 12.5}]"}});
   kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
-  const kiln::Decision d = decide(rt, 1024, 1024, 1024);
+  const kiln::Decision d = decide(rt, 1100, 1024, 1024);
+  INFO(d.explain());
   CHECK(d.evidence == kiln::Decision::Evidence::neighbour);
   CHECK(d.variant->name() == "mm_fp32");
   CHECK(d.config == kiln::Config{{"tile", 64}});
+  REQUIRE(d.hit);
+  CHECK(d.hit->problem_key == key(1024, 1024, 1024));
+  CHECK(d.hit->alternative_of == "mm_small");
+  CHECK(d.hit->entry.median_us == Approx(10.2));
+  CHECK(d.weighed_neighbours == 3);
+  REQUIRE(d.weighed.size() == 2);
+  CHECK(d.weighed[0].first == "mm_fp32");
+  CHECK(d.weighed[0].second < d.weighed[1].second);
+  CHECK(d.weighed[1].first == "mm_small");
+  CHECK(d.weighed[1].second > 1.5);
+  CHECK(kiln_test::contains(d.explain(), "neighbours weighed: 3"));
+  CHECK(kiln_test::contains(d.explain(), "its winner there was mm_small"));
+
+  // Right next to the 1024 entry, where mm_fp32 lost by 2%, with mm_small 1% behind at a farther
+  // entry: the near entry's winner runs (weights fall with distance).  A variant no neighbour
+  // timed (mm_vendor) is never weighed in.
+  TempDb db2;
+  const auto user2 = db2.write(
+      {{host_fp(), key(1024, 1024, 1024), "mm_small", 10.0, 16, "[{variant: mm_fp32, config: {tile: 64}, median_us: 10.2}]"},
+       {host_fp(), key(4096, 1024, 1024), "mm_fp32", 20.0, 32, "[{variant: mm_small, config: {tile: 16}, median_us: 20.2}]"}});
+  kiln::Runtime rt2(mm_registry(), kiln_test::offline_options(user2));
+  const kiln::Decision near = decide(rt2, 1025, 1024, 1024);
+  INFO(near.explain());
+  CHECK(near.variant->name() == "mm_small");
+  CHECK(near.config == kiln::Config{{"tile", 16}});
+  CHECK(near.hit->alternative_of.empty());
+  for (const auto& [name, ratio] : near.weighed) CHECK(name != "mm_vendor");
+}
+
+TEST_CASE("evidence: an entry without alternatives counts its winner only, the others as 2x") {
+  TempDb db;
+  // Two entries as old databases hold them (winners only) at equal distance on either side, and
+  // a third nearer one that timed both: its times decide between the two winners.
+  const auto user = db.write({{host_fp(), key(512, 1024, 1024), "mm_small", 10.0, 16},
+                              {host_fp(), key(2048, 1024, 1024), "mm_fp32", 40.0, 32},
+                              {host_fp(), key(1024, 1024, 1024), "mm_fp32", 20.0, 32,
+                               "[{variant: mm_small, config: {tile: 16}, median_us: 21}]"}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const kiln::Decision d = decide(rt, 1024, 1024, 1023);
+  INFO(d.explain());
+  CHECK(d.variant->name() == "mm_fp32");
+  REQUIRE(d.weighed.size() == 2);
+  // mm_small: 2x at the mm_fp32-only entry, 1.05x at the mixed one, 1x at its own.
+  CHECK(d.weighed[1].first == "mm_small");
+  CHECK(d.weighed[1].second > 1.05);
+  CHECK(d.weighed[1].second < 2.0);
+}
+
+TEST_CASE("evidence: a neighbour whose config does not fit is skipped for the next nearest") {
+  TempDb db;
+  // Both neighbours chose mm_small; the nearest names tile 48, outside the space: rejected with a
+  // reason, and the config comes from the next nearest that timed mm_small.
+  const auto user = db.write({{host_fp(), key(1024, 1024, 1024), "mm_small", 10.0, 48},
+                              {host_fp(), key(1200, 1024, 1024), "mm_small", 12.0, 16}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const kiln::Decision d = decide(rt, 1024, 1024, 1000);
+  INFO(d.explain());
+  CHECK(d.evidence == kiln::Decision::Evidence::neighbour);
+  CHECK(d.variant->name() == "mm_small");
+  CHECK(d.config == kiln::Config{{"tile", 16}});
+  REQUIRE(d.hit);
+  CHECK(d.hit->problem_key == key(1200, 1024, 1024));
   REQUIRE_FALSE(d.rejected.empty());
-  CHECK(kiln_test::contains(d.rejected[0].first, "neighbour " + key(1000, 1000, 1000)));
+  CHECK(kiln_test::contains(d.rejected[0].first, "neighbour " + key(1024, 1024, 1024)));
 }
 
 TEST_CASE("evidence: a vendor variant's config is the neighbour's only within kVendorConfigRadius") {

@@ -143,6 +143,10 @@ TEST_CASE("tuning db: YAML round trip keeps every field and the config order") {
   odd.plugin_build = "";
   odd.tuned_at = "2026-01-02T03:04:05Z";
   table[kH200]["gemm"][gemm_key(1, 7, 1000003)] = odd;
+  kiln::TuningEntry with_alternatives = entry("gemm_cublas", 12.5);
+  with_alternatives.alternatives = {{"gemm_tiled", kiln::Config{{"TILE", 16}}, 14.25},
+                                    {"gemm_naive", kiln::Config{}, 0.1 + 0.2}};
+  table[kH200]["gemm"][gemm_key(100, 200, 300)] = with_alternatives;
   kiln::TuningEntry bare = entry("transpose_tiled_padded", 5.0);
   bare.config = kiln::Config{};
   table[kA100]["transpose"]["f32|m=1|n=1"] = bare;
@@ -164,6 +168,10 @@ TEST_CASE("tuning db: YAML round trip keeps every field and the config order") {
   CHECK(contains(text, "median_us: 2701.3\n"));  // shortest form, not 2701.3000000000002
   CHECK(contains(text, "plugin: {name: gemm, version: 0.1.0, build: b1}"));
   CHECK(contains(text, "\"NVIDIA H200|sm_90|132sm\":"));
+  CHECK(contains(text, "alternatives:\n"));
+  CHECK(contains(text, "- {variant: gemm_tiled, config: {TILE: 16}, median_us: 14.25}"));
+  CHECK(back.at(kH200).at("gemm").at(gemm_key(100, 200, 300)).alternatives.size() == 2);
+  CHECK(back.at(kH200).at("gemm").at(gemm_key(4096, 4096, 4096)).alternatives.empty());
   // Deterministic: writing what was read gives the same bytes; no temp file is left behind.
   CHECK(kiln::TuningDb::to_yaml(back) == text);
   int files = 0;
@@ -211,6 +219,47 @@ TEST_CASE("tuning db: reads the documented format") {
   // An empty document (a touched file) holds nothing and is not an error.
   CHECK(kiln::TuningDb::from_yaml("", "empty").empty());
   CHECK(kiln::TuningDb::from_yaml("schema: 1\n", "no devices").empty());
+}
+
+TEST_CASE("tuning db: a bad alternative skips its entry with a reason") {
+  const std::string head =
+      "schema: 1\n"
+      "devices:\n"
+      "  \"NVIDIA H200|sm_90|132sm\":\n"
+      "    gemm:\n"
+      "      \"f32|m=4|n=4|k=4\":\n"
+      "        variant: gemm_cublas\n"
+      "        config: {}\n"
+      "        median_us: 3\n";
+  const std::pair<const char*, const char*> bad[] = {
+      {"        alternatives: {variant: x}\n", "must be a list"},
+      {"        alternatives:\n          - {variant: gemm_tiled}\n", "needs `variant` and `median_us`"},
+      {"        alternatives:\n          - {variant: gemm_tiled, median_us: -1}\n", "finite number >= 0"},
+      {"        alternatives:\n          - {variant: \"a b\", median_us: 1}\n", "is not a variant name"},
+      {"        alternatives:\n          - {variant: gemm_tiled, median_us: 1, speed: 2}\n", "is not variant, config or median_us"},
+      {"        alternatives:\n          - {variant: gemm_tiled, config: {TILE: x}, median_us: 1}\n", "an integer"},
+  };
+  for (const auto& [tail, reason] : bad) {
+    std::vector<std::string> warnings;
+    const kiln::TuningTable t = kiln::TuningDb::from_yaml(head + tail, "bad alternative", &warnings);
+    INFO(tail);
+    std::size_t entries = 0;
+    for (const auto& [dev, ops] : t)
+      for (const auto& [op, keys] : ops) entries += keys.size();
+    CHECK(entries == 0);
+    REQUIRE(warnings.size() == 1);
+    CHECK(contains(warnings[0], reason));
+  }
+  std::vector<std::string> warnings;
+  const kiln::TuningTable good = kiln::TuningDb::from_yaml(
+      head + "        alternatives:\n          - {variant: gemm_tiled, config: {TILE: 16}, median_us: 4.5}\n", "good",
+      &warnings);
+  CHECK(warnings.empty());
+  const auto& alts = good.at(kH200).at("gemm").at("f32|m=4|n=4|k=4").alternatives;
+  REQUIRE(alts.size() == 1);
+  CHECK(alts[0].variant == "gemm_tiled");
+  CHECK((alts[0].config == kiln::Config{{"TILE", 16}}));
+  CHECK(alts[0].median_us == 4.5);
 }
 
 TEST_CASE("tuning db: bad files are reported with the path and the reason") {

@@ -111,6 +111,11 @@ TEST_CASE("tune, store, and a fresh runtime's op() dispatches the tuned choice")
     CHECK(e.throughput_unit == "GB/s");
     CHECK(e.plugin_name == "direct");
     CHECK(e.tuned_at.size() == 20);
+    // The other variant's fastest config is kept beside the winner, with its time.
+    REQUIRE(e.alternatives.size() == 1);
+    CHECK(e.alternatives[0].variant != variant);
+    CHECK(e.alternatives[0].median_us > 0.0);
+    CHECK(e.alternatives == r.entry->alternatives);
 
     // The tuning runtime's own op() sees the entry at once.
     run_scale(rt, 64);

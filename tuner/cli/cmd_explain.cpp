@@ -56,6 +56,11 @@ Command make_explain_command(CLI::App& parent) {
         for (const auto& [name, us] : d.estimates) est.push(Json::object().set("variant", name).set("predicted_us", us));
         j.set("estimates", std::move(est));
       }
+      if (!d.weighed.empty()) {
+        Json w = Json::array();
+        for (const auto& [name, ratio] : d.weighed) w.push(Json::object().set("variant", name).set("expected_ratio", ratio));
+        j.set("weighed_neighbours", d.weighed_neighbours).set("weighed", std::move(w));
+      }
       if (d.hit) {
         j.set("hit", Json::object()
                          .set("file", d.hit->layer_path)
@@ -67,7 +72,8 @@ Command make_explain_command(CLI::App& parent) {
                          .set("mad_us", d.hit->entry.mad_us)
                          .set("samples", d.hit->entry.samples)
                          .set("tuned_at", d.hit->entry.tuned_at)
-                         .set("plugin_build", d.hit->entry.plugin_build));
+                         .set("plugin_build", d.hit->entry.plugin_build)
+                         .set("alternative_of", d.hit->alternative_of.empty() ? Json() : Json(d.hit->alternative_of)));
       }
       Json rejected = Json::array();
       for (const auto& [what, why] : d.rejected) rejected.push(Json::object().set("what", what).set("why", why));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <map>
 
 #include "kiln/errors.hpp"
 #include "logger.hpp"
@@ -43,6 +44,35 @@ TuningEntry Tuner::make_entry(const Problem& problem, const CandidateResult& win
   e.plugin_build = src.build_id;
   e.tuned_at = utc_timestamp();
   return e;
+}
+
+std::vector<TunedAlternative> alternatives_of(const SearchResult& search) {
+  if (!search.winner) return {};
+  const std::string& winner = search.winner->candidate.variant->name();
+  // Per variant the fastest ok candidate; a finalist's re-timed median counts over its search-time one
+  // (finalists are timed interleaved with the winner, so their ratio to it is the trustworthy one).
+  std::map<std::string, TunedAlternative> best;
+  std::map<std::string, bool> from_finalist;
+  auto offer = [&](const CandidateResult& r, bool finalist) {
+    if (!r.ok() || r.provisional || !(r.timing.median_us > 0)) return;
+    const std::string& v = r.candidate.variant->name();
+    if (v == winner) return;
+    auto it = best.find(v);
+    const bool better = it == best.end() || (finalist && !from_finalist[v]) ||
+                        (finalist == from_finalist[v] && r.timing.median_us < it->second.median_us);
+    if (!better) return;
+    best[v] = TunedAlternative{v, r.candidate.config, r.timing.median_us};
+    from_finalist[v] = finalist;
+  };
+  for (const CandidateResult& r : search.finalists) offer(r, true);
+  for (const CandidateResult& r : search.results) offer(r, false);
+  std::vector<TunedAlternative> out;
+  for (auto& [v, a] : best) out.push_back(std::move(a));
+  std::sort(out.begin(), out.end(), [](const TunedAlternative& a, const TunedAlternative& b) {
+    return a.median_us != b.median_us ? a.median_us < b.median_us : a.variant < b.variant;
+  });
+  if (out.size() > kTuningMaxAlternatives) out.resize(kTuningMaxAlternatives);
+  return out;
 }
 
 std::optional<TuningEntry> Tuner::current_entry(const Problem& problem) const {
@@ -108,6 +138,7 @@ TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
     return report;
   }
   report.entry = make_entry(problem, *report.search.winner);
+  report.entry->alternatives = alternatives_of(report.search);
   if (options.store) {
     if (report.db_path.empty())
       throw TuningDbError("tuning database: no user file is configured (set KILN_CACHE_DIR or HOME)");

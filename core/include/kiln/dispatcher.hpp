@@ -1,9 +1,10 @@
 // Dispatcher: problem -> (variant, config), from evidence (docs/architecture.md, "Dispatch from
 // evidence").  In order, at each device fallback level of the tuning database: the entry of the
-// exact problem key, then the nearest tuned neighbour of the same mode class (mode dims and dtype
-// equal, size dims within kNeighbourRadius in log2 space; near ties ordered by divisibility; a
-// vendor variant's config only from within kVendorConfigRadius), then the nearest neighbour's
-// variant at its default when no neighbour's config fits; then the nearest usable entry of the
+// exact problem key, then the tuned neighbours of the same mode class (mode dims and dtype
+// equal, size dims within kNeighbourRadius in log2 space), weighed: the variant with the lowest
+// expected slowdown over the nearest few (their winners' and alternatives' times), at the config
+// of the nearest one that timed it (near ties ordered by divisibility; a vendor variant's config
+// only from within kVendorConfigRadius) or its default when none fits; then the nearest usable entry of the
 // class at any distance (a far neighbour); then a cost model calibrated from the class's entries
 // (only when no entry of the class is usable); then the vendor variant; then the first variant by
 // priority.  Static priorities only break ties.
@@ -57,6 +58,10 @@ struct Decision {
   std::string config_note;                                       // why the config is not the entry's
   double predicted_us = 0;                                       // model: its estimate
   std::vector<std::pair<std::string, double>> estimates;         // model: every variant's estimate
+  // neighbour: every variant the weighed neighbours timed, with its expected time over their best
+  // (lowest first), and how many neighbours were weighed.
+  std::vector<std::pair<std::string, double>> weighed;
+  int weighed_neighbours = 0;
   std::vector<std::pair<std::string, std::string>> rejected;     // (what, why) considered first
   // The config bound to its kernel (Variant::prepare); set by Dispatcher::decide, null in the
   // decisions decide_uncached returns.

@@ -15,6 +15,8 @@
 //           throughput_unit: TFLOP/s
 //           plugin: {name: gemm, version: 0.1.0, build: 3f9c2a1}
 //           tuned_at: 2026-11-21T10:00:00Z
+//           alternatives:          # optional: the fastest config of each other variant timed
+//             - {variant: gemm_cublas, config: {}, median_us: 2810.4}
 //
 // Layers: shipped read-only files (configs/) under one user file ($KILN_CACHE_DIR/tuning.yaml,
 // else $XDG_CACHE_HOME/kiln/tuning.yaml, else ~/.cache/kiln/tuning.yaml); the user layer wins.
@@ -53,6 +55,20 @@ inline constexpr std::uint64_t kTuningDbMaxNodes = 4000000;
 // (seconds) overrides it.
 inline constexpr double kTuningDbDefaultLockTimeoutSeconds = 30.0;
 
+// The fastest config the search timed of a variant other than the winner, and its time: the
+// evidence dispatch weighs when a problem has no entry of its own (how much a neighbour's
+// winner would lose to the runner-up, not only who won).
+struct TunedAlternative {
+  std::string variant;
+  Config config;
+  double median_us = 0.0;
+  bool operator==(const TunedAlternative& o) const {
+    return variant == o.variant && config == o.config && median_us == o.median_us;
+  }
+};
+// An entry keeps at most this many alternatives (one per variant; no op has this many variants).
+inline constexpr std::size_t kTuningMaxAlternatives = 64;
+
 struct TuningEntry {
   std::string variant;
   Config config;
@@ -65,6 +81,7 @@ struct TuningEntry {
   std::string plugin_version;
   std::string plugin_build;
   std::string tuned_at;            // ISO 8601 UTC
+  std::vector<TunedAlternative> alternatives;  // fastest first; none for entries tuned before them
   // Fields this kiln does not know (written by a newer one), as YAML text, kept across rewrites.
   std::vector<std::pair<std::string, std::string>> extra_fields;
   std::vector<std::pair<std::string, std::string>> extra_plugin_fields;
@@ -87,6 +104,9 @@ struct TuningHit {
   std::string problem_key;         // the key it was stored under
   FallbackLevel level = FallbackLevel::exact;
   bool exact_problem = true;       // false: nearest entry of the same bucket
+  // Set when `entry` is a view of one of the stored entry's alternatives (variant, config and
+  // median_us are the alternative's): the stored winner's variant.
+  std::string alternative_of;
 };
 
 class TuningDb {

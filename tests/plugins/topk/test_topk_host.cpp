@@ -276,7 +276,10 @@ TEST_CASE("topk_row_select picks the smallest register tile that holds the row",
   const kiln::Config c1024 = tk::row_select_default_for(d, 1024, 8);
   CHECK(len(c1024) == 1024);
   CHECK(c1024.get("block") == 256);  // (256, 4) over (128, 8): more threads
-  CHECK(len(tk::row_select_default_for(d, 1025, 64)) == 4096);
+  CHECK(len(tk::row_select_default_for(d, 1025, 64)) == 2048);  // (256, 8)
+  const kiln::Config c4096 = tk::row_select_default_for(d, 4096, 64);
+  CHECK(len(c4096) == 4096);
+  CHECK(c4096.get("block") == 512);  // (512, 8) over (256, 16) and (1024, 4): at most 512 threads
   CHECK(len(tk::row_select_default_for(d, 16384, 64)) == 16384);
   for (std::int64_t n : {1, 300, 4096, 5000, 16384}) {
     const kiln::Config c = tk::row_select_default_for(d, n, 1);

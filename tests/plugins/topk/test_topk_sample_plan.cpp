@@ -1,6 +1,6 @@
 // topk_sample_select's plan (host only): the whole row is the sample up to kSampleMax, with the
 // threshold rank k and room for every element; above it one element in 32 (within kSampleMin and
-// kSampleMax) is sampled, the threshold rank grows with k p, the
+// kSampleMax, or kSampleMaxLong for rows of kSampleLongRow and more) is sampled, the threshold rank grows with k p, the
 // candidate buffer holds 8x the expected candidates and never less than the fallback's selection.
 #include <cstdint>
 
@@ -24,13 +24,22 @@ TEST_CASE("topk_sample_select samples whole short rows and can always answer the
 }
 
 TEST_CASE("topk_sample_select's threshold rank and candidate buffer on long rows", "[topk]") {
-  // n = 2^26, k = 100: k p = 100 / 8192, so rank = ceil(0.0122 + 4 * 0.110) + 3 = 4; about
-  // 4 * 8192 = 32768 candidates expected; 8x that is 262144.
+  // n = 2^26, k = 100 (a long row: up to kSampleMaxLong samples): k p = 100 / 2048, so rank =
+  // ceil(0.0488 + 4 * 0.221) + 3 = 4; about 4 * 2048 = 8192 candidates expected; 8x that is 65536.
   const auto a = sample_plan(std::int64_t(1) << 26, 100);
-  CHECK(a.samples == kiln::topk::kSampleMax);
+  CHECK(a.samples == kiln::topk::kSampleMaxLong);
   CHECK(a.rank == 4);
-  CHECK(a.cand_cap == 262144);
+  CHECK(a.cand_cap == 65536);
   CHECK(a.fallback_cap == 2048);
+  // n = 2^28, k = 1000: k p = 1000 / 8192, rank = ceil(0.122 + 4 * 0.349) + 3 = 5; 5 * 8192 =
+  // 40960 expected, 8x rounded up to 524288.
+  const auto e = sample_plan(std::int64_t(1) << 28, 1000);
+  CHECK(e.samples == kiln::topk::kSampleMaxLong);
+  CHECK(e.rank == 5);
+  CHECK(e.cand_cap == 524288);
+  // The larger sample starts at kSampleLongRow; below it the sample stops at kSampleMax.
+  CHECK(sample_plan(kiln::topk::kSampleLongRow - 1, 1).samples == kiln::topk::kSampleMax);
+  CHECK(sample_plan(kiln::topk::kSampleLongRow, 1).samples == kiln::topk::kSampleMaxLong);
   // n = 2^20, k = 4096: k p = 32, rank = ceil(32 + 22.6) + 3 = 58; 58 * 128 = 7424 expected,
   // 8x rounded up to 65536.
   const auto b = sample_plan(std::int64_t(1) << 20, 4096);

@@ -131,6 +131,17 @@ TEST_CASE("topk_sample_select matches the host reference on random rows", "[topk
       }
     }
   }
+  // One long row (the larger sample of kSampleLongRow and more, 1024-thread sample kernel with
+  // dynamic shared memory) with one config, so that quick (sanitizer) runs cover it too.
+  const kiln::Problem wanted = schema.problem_from_dims(kiln::f32, {1, kiln::topk::kSampleLongRow + 5, 100, 1}, gpu);
+  kiln::ProblemData data(schema, wanted, gpu, seed++, {false, true});
+  const kiln::Problem& p = data.problem();
+  const kiln::Config c = v->default_config(dev);
+  INFO(c.to_string() << " on " << p.key());
+  data.poison_outputs();
+  REQUIRE(v->launch(data.device_args(), p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
+  kStream.synchronize();
+  CHECK(data.error() == 0.0);
 }
 
 TEST_CASE("topk_sample_select is exact on rows that defeat the sample (the fallback) and on NaN and -0.0",
@@ -142,14 +153,17 @@ TEST_CASE("topk_sample_select is exact on rows that defeat the sample (the fallb
   REQUIRE(v != nullptr);
   Workspace ws;
   const bool quick = kiln_test::quick_mode();
-  const std::int64_t n = quick ? 9001 : 300007;
+  const std::int64_t n_short = quick ? 9001 : 300007;
   std::mt19937_64 rng(77);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
 
-  for (std::int64_t k : {std::int64_t(1), std::int64_t(100), std::int64_t(4096)}) {
-    const Shape s{2, n, k};
+  // k from 1 to 4096; then a long row (the larger sample of kSampleLongRow and more), not in quick runs.
+  std::vector<Shape> shapes = {{2, n_short, 1}, {2, n_short, 100}, {2, n_short, 4096}};
+  if (!quick) shapes.push_back({2, kiln::topk::kSampleLongRow + 5, 100});
+  for (const Shape& s : shapes) {
+    const std::int64_t n = s.n, k = s.k;
     const std::size_t total = std::size_t(s.rows * s.n);
     const kiln::Problem shape_only = rt.registry().op("topk").problem_from_dims(kiln::f32, {s.rows, s.n, s.k, 1}, gpu);
     auto configs = configs_for(*v, dev, shape_only, false);

@@ -64,6 +64,11 @@ class Tuner {
   Runtime* rt_;
 };
 
+// The fastest ok candidate of each variant other than the winner's, fastest first: a finalist's
+// re-timed median where it has one, else its search-time median.  What an entry's
+// `alternatives` hold (dispatch weighs them for problems with no entry of their own).
+std::vector<TunedAlternative> alternatives_of(const SearchResult& search);
+
 // Throughput of one call taking `median_us`: TFLOP/s for flop-counted ops, GB/s for bytes.
 double throughput(const OpSchema& schema, const Problem& problem, double median_us);
 const char* throughput_unit(const OpSchema& schema);
