@@ -3,7 +3,7 @@
 # test_gemm_wgmma_gpu; run the test; compute-sanitizer memcheck and racecheck on the quick sizes;
 # then `kiln tune` timings of gemm_wgmma against cuBLAS / cuBLASLt (--no-store), summarised.
 #
-#   scripts/wgmma-device.sh OUT [stage...]     stages: build test sanitize f32 bf16 ncu llm llmbench
+#   scripts/wgmma-device.sh OUT [stage...]     stages: build test sanitize f32 bf16 ncu llm ncusmall llmbench
 #                                              (default: all but llm and llmbench)
 #   llmbench: `kiln bench ... --vs vendor --csv` (default configs, interleaved) over BENCH_SHAPES
 #   (design set) and HELDOUT_SHAPES, summarised per set with the geomean of cuBLASLt / gemm_wgmma.
