@@ -4,7 +4,7 @@
 # then `kiln tune` timings of gemm_wgmma against cuBLAS / cuBLASLt (--no-store), summarised.
 #
 #   scripts/wgmma-device.sh OUT [stage...]     stages: build test sanitize f32 bf16 ncu llm ncusmall llmbench
-#                                              (default: all but llm and llmbench)
+#                                              (default: build test sanitize f32 bf16 ncu)
 #   llmbench: `kiln bench ... --vs vendor --csv` (default configs, interleaved) over BENCH_SHAPES
 #   (design set) and HELDOUT_SHAPES, summarised per set with the geomean of cuBLASLt / gemm_wgmma.
 #
