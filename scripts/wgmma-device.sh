@@ -3,7 +3,10 @@
 # test_gemm_wgmma_gpu; run the test; compute-sanitizer memcheck and racecheck on the quick sizes;
 # then `kiln tune` timings of gemm_wgmma against cuBLAS / cuBLASLt (--no-store), summarised.
 #
-#   scripts/wgmma-device.sh OUT [stage...]     stages: build test sanitize f32 bf16 ncu llm (default: all but llm)
+#   scripts/wgmma-device.sh OUT [stage...]     stages: build test sanitize f32 bf16 ncu llm ncusmall llmbench
+#                                              (default: build test sanitize f32 bf16 ncu)
+#   llmbench: `kiln bench ... --vs vendor --csv` (default configs, interleaved) over BENCH_SHAPES
+#   (design set) and HELDOUT_SHAPES, summarised per set with the geomean of cuBLASLt / gemm_wgmma.
 #
 # Every stage has its own time limit so that one slow stage cannot eat the lease.
 set -uo pipefail
@@ -96,6 +99,64 @@ for stage in $stages; do
         512x8192x8192,tb=0 2048x4096x11008,tb=0 8192x11008x4096,tb=0 16384x4096x4096,tb=0 2048x28672x8192,tb=0"}
       for s in $LLM_SHAPES; do tunej bf16 "$s,c16=1" gemm_wgmma,gemm_cublaslt --runs 10; done
       note "llm stage: $((SECONDS - t0)) s"
+      ;;
+    ncusmall)  # Nsight Compute durations of gemm_wgmma's kernels (default config) and cuBLASLt's on NCU_SHAPE
+      sh=${NCU_SHAPE:-1x4096x4096,tb=1,c16=1}
+      for v in gemm_wgmma gemm_cublaslt; do
+        timeout 60 ncu --clock-control none -c "${NCU_COUNT:-6}" --section SpeedOfLight --section LaunchStats "$K" bench gemm \
+          --dtype bf16 --shape "$sh" --variants $v --runs 2 --warmup 0 >"$out/ncu-$v.txt" 2>&1
+        grep -E "^  [A-Za-z_].*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Grid Size|Registers Per" "$out/ncu-$v.txt" |
+          sed -E "s/^ +//; s/(.{150}).*/\1/" | sed "s/^/$v /" | head -60 | tee -a "$S"
+      done
+      ;;
+    llmbench)  # default configs against cuBLASLt algo 0, one `kiln bench` per shape, C bf16
+      BENCH_SHAPES=${BENCH_SHAPES:-"1x4096x4096,tb=1 16x4096x4096,tb=1 128x11008x4096,tb=1 512x4096x11008,tb=1
+        1x28672x8192,tb=1 16x8192x28672,tb=1 128x5120x5120,tb=1 512x14336x4096,tb=1 1x11008x4096,tb=0
+        16x14336x4096,tb=0 128x4096x4096,tb=0 512x8192x8192,tb=0 2048x14336x4096,tb=1 8192x4096x4096,tb=1
+        2048x4096x11008,tb=0 16384x5120x5120,tb=1"}
+      HELDOUT_SHAPES=${HELDOUT_SHAPES:-"1x4096x11008,tb=1 7x14336x4096,tb=1 32x5120x14336,tb=1 96x11008x4096,tb=1
+        333x4096x5120,tb=1 1000x5120x5120,tb=1 64x8192x28672,tb=1 1x4096x11008,tb=0 96x11008x4096,tb=0
+        2048x14336x5120,tb=0 1x28672x5120,tb=1 512x28672x4096,tb=1 4096x5120x14336,tb=1"}
+      for set in design heldout; do
+        [ $set = design ] && list=$BENCH_SHAPES || list=$HELDOUT_SHAPES
+        for sh in $list; do
+          [ $((SECONDS - t0)) -gt "${BENCH_BUDGET:-240}" ] && { note "llmbench: budget spent before $set $sh"; continue; }
+          timeout 45 "$K" bench gemm --dtype bf16 --shape "$sh,c16=1" --variants gemm_wgmma,gemm_cublaslt --vs vendor \
+            --csv --runs "${BENCH_RUNS:-20}" 2>>"$out/bench.err" | tail -n +2 | sed "s/^/$set,/" >>"$out/bench.csv" ||
+            note "bench $sh: rc=$?"
+        done
+      done
+      note "llmbench stage: $((SECONDS - t0)) s"
+      python3 - "$out/bench.csv" <<'PYEOF' | tee -a "$S"
+import csv, math, sys
+rows = {}
+order = []
+for r in csv.reader(open(sys.argv[1])):
+    if len(r) < 15 or not r[9]:
+        continue
+    key = (r[0], r[2])
+    if key not in rows:
+        rows[key] = {}
+        order.append(key)
+    rows[key][r[4]] = (float(r[9]), r[5])
+sets = {}
+for key in order:
+    v = rows[key]
+    w, c = v.get("gemm_wgmma"), v.get("gemm_cublaslt")
+    if not w or not c:
+        print(f"{key[0]} {key[1]}: missing {'gemm_wgmma' if not w else 'gemm_cublaslt'}")
+        continue
+    ratio = c[0] / w[0]
+    sets.setdefault(key[0], []).append(ratio)
+    cfg = w[1].replace("BK=64 ", "").replace("cluster=1 ", "").replace("group=8 ", "")
+    print(f"{key[0]} {key[1]}: wgmma {w[0]:.1f} us [{cfg}] cublaslt {c[0]:.1f} us ratio {ratio:.3f}")
+for name, rs in sets.items():
+    g = math.exp(sum(math.log(x) for x in rs) / len(rs))
+    print(f"{name}: {len(rs)} shapes, geomean {g:.3f}, min {min(rs):.3f}, below 0.85: {sum(x < 0.85 for x in rs)}")
+allr = [x for rs in sets.values() for x in rs]
+if allr:
+    print(f"all: {len(allr)} shapes, geomean {math.exp(sum(math.log(x) for x in allr) / len(allr)):.3f}")
+PYEOF
       ;;
   esac
 done

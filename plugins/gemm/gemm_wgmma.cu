@@ -15,6 +15,7 @@
 #include "gemm_wgmma.cuh"
 #include "wgmma_configs.hpp"
 #include "wgmma_launch.hpp"
+#include "wgmma_split_k.hpp"
 
 namespace kiln::gemm {
 namespace {
@@ -76,12 +77,12 @@ struct MapKey {
   void* c;
   const void* a_lo;
   const void* b_lo;
-  int m, n, k, batch;
+  int m, n, k, batch, splits;
   std::int64_t lda, ldb, ldc, stride_a, stride_b, stride_c;
   bool c_half;
   bool operator==(const MapKey& o) const {
     return a == o.a && b == o.b && c == o.c && a_lo == o.a_lo && b_lo == o.b_lo && m == o.m && n == o.n && k == o.k &&
-           batch == o.batch && lda == o.lda && ldb == o.ldb && ldc == o.ldc && stride_a == o.stride_a &&
+           batch == o.batch && splits == o.splits && lda == o.lda && ldb == o.ldb && ldc == o.ldc && stride_a == o.stride_a &&
            stride_b == o.stride_b && stride_c == o.stride_c &&
            c_half == o.c_half;
   }
@@ -93,7 +94,9 @@ struct EncodedMaps {
   bool a_batched = false, b_batched = false, c_batched = false;
 };
 
-using LaunchFn = Status (*)(const WgmmaGemmArgs&, cudaStream_t);
+// `row`: the config row launched; the instantiation is its kernel row's (wgmma_kernel_row), and
+// the launch arguments (group, splits) come from `row`.
+using LaunchFn = Status (*)(const WgmmaGemmArgs&, const WgmmaConfig& row, cudaStream_t);
 
 // The input types of the launch table (3xTF32: f32 split into TF32 hi and lo parts).
 enum WgmmaInput : int { kInF16 = 0, kInBf16 = 1, kInTf32 = 2, kIn3xTf32 = 3, kInputs = 4 };
@@ -101,7 +104,7 @@ enum WgmmaInput : int { kInF16 = 0, kInBf16 = 1, kInTf32 = 2, kIn3xTf32 = 3, kIn
 enum WgmmaLayout : int { kLayoutAMn = 1, kLayoutBMn = 2, kLayouts = 4 };
 
 template <std::size_t I, int IN, int LAYOUT>
-Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
+Status launch_config(const WgmmaGemmArgs& g, const WgmmaConfig& row, cudaStream_t stream) {
   constexpr WgmmaConfig c = kWgmmaConfigs[I];
   constexpr bool BF16 = IN == kInBf16, SPLIT3 = IN == kIn3xTf32, TF32 = IN == kInTf32 || SPLIT3;
   constexpr bool A_MN = (LAYOUT & kLayoutAMn) != 0, B_MN = (LAYOUT & kLayoutBMn) != 0;
@@ -117,14 +120,25 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
     return Status::fail(ErrorKind::argument, "gemm_wgmma: TF32 stores C in f32 only");
   if (SPLIT3 && (g.a_lo == nullptr || g.b_lo == nullptr))
     return Status::fail(ErrorKind::argument, "gemm_wgmma: 3xTF32 needs the lo parts of A and B");
-  WgmmaKernelArgs k{g.c, g.m, g.n, g.k, g.batch, g.ldc, g.stride_c, g.alpha, g.beta, g.c_half ? 1 : 0,
-                    g.beta == 0.0f ? 1 : 0, 0, 0, 0, (g.m + c.bm - 1) / c.bm, (g.n + c.bn - 1) / c.bn, c.group};
+  // Split k: the kernel stores f32 partials (alpha 1, through TMA) into the workspace, and the
+  // reduction applies alpha and beta (wgmma_split_k.hpp).
+  const WgmmaSplitPlan plan = wgmma_split_plan(g.m, g.n, g.k, g.batch, row.splits, 128 / elem_bytes);
+  const bool split = plan.splits > 1;
+  if (split && (g.partials == nullptr || reinterpret_cast<std::uintptr_t>(g.partials) % 16 != 0))
+    return Status::fail(ErrorKind::argument, "gemm_wgmma: split k needs a 16-byte aligned workspace of " +
+                                                 std::to_string(plan.bytes) + " bytes");
+  if (split && SPLIT3) return Status::fail(ErrorKind::argument, "gemm_wgmma: 3xTF32 does not split k");
+  void* const out = split ? g.partials : g.c;
+  const bool out_half = !split && g.c_half;
+  WgmmaKernelArgs k{out, g.m, g.n, g.k, g.batch, split ? plan.ld : g.ldc, split ? 0 : g.stride_c,
+                    split ? 1.0f : g.alpha, split ? 0.0f : g.beta, out_half ? 1 : 0, split || g.beta == 0.0f ? 1 : 0,
+                    0, 0, 0, (g.m + c.bm - 1) / c.bm, (g.n + c.bn - 1) / c.bn, row.group, plan.splits, plan.kb_per_split};
   static_assert(c.cluster == 1 || c.cluster == 2, "clusters of 1 or 2 blocks");
   // The maps depend on the operands' addresses, extents and strides only; a repeated call (the
   // usual case: the same weights and activations buffers) reuses this thread's last encoding
   // (one per instantiation, so config and input type are fixed).
-  const MapKey key{g.a,   g.b,   g.c,        g.a_lo,     g.b_lo,     g.m,        g.n,     g.k,
-                   g.batch, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b, g.stride_c, g.c_half};
+  const MapKey key{g.a,   g.b,   out,          g.a_lo,     g.b_lo,     g.m,        g.n,     g.k,
+                   g.batch, plan.splits, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b, g.stride_c, g.c_half};
   thread_local EncodedMaps last;
   if (!last.valid || !(last.key == key)) {
     last.valid = false;
@@ -146,9 +160,14 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
              : encode_matrix(last.b, g.b, in_type, elem_bytes, g.n, g.k, g.ldb, g.batch, g.stride_b, c.bn / c.cluster,
                              last.b_batched);
     if (!s.ok()) return s;
-    // C: m rows of n, stored 64 rows x 128 bytes at a time by the epilogue.
-    s = encode_matrix(last.c, g.c, g.c_half ? in_type : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, g.c_half ? 2 : 4, g.m, g.n,
-                      g.ldc, g.batch, g.stride_c, 64, last.c_batched);
+    // C: m rows of n, stored 64 rows x 128 bytes at a time by the epilogue.  Split k: the f32
+    // partials instead, slice * batch + entry along the third dimension (always 3-D).
+    if (split)
+      s = encode_matrix(last.c, out, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, g.m, g.n, plan.ld, plan.splits * g.batch,
+                        static_cast<std::int64_t>(g.m) * plan.ld, 64, last.c_batched);
+    else
+      s = encode_matrix(last.c, g.c, g.c_half ? in_type : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, g.c_half ? 2 : 4, g.m, g.n,
+                        g.ldc, g.batch, g.stride_c, 64, last.c_batched);
     if (!s.ok()) return s;
     if constexpr (SPLIT3) {  // the lo parts: laid out as the hi parts (wgmma_3xtf32.hpp)
       bool batched = false;
@@ -168,7 +187,8 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
   k.b_batched = last.b_batched ? 1 : 0;
   k.c_batched = last.c_batched ? 1 : 0;
   // One block per SM, in whole clusters: as many clusters as the device can hold at once.
-  const long long units = static_cast<long long>((k.tiles_m + c.cluster - 1) / c.cluster) * k.tiles_n * g.batch;
+  const long long units =
+      static_cast<long long>((k.tiles_m + c.cluster - 1) / c.cluster) * k.tiles_n * g.batch * plan.splits;
   long long resident = std::max(1, g.sm_count / c.cluster);
   cudaLaunchConfig_t launch{};
   cudaLaunchAttribute cluster_attr{};
@@ -195,7 +215,22 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
   const cudaError_t err = cudaLaunchKernelEx(&launch, kernel, last.a, last.b, last.c, last.a_lo, last.b_lo, k);
   if (err != cudaSuccess)
     return Status::fail(ErrorKind::cuda, std::string("gemm_wgmma: launch: ") + cudaGetErrorString(err));
-  return cuda_launch_status("gemm_wgmma");
+  const Status launched = cuda_launch_status("gemm_wgmma");
+  if (!launched.ok() || !split) return launched;
+  WgmmaSplitReduceArgs r;
+  r.partials = static_cast<const float*>(g.partials);
+  r.ld = plan.ld;
+  r.m = g.m;
+  r.n = g.n;
+  r.batch = g.batch;
+  r.splits = plan.splits;
+  r.c = g.c;
+  r.ldc = g.ldc;
+  r.stride_c = g.stride_c;
+  r.c_type = TF32 || !g.c_half ? 0 : BF16 ? 1 : 2;
+  r.alpha = g.alpha;
+  r.beta = g.beta;
+  return launch_wgmma_split_reduce(r, stream);
 }
 
 // Whether row `index` is built for input IN with operand layout LAYOUT: every row for 16-bit
@@ -203,14 +238,15 @@ Status launch_config(const WgmmaGemmArgs& g, cudaStream_t stream) {
 constexpr bool built(int index, int in, int layout) {
   if (in == kInTf32) return layout == 0 && wgmma_tf32_row(index);
   if (in == kIn3xTf32) return layout == 0 && wgmma_3xtf32_row(index);
-  return layout == 0 || wgmma_mn_row(index);
+  return wgmma_layout_row(index, (layout & kLayoutAMn) != 0, (layout & kLayoutBMn) != 0);
 }
 
-// Row I's launcher, or nullptr where row I is not built for IN and LAYOUT (`if constexpr` keeps
-// those from being instantiated at all).
+// Row I's launcher, or nullptr where row I is not built for IN and LAYOUT or only shares another
+// row's kernel (launched through that row's entry; `if constexpr` keeps those from being
+// instantiated at all: host code for every row would add seconds of nvcc).
 template <std::size_t I, int IN, int LAYOUT>
 constexpr LaunchFn table_entry() {
-  if constexpr (built(static_cast<int>(I), IN, LAYOUT))
+  if constexpr (wgmma_kernel_row(static_cast<int>(I)) == static_cast<int>(I) && built(static_cast<int>(I), IN, LAYOUT))
     return &launch_config<I, IN, LAYOUT>;
   else
     return nullptr;
@@ -249,12 +285,12 @@ Status launch_wgmma(const WgmmaGemmArgs& g, int config_index, void* stream) {
   const int layout = (g.a_mn ? kLayoutAMn : 0) | (g.b_mn ? kLayoutBMn : 0);
   const int in = g.split3 ? kIn3xTf32 : g.tf32 ? kInTf32 : g.bf16 ? kInBf16 : kInF16;
   if (g.split3 && !g.tf32) return Status::fail(ErrorKind::argument, "gemm_wgmma: 3xTF32 splits f32 operands (tf32)");
-  const LaunchFn fn = kLaunchTable[in][layout][config_index];
-  if (fn == nullptr)
+  const LaunchFn fn = kLaunchTable[in][layout][wgmma_kernel_row(config_index)];
+  if (fn == nullptr || !built(config_index, in, layout))
     return Status::fail(ErrorKind::unsupported, "gemm_wgmma: config " + std::to_string(config_index) +
                                                     " is not built for this input type and layout (kWgmmaTf32Rows, "
                                                     "kWgmma3xTf32Rows, kWgmmaMnRows)");
-  return fn(g, as_stream(stream));
+  return fn(g, kWgmmaConfigs[config_index], as_stream(stream));
 }
 
 }  // namespace kiln::gemm

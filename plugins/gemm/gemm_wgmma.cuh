@@ -29,6 +29,9 @@
 //    the 128-byte swizzled layout, to TMA stores (clipped at the matrix edge) that run on while
 //    the warpgroup starts its next tile; two buffers per consumer.  With beta != 0 each thread
 //    reads C and stores pairs straight from registers (guarded).
+//  - Split k (g.splits > 1): a work unit is a (tile, k slice) pair; its f32 partial tile goes to
+//    the workspace through the same TMA store (alpha 1), and wgmma_split_reduce.cu adds the
+//    slices in order and applies alpha and beta.
 #pragma once
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -53,6 +56,11 @@ struct WgmmaKernelArgs {
   int c_tma;                            // 1: store C through TMA (beta == 0); 0: from registers
   int a_batched, b_batched, c_batched;  // the tensor map has a third (batch) dimension
   int tiles_m, tiles_n, group;
+  // Split k: work unit u is tile (u % tiles per batch entry) of batch entry (u / tiles) % batch and
+  // k slice u / (tiles * batch), which covers k blocks [slice * kb_per_split, + kb_per_split).
+  // With splits > 1, map_c is the workspace of f32 partials (3-D: slice * batch + entry), alpha
+  // is 1 and c_tma 1 (launch_wgmma); the reduction kernel (wgmma_split_reduce.cu) writes C.
+  int splits, kb_per_split;
 };
 
 namespace wgmma_detail {
@@ -192,8 +200,10 @@ __device__ __forceinline__ void store_tile_tma_impl(float (&acc)[M_ITERS][BN / 2
   constexpr int kChunks = BN / kColsPerChunk;
 #pragma unroll
   for (int i = 0; i < M_ITERS; ++i) {
+    if (row0 + i * 64 >= g.m) break;  // rows past m (small m: most of a 128-row tile): nothing to store
 #pragma unroll
     for (int ch = 0; ch < kChunks; ++ch) {
+      if (n0 + ch * kColsPerChunk >= g.n) break;  // columns past n
       unsigned char* buf = epi + (count & 1) * kWgmmaEpilogueChunkBytes;
       if (wg_thread == 0) hopper::bulk_wait_read<1>();
       hopper::named_barrier_sync(1 + consumer, 128);
@@ -224,7 +234,10 @@ inline constexpr int kWgmmaConsumerRegs = 232;
 // A_hi * B_hi, into the same accumulators.  Without SPLIT3 the lo maps are not read.
 template <bool BF16, bool TF32, bool A_MN, bool B_MN, int BM, int BN, int STAGES, int CONSUMERS, bool PINGPONG,
           int CLUSTER, bool SPLIT3>
-__global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
+// Launch bounds of a 384-thread block whatever CONSUMERS is: the register count stays at most 168,
+// which the setmaxnreg split below (40 / 232) assumes (a one-consumer block, 256 threads, could
+// otherwise compile to more than 232 registers and make setmaxnreg.inc a decrease).
+__global__ void __launch_bounds__(384, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_c, const __grid_constant__ CUtensorMap map_a_lo,
                       const __grid_constant__ CUtensorMap map_b_lo, const WgmmaKernelArgs g) {
@@ -286,14 +299,21 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
   const long long first_unit = blockIdx.x / CLUSTER, unit_step = gridDim.x / CLUSTER;
   const int units_m = (g.tiles_m + CLUSTER - 1) / CLUSTER;
   const int units_per_batch = units_m * g.tiles_n;
-  const long long total_units = static_cast<long long>(units_per_batch) * g.batch;
+  const long long total_units = static_cast<long long>(units_per_batch) * g.batch * g.splits;
   const int k_blocks = (g.k + BK - 1) / BK;
-  // Pipeline steps per tile: one per k block, three times over with SPLIT3 (segment s = step /
-  // k_blocks: 0 = A_lo * B_hi, 1 = A_hi * B_lo, 2 = A_hi * B_hi).
+  // Pipeline steps per unit: one per k block of its slice (kb_count of them from kb0), three
+  // times over with SPLIT3 (segment s = step / kb_count: 0 = A_lo * B_hi, 1 = A_hi * B_lo, 2 =
+  // A_hi * B_hi).  Producer and consumers derive the same counts from the unit.
   constexpr int kSegments = SPLIT3 ? 3 : 1;
-  const int k_iters = k_blocks * kSegments;
-  auto tile_origin = [&](long long unit, int& m0, int& n0, int& bz) {
-    bz = static_cast<int>(unit / units_per_batch);
+  // bz: the batch entry; sz: where the unit's output goes along the third dimension of map_c
+  // (the batch entry, or with split k the partial's slice * batch + entry).
+  auto tile_origin = [&](long long unit, int& m0, int& n0, int& bz, int& sz, int& kb0, int& kb_count) {
+    const long long entry = unit / units_per_batch;
+    bz = static_cast<int>(entry % g.batch);
+    const int slice = static_cast<int>(entry / g.batch);
+    sz = static_cast<int>(entry);
+    kb0 = slice * g.kb_per_split;
+    kb_count = max(0, min(g.kb_per_split, k_blocks - kb0));
     int um, tn;
     grouped_tile(static_cast<int>(unit % units_per_batch), units_m, g.tiles_n, g.group, um, tn);
     m0 = (um * CLUSTER + static_cast<int>(rank)) * BM;  // past m when tiles_m is odd: all zeros, nothing stored
@@ -311,11 +331,12 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
       }
       unsigned it = 0;
       for (long long unit = first_unit; unit < total_units; unit += unit_step) {
-        int m0, n0, bz;
-        tile_origin(unit, m0, n0, bz);
+        int m0, n0, bz, sz, kb0, kb_count;
+        tile_origin(unit, m0, n0, bz, sz, kb0, kb_count);
+        const int k_iters = kb_count * kSegments;
         for (int step = 0; step < k_iters; ++step, ++it) {
-          const int seg = SPLIT3 ? step / k_blocks : 0;
-          const int kb = SPLIT3 ? step - seg * k_blocks : step;
+          const int seg = SPLIT3 ? step / kb_count : 0;
+          const int kb = kb0 + (SPLIT3 ? step - seg * kb_count : step);
           const CUtensorMap* a_map = SPLIT3 && seg == 0 ? &map_a_lo : &map_a;
           const CUtensorMap* b_map = SPLIT3 && seg == 1 ? &map_b_lo : &map_b;
           const int stage = static_cast<int>(it % STAGES);
@@ -358,6 +379,9 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     unsigned it = 0;
     long long turn = 0;  // this block's tile count so far
     for (long long unit = first_unit; unit < total_units; unit += unit_step, ++turn) {
+      int m0, n0, bz, sz, kb0, kb_count;
+      tile_origin(unit, m0, n0, bz, sz, kb0, kb_count);
+      const int k_iters = kb_count * kSegments;
       if (PINGPONG && turn % CONSUMERS != consumer) {  // the other consumer's tile: skip its stages
         it += k_iters;
         continue;
@@ -366,8 +390,6 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
         const int prev = (consumer + CONSUMERS - 1) % CONSUMERS;
         hopper::mbarrier_wait(&turn_bar[prev], static_cast<unsigned>((turn - 1) / CONSUMERS) & 1);
       }
-      int m0, n0, bz;
-      tile_origin(unit, m0, n0, bz);
 #pragma unroll
       for (int i = 0; i < kMIters; ++i)
 #pragma unroll
@@ -408,9 +430,9 @@ __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
       const long long c_off = static_cast<long long>(bz) * g.stride_c;
       if (g.c_tma) {
         if (!TF32 && g.c_half)  // TF32 stores f32 only
-          store_tile_tma_impl<true, BF16, kMIters, BN>(acc, epi, epi_count, m0 + wg_row0, n0, bz, g, &map_c, warp, lane, wg_thread, consumer);
+          store_tile_tma_impl<true, BF16, kMIters, BN>(acc, epi, epi_count, m0 + wg_row0, n0, sz, g, &map_c, warp, lane, wg_thread, consumer);
         else
-          store_tile_tma_impl<false, BF16, kMIters, BN>(acc, epi, epi_count, m0 + wg_row0, n0, bz, g, &map_c, warp, lane, wg_thread, consumer);
+          store_tile_tma_impl<false, BF16, kMIters, BN>(acc, epi, epi_count, m0 + wg_row0, n0, sz, g, &map_c, warp, lane, wg_thread, consumer);
         continue;
       }
       // Accumulator layout of m64nN: warp w holds rows 16 w + lane / 4 (+8); element 4 j + 2 h + e

@@ -17,6 +17,7 @@
 #include "wgmma_configs.hpp"
 #include "wgmma_launch.hpp"
 #include "wgmma_params.hpp"
+#include "wgmma_split_k.hpp"
 
 namespace kiln::gemm {
 namespace {
@@ -37,6 +38,12 @@ bool is_3xtf32(const Problem& p) { return p.dtype == DType::f32 && p.dims[kDimTf
 
 Wgmma3xTf32Workspace workspace_3xtf32(const Problem& p) {
   return wgmma_3xtf32_workspace(p.dims[kDimM], p.dims[kDimN], p.dims[kDimK], p.dims[kDimBatch]);
+}
+
+// Split k: the slices of config row `index` on `p` and their partials' workspace.
+WgmmaSplitPlan split_plan(const Problem& p, int index) {
+  return wgmma_split_plan(p.dims[kDimM], p.dims[kDimN], p.dims[kDimK], p.dims[kDimBatch], kWgmmaConfigs[index].splits,
+                          p.dtype == DType::f32 ? 32 : 64);
 }
 
 // 3xTF32: queues the split of A and B into the workspace (any layout in, K-major out) and points
@@ -137,6 +144,13 @@ Status run_wgmma(int config_index, int sms, const Args& args, const Problem& p, 
     if (is_3xtf32(p) && g.m > 0 && g.n > 0 && g.batch > 0) {
       const Status st = split_operands_3xtf32(a, b, p, workspace, g, stream.handle());
       if (!st.ok()) return st;
+    } else if (kWgmmaConfigs[config_index].splits > 1) {  // split k: the workspace holds the partials
+      g.partials = workspace;
+      const WgmmaSplitPlan plan = split_plan(p, config_index);
+      if (plan.splits > 1 && workspace == nullptr)
+        return Status::fail(ErrorKind::argument, "gemm_wgmma: split k (splits=" + std::to_string(kWgmmaConfigs[config_index].splits) +
+                                                     ") needs a workspace of " + std::to_string(plan.bytes) +
+                                                     " bytes, got none");
     }
     return launch_wgmma(g, config_index, stream.handle());
   } catch (const std::exception& e) {
@@ -202,8 +216,15 @@ class GemmWgmma final : public Variant {
       if (i < 0) return Support::no("config " + c.to_string() + " is not instantiated");
       if (tf32 && !split3 && !wgmma_tf32_row(i))
         return Support::no("config " + c.to_string() + " is not built for TF32 (kWgmmaTf32Rows)");
+      if (split3 && kWgmmaConfigs[i].splits > 1)
+        return Support::no("config " + c.to_string() + ": 3xTF32 does not split k (its workspace holds the split "
+                           "operands)");
       if (split3 && !wgmma_3xtf32_row(i))
         return Support::no("config " + c.to_string() + " is not built for 3xTF32 (kWgmma3xTf32Rows)");
+      if (!split3 && split_plan(p, i).bytes > kWgmmaSplitMaxWorkspace)
+        return Support::no("split k (splits=" + std::to_string(kWgmmaConfigs[i].splits) + ") would need " +
+                           std::to_string(split_plan(p, i).bytes) + " bytes of partials (limit " +
+                           std::to_string(kWgmmaSplitMaxWorkspace) + "); problems this large have tiles enough");
       if (split3 && p.dims[kDimK] > kWgmma3xTf32MaxK)
         return Support::no("3xTF32 on wgmma: k = " + std::to_string(p.dims[kDimK]) + " exceeds " +
                            std::to_string(kWgmma3xTf32MaxK) +
@@ -215,9 +236,9 @@ class GemmWgmma final : public Variant {
           return Support::no("3xTF32 would split A and B into a workspace of " + std::to_string(bytes) +
                              " bytes (limit " + std::to_string(kWgmma3xTf32MaxWorkspace) + ")");
       }
-      if (!split3 && (a_mn || b_mn) && !wgmma_mn_row(i))
+      if (!split3 && (a_mn || b_mn) && !wgmma_layout_row(i, a_mn, b_mn))
         return Support::no("config " + c.to_string() +
-                           " is not built for a column-major A or a row-major B (kWgmmaMnRows)");
+                           " is not built for this layout of A and B (kWgmmaMnRows, kWgmmaMnBRows)");
       // The switches come last: a path switched off declines exactly what it would have run.
       if (tf32 && !split3 && !kWgmmaTf32Enabled)
         return Support::no("the TF32 path is switched off (kWgmmaTf32Enabled)");
@@ -238,9 +259,12 @@ class GemmWgmma final : public Variant {
     }
   }
 
-  // 3xTF32 only: the operands' hi and lo parts (wgmma_3xtf32.hpp).
-  std::size_t workspace_bytes(const Problem& p, const Config&) const override {
-    return is_3xtf32(p) ? workspace_3xtf32(p).bytes : 0;
+  // 3xTF32: the operands' hi and lo parts (wgmma_3xtf32.hpp); split k: the f32 partials
+  // (wgmma_split_k.hpp).
+  std::size_t workspace_bytes(const Problem& p, const Config& c) const override {
+    if (is_3xtf32(p)) return workspace_3xtf32(p).bytes;
+    const int i = wgmma_index(c);
+    return i >= 0 ? split_plan(p, i).bytes : 0;
   }
 
   Status launch(const Args& args, const Problem& p, const Config& c, void* workspace, Stream stream) const override {

@@ -2,8 +2,9 @@
 // kernel instantiations (gemm_wgmma.cu) and the ParamSpace (wgmma_params.cpp).  Each row is built
 // for bf16 and f16 with K-major operands, the rows kWgmmaTf32Rows also for TF32 (f32 inputs),
 // kWgmma3xTf32Rows also for 3xTF32, the rows kWgmmaMnRows also for bf16 and f16 with a
-// column-major A and / or a row-major B (MN-major): 7 rows, the last sharing row 0's kernel,
-// 12 + 3 + 2 + 2 x 2 x 3 = 29 kernels (compiled for sm_90a only).
+// column-major A and / or a row-major B (MN-major): 8 kernel rows (row 6 shares row 0's kernel,
+// the split-k rows, `splits` > 1, rows 0 and 13's: `splits` and `group` are launch arguments),
+// 14 + 3 + 2 + 2 x 2 x 3 + 2 = 33 kernels (compiled for sm_90a only).
 #pragma once
 
 namespace kiln::gemm {
@@ -21,6 +22,10 @@ struct WgmmaConfig {
   int group;       // tile raster: the scheduler walks `group` rows of work units (a cluster's
                    // tiles) down before moving right (a launch argument: rows that differ only
                    // in `group` share one kernel)
+  int splits;      // split k: each (tile, slice) is a work unit that walks k / splits of k and
+                   // stores its f32 partial tile into the workspace; a second kernel adds the
+                   // slices in order (deterministic) and applies alpha and beta.  1: no split,
+                   // C written by the gemm kernel itself.  A launch argument too.
 };
 
 // Shapes of the public Hopper write-ups (128 x 256 and 128 x 128 tiles with two consumer
@@ -32,34 +37,70 @@ struct WgmmaConfig {
 // (hopper_ptx.cuh); since then it is as fast as row 0, not faster.  Ping-pong rows with a cluster
 // (64 x 256, 128 x 128) were built and measured slower than row 0 (third session), and dropped.
 inline constexpr WgmmaConfig kWgmmaConfigs[] = {
-    // bm   bn   bk  stages consumers pingpong cluster group
-    {128, 256, 64, 4, 2, 0, 1, 8},
-    {128, 128, 64, 5, 2, 0, 1, 8},
-    {256, 128, 64, 4, 2, 0, 1, 8},
-    {128, 128, 64, 6, 2, 1, 1, 8},
-    {64, 256, 64, 4, 2, 1, 1, 8},
-    {128, 256, 64, 4, 2, 0, 2, 4},
-    {128, 256, 64, 4, 2, 0, 1, 16},  // row 0's kernel (no extra build), rastered 16 tile rows deep
+    // bm   bn   bk  stages consumers pingpong cluster group splits
+    {128, 256, 64, 4, 2, 0, 1, 8, 1},
+    {128, 128, 64, 5, 2, 0, 1, 8, 1},
+    {256, 128, 64, 4, 2, 0, 1, 8, 1},
+    {128, 128, 64, 6, 2, 1, 1, 8, 1},
+    {64, 256, 64, 4, 2, 1, 1, 8, 1},
+    {128, 256, 64, 4, 2, 0, 2, 4, 1},
+    {128, 256, 64, 4, 2, 0, 1, 16, 1},  // row 0's kernel (no extra build), rastered 16 tile rows deep
+    // Split k (few output tiles, deep k: small-m X * W^T): row 0's kernel (128 x 256 cooperative)
+    // and row 13's.  Slice counts 2 to 16: wgmma_default_for picks the one that best fills the
+    // SMs (wgmma_params.cpp).
+    {128, 256, 64, 4, 2, 0, 1, 8, 2},
+    {128, 256, 64, 4, 2, 0, 1, 8, 3},
+    {128, 256, 64, 4, 2, 0, 1, 8, 4},
+    {128, 256, 64, 4, 2, 0, 1, 8, 6},
+    {128, 256, 64, 4, 2, 0, 1, 8, 8},
+    {128, 256, 64, 4, 2, 0, 1, 8, 16},
+    // 64 x 256 with one consumer warpgroup and 5 stages (217 KiB): for small m, where the time is
+    // DRAM streaming B and a block's rate is the B bytes it has in flight (measured on the H200,
+    // fourth session: 4 stages of 32 KiB of B streamed about 27 GB/s per SM, 5 of 16 KiB about
+    // 20): 160 KiB where rows 0 and 4 have 128.  A 64-row tile wastes no tensor work on m <= 64.
+    {64, 256, 64, 5, 1, 0, 1, 8, 1},
+    {64, 256, 64, 5, 1, 0, 1, 8, 2},
+    {64, 256, 64, 5, 1, 0, 1, 8, 3},
+    {64, 256, 64, 5, 1, 0, 1, 8, 4},
+    {64, 256, 64, 5, 1, 0, 1, 8, 6},
+    {64, 256, 64, 5, 1, 0, 1, 8, 8},
+    {64, 256, 64, 5, 1, 0, 1, 8, 16},
 };
 inline constexpr int kWgmmaConfigCount = static_cast<int>(sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]));
 inline constexpr int kWgmmaDefault = 0;  // 128 x 256
 
+// Whether two rows run the same kernel (they differ only in launch arguments: group, splits).
+constexpr bool wgmma_same_kernel(const WgmmaConfig& a, const WgmmaConfig& b) {
+  return a.bm == b.bm && a.bn == b.bn && a.bk == b.bk && a.stages == b.stages && a.consumers == b.consumers &&
+         a.pingpong == b.pingpong && a.cluster == b.cluster;
+}
+// The first row with row `index`'s kernel: the row whose builds (input types, layouts) it shares.
+constexpr int wgmma_kernel_row(int index) {
+  for (int i = 0; i < index; ++i)
+    if (wgmma_same_kernel(kWgmmaConfigs[i], kWgmmaConfigs[index])) return i;
+  return index;
+}
+
 // The rows also built for TF32 (allow_tf32 = 1, f32 A and B, wgmma m64nNk8 .tf32): the two
 // defaults (wgmma_default_for picks rows 0 and 1) and the ping-pong 128 x 128.  Kept short: every
-// row is one more kernel for CI's nvcc.  Row 0 at 8192^3: 1.00x cuBLASLt TF32 (README).
+// row is one more kernel for CI's nvcc.  Row 0 at 8192^3: 1.00x cuBLASLt TF32 (README).  Each
+// predicate below also holds for the rows sharing a listed row's kernel (wgmma_kernel_row: row 6
+// and the split rows of row 0), which cost no extra build.
 inline constexpr int kWgmmaTf32Rows[] = {0, 1, 3};
 constexpr bool wgmma_tf32_row(int index) {
   for (int r : kWgmmaTf32Rows)
-    if (r == index) return true;
+    if (r == wgmma_kernel_row(index)) return true;
   return false;
 }
 
 // The rows also built for 3xTF32 (allow_tf32 = 2, f32 A and B split into TF32 hi and lo parts by a
-// prepass, wgmma_3xtf32.hpp): the two defaults only (wgmma_default_for picks rows 0 and 1).
+// prepass, wgmma_3xtf32.hpp): the two defaults only (wgmma_default_for picks rows 0 and 1), and
+// not split (the workspace holds the split operands).
 inline constexpr int kWgmma3xTf32Rows[] = {0, 1};
 constexpr bool wgmma_3xtf32_row(int index) {
+  if (kWgmmaConfigs[index].splits != 1) return false;
   for (int r : kWgmma3xTf32Rows)
-    if (r == index) return true;
+    if (r == wgmma_kernel_row(index)) return true;
   return false;
 }
 
@@ -70,7 +111,21 @@ constexpr bool wgmma_3xtf32_row(int index) {
 inline constexpr int kWgmmaMnRows[] = {0, 1};
 constexpr bool wgmma_mn_row(int index) {
   for (int r : kWgmmaMnRows)
-    if (r == index) return true;
+    if (r == wgmma_kernel_row(index)) return true;
+  return false;
+}
+
+// The rows also built for a row-major B with a row-major A (tb = 0, ta = 0: X * W with W stored
+// k x n) only: the one-consumer 64 x 256 row, the small-m kernel (2 kernels, bf16 and f16).
+inline constexpr int kWgmmaMnBRows[] = {13};
+// Whether row `index` is built for 16-bit operands in this layout (a_mn: A column-major, b_mn: B
+// row-major).
+constexpr bool wgmma_layout_row(int index, bool a_mn, bool b_mn) {
+  if (!a_mn && !b_mn) return true;
+  if (wgmma_mn_row(index)) return true;
+  if (a_mn) return false;
+  for (int r : kWgmmaMnBRows)
+    if (r == wgmma_kernel_row(index)) return true;
   return false;
 }
 

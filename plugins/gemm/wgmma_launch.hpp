@@ -34,6 +34,9 @@ struct WgmmaGemmArgs {
   bool a_mn = false;  // A column-major (ta = 1)
   bool b_mn = false;  // B row-major (tb = 0)
   int sm_count = 1;
+  // Split k (wgmma_split_k.hpp; the slice count is the config's `splits`): the workspace of f32
+  // partials, at least wgmma_split_plan(...).bytes, 16-byte aligned, when the plan splits.
+  void* partials = nullptr;
 };
 
 // Whether the driver's cuTensorMapEncodeTiled could be resolved (through the runtime's

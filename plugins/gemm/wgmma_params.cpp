@@ -1,6 +1,7 @@
 #include "wgmma_params.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -8,33 +9,47 @@
 #include "gemm_params.hpp"
 #include "gemm_schema.hpp"
 #include "wgmma_configs.hpp"
+#include "wgmma_split_k.hpp"
 
 namespace kiln::gemm {
 
 Config wgmma_config(int index) {
   const WgmmaConfig& r = kWgmmaConfigs[index];
   return {{"BM", r.bm}, {"BN", r.bn}, {"BK", r.bk}, {"stages", r.stages}, {"consumers", r.consumers},
-          {"pingpong", r.pingpong}, {"cluster", r.cluster}, {"group", r.group}};
+          {"pingpong", r.pingpong}, {"cluster", r.cluster}, {"group", r.group}, {"splits", r.splits}};
 }
 
 int wgmma_index(const Config& c) {
+  // A config written before `splits` existed (a database entry) names an unsplit row.
+  Config full = c;
+  if (!full.has("splits")) full.set("splits", 1);
   for (int i = 0; i < kWgmmaConfigCount; ++i)
-    if (wgmma_config(i) == c) return i;
+    if (wgmma_config(i) == full) return i;
   return -1;
 }
 
+bool wgmma_split_useful(const DeviceInfo& d, const Problem& p, int index) {
+  if (index < 0) return false;
+  const WgmmaConfig& r = kWgmmaConfigs[index];
+  if (r.splits == 1 || p.n_dims <= kDimBatch) return true;
+  const std::int64_t tiles = ((p.dims[kDimM] + r.bm - 1) / r.bm) * ((p.dims[kDimN] + r.bn - 1) / r.bn) *
+                             std::max<std::int64_t>(1, p.dims[kDimBatch]);
+  return tiles < 2 * std::max(1, d.sm_count);
+}
+
 ParamSpace wgmma_space() {
-  std::vector<int> bm, bn, bk, stages, consumers, pingpong, cluster, group;
+  std::vector<int> bm, bn, bk, stages, consumers, pingpong, cluster, group, splits;
   auto add = [](std::vector<int>& v, int x) {
     if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
   };
   for (const WgmmaConfig& r : kWgmmaConfigs) {
     add(bm, r.bm), add(bn, r.bn), add(bk, r.bk), add(stages, r.stages), add(consumers, r.consumers), add(pingpong, r.pingpong), add(cluster, r.cluster);
     add(group, r.group);
+    add(splits, r.splits);
   }
   ParamSpace s;
   s.param("BM", bm).param("BN", bn).param("BK", bk).param("stages", stages).param("consumers", consumers)
-      .param("pingpong", pingpong).param("cluster", cluster).param("group", group);
+      .param("pingpong", pingpong).param("cluster", cluster).param("group", group).param("splits", splits);
   std::vector<Config> rows;
   for (int i = 0; i < kWgmmaConfigCount; ++i) rows.push_back(wgmma_config(i));
   s.only(std::move(rows));
@@ -49,8 +64,17 @@ ParamSpace wgmma_space() {
                "operands K-major, so any of its rows)",
                [](const Config& c, const DeviceInfo&, const Problem& p) {
                  if (p.dtype == DType::f32 && p.n_dims > kDimTf32 && p.dims[kDimTf32] == 2) return true;
-                 const bool mn = p.n_dims > kDimTb && (p.dims[kDimTa] == 1 || p.dims[kDimTb] == 0);
-                 return !mn || wgmma_mn_row(wgmma_index(c));
+                 if (p.n_dims <= kDimTb) return true;
+                 const int i = wgmma_index(c);
+                 return i >= 0 && wgmma_layout_row(i, p.dims[kDimTa] == 1, p.dims[kDimTb] == 0);
+               });
+  s.constraint("split k (splits > 1) only while the unsplit tiles fill less than two waves of the SMs, not 3xTF32",
+               [](const Config& c, const DeviceInfo& d, const Problem& p) {
+                 const int i = wgmma_index(c);
+                 if (i >= 0 && kWgmmaConfigs[i].splits > 1 && p.dtype == DType::f32 && p.n_dims > kDimTf32 &&
+                     p.dims[kDimTf32] == 2)
+                   return false;
+                 return wgmma_split_useful(d, p, i);
                });
   s.constraint("shared memory <= opt-in per-block limit", [](const Config& c, const DeviceInfo& d, const Problem&) {
     const int i = wgmma_index(c);
@@ -61,11 +85,77 @@ ParamSpace wgmma_space() {
 
 Config wgmma_default(const DeviceInfo&) { return wgmma_config(kWgmmaDefault); }
 
+double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
+  const WgmmaConfig& r = kWgmmaConfigs[index];
+  const double sms = d.sm_count > 0 ? d.sm_count : 1;
+  const std::int64_t m = p.dims[kDimM], n = p.dims[kDimN], k = p.dims[kDimK];
+  const std::int64_t batch = std::max<std::int64_t>(1, p.dims[kDimBatch]);
+  const bool f32_in = p.dtype == DType::f32;
+  const int k_block = f32_in ? 32 : 64;
+  const std::int64_t tiles_m = (m + r.bm - 1) / r.bm, tiles_n = (n + r.bn - 1) / r.bn;
+  const WgmmaSplitPlan plan = wgmma_split_plan(m, n, k, batch, r.splits, k_block);
+  const double units = static_cast<double>(tiles_m * tiles_n * batch) * plan.splits;
+  const double waves = std::ceil(units / sms);
+  // Per k block of one unit, the longer of: the tensor-core time (the row's measured speed
+  // relative to row 0; a TF32 k block is half the k at half the rate, the same time), and the
+  // time to stream the bytes no concurrent unit shares (a B tile is shared by up to `group` tile
+  // rows, an A tile by the tile columns walked together) at the block's DRAM rate.  That rate is
+  // bounded by the bytes the block keeps in flight (its stages; TMA fetches no rows past m) over
+  // the DRAM latency, which grows with the load: fitted to the H200's small-m X * W^T timings
+  // (fourth session), about 1.5 us with 16 of 132 SMs streaming and 5.7 us with all; and by the
+  // SM's share of the DRAM bandwidth.
+  constexpr double kTensorFlops = 800e12, kDramBytes = 3.8e12, kL2Bytes = 5.0e12;
+  const double speed = wgmma_kernel_row(index) == kWgmmaDefault ? 1.0 : r.consumers == 1 ? 0.8 : r.bm == 64 ? 0.87 : 0.92;
+  const double flops = 2.0 * r.bm * r.bn * 64;
+  const double compute_us = flops / (kTensorFlops / sms) / speed * 1e6;
+  const double a_rows = static_cast<double>(std::min<std::int64_t>(r.bm, m));
+  const double bytes = 128.0 * (r.bn / static_cast<double>(std::min<std::int64_t>(tiles_m, r.group)) +
+                                a_rows / static_cast<double>(std::min<std::int64_t>(tiles_n, 8)));
+  const double in_flight = static_cast<double>(r.stages) * (r.bn + a_rows) * 128;
+  const double active = std::min(units, sms);
+  const double latency_us = 1.5 + 4.2 * active / sms;
+  const double sm_rate = std::min(in_flight / latency_us, kDramBytes / 1e6 / active);  // bytes per us
+  const double memory_us = bytes / sm_rate;
+  const double per_unit_us = 0.5;  // pipeline fill and epilogue
+  double us = waves * (plan.kb_per_split * std::max(compute_us, memory_us) + per_unit_us);
+  if (plan.splits > 1) {  // the partials written and read back (mostly L2), C written, the second kernel
+    // (about 4.4 us for a 1 x 4096 C under Nsight Compute, fourth session)
+    const double c_bytes = (p.n_dims > kDimC16 && p.dims[kDimC16] == 1 && !f32_in) ? 2.0 : 4.0;
+    us += (2.0 * static_cast<double>(plan.bytes) + static_cast<double>(m * n * batch) * c_bytes) / kL2Bytes * 1e6 + 5.0;
+  }
+  return us;
+}
+
 Config wgmma_default_for(const DeviceInfo& d, const Problem& p) {
   const int sms = d.sm_count > 0 ? d.sm_count : 1;
+  const bool split3 = p.dtype == DType::f32 && p.n_dims > kDimTf32 && p.dims[kDimTf32] == 2;
   const std::int64_t tiles = ((p.dims[kDimM] + 127) / 128) * ((p.dims[kDimN] + 255) / 256) *
                              std::max<std::int64_t>(1, p.dims[kDimBatch]);
-  return wgmma_config(tiles >= sms ? kWgmmaDefault : 1);
+  const int plain = tiles >= sms ? kWgmmaDefault : 1;
+  if (split3 || p.n_dims <= kDimTb) return wgmma_config(plain);
+  // The rows without a cluster or a deeper raster (0-4, 13) and the split rows, where built for
+  // the problem's type and layout: the one the estimate says is fastest, by 2 % at least (ties:
+  // the earlier row).
+  const bool tf32 = p.dtype == DType::f32;
+  const bool mn = p.dims[kDimTa] == 1 || p.dims[kDimTb] == 0;
+  int best = plain;
+  double best_us = wgmma_estimate_us(d, p, plain);
+  for (int i = 0; i < kWgmmaConfigCount; ++i) {
+    const WgmmaConfig& r = kWgmmaConfigs[i];
+    if (r.cluster != 1 || r.group != 8) continue;
+    if ((tf32 && !wgmma_tf32_row(i)) || (mn && !wgmma_layout_row(i, p.dims[kDimTa] == 1, p.dims[kDimTb] == 0)))
+      continue;
+    if (r.splits > 1 && !wgmma_split_useful(d, p, i)) continue;
+    const WgmmaSplitPlan plan = wgmma_split_plan(p.dims[kDimM], p.dims[kDimN], p.dims[kDimK],
+                                                 std::max<std::int64_t>(1, p.dims[kDimBatch]), r.splits, tf32 ? 32 : 64);
+    if ((r.splits > 1 && plan.splits == 1) || plan.bytes > kWgmmaSplitMaxWorkspace) continue;
+    const double us = wgmma_estimate_us(d, p, i);
+    if (us < best_us * 0.98) {  // a clear gain only: the estimate is rough
+      best = i;
+      best_us = us;
+    }
+  }
+  return wgmma_config(best);
 }
 
 }  // namespace kiln::gemm

@@ -70,14 +70,16 @@ bool switched_off(const kiln::Problem& p) {
 // A problem whose pitches or batch strides are not 16-byte aligned must be declined instead, unless
 // `must_launch` (the problem was built aligned, so a decline would hide the kernel from the test).
 // `worst`, when given, receives the largest error seen.
+// `only_split`: just the split-k rows (splits > 1).
 int check_all_configs(kiln::ProblemData& data, const std::string& what, bool must_launch = false,
-                      double* worst = nullptr) {
+                      double* worst = nullptr, bool only_split = false) {
   kiln::Runtime& rt = runtime();
   const kiln::Variant& v = wgmma();
   const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
   const kiln::Problem p = rt.make_problem(rt.registry().op("gemm"), data.device_args());
   int ran = 0;
   for (const kiln::Config& cfg : v.space().enumerate(dev, p)) {
+    if (only_split && cfg.get("splits") == 1) continue;
     const kiln::Support s = v.supports(p, dev, cfg);
     INFO("gemm_wgmma [" << cfg.to_string() << "] on " << p.key() << " " << what << " align " << p.align_bytes << ": "
                         << s.reason);
@@ -91,7 +93,8 @@ int check_all_configs(kiln::ProblemData& data, const std::string& what, bool mus
     CHECK(s.ok);
     if (!s.ok) continue;
     data.poison_outputs();
-    // 3xTF32 splits A and B into a workspace (fresh per launch here, so stale parts cannot pass).
+    // 3xTF32 splits A and B into a workspace, split k keeps its partials there (fresh per launch
+    // here and NaN-filled, so stale or unwritten partials cannot pass).
     const std::size_t ws_bytes = v.workspace_bytes(p, cfg);
     kiln::Buffer ws;
     if (ws_bytes > 0) {
@@ -115,6 +118,19 @@ int check_all_configs(kiln::ProblemData& data, const std::string& what, bool mus
 // off every tile, m = 1, m or n below a tile, k below one stage and not a multiple of it; and dense
 // batches (ProblemData pitches rank-2 tensors only) whose extents keep every pitch and batch stride
 // 16-byte aligned in every layout, so that nothing is declined for alignment.
+// How many rows satisfy `pred` (a wgmma_configs.hpp predicate; rows sharing a kernel count too),
+// among those with splits > 1 when `split`.
+template <typename Pred>
+int rows_where(Pred pred, bool split = false) {
+  int n = 0;
+  for (int i = 0; i < kiln::gemm::kWgmmaConfigCount; ++i)
+    if (pred(i) && (!split || kiln::gemm::kWgmmaConfigs[i].splits > 1)) ++n;
+  return n;
+}
+int split_rows() {
+  return rows_where([](int) { return true; }, true);
+}
+
 const char* const kAddedPathShapes[] = {"1x40x24",         "37x29x45",          "130x257x71",         "200x72x1000",
                                         "513x260x129",     "64x300x8",          "1000x1100x300",      "8x24x16,batch=3",
                                         "64x136x40,batch=2", "200x72x1000,batch=3", "136x264x200,batch=2"};
@@ -152,7 +168,7 @@ TEST_CASE("gemm_wgmma TF32 (allow_tf32=1) matches the host reference at sizes of
   }
   const kiln::OpSchema& s = runtime().registry().op("gemm");
   if (switched_off(s.problem_from_shape(kiln::f32, "256x256x256,tb=1,tf32=1", kGpu))) return;
-  constexpr int kTf32Configs = static_cast<int>(sizeof(kiln::gemm::kWgmmaTf32Rows) / sizeof(int));
+  const int kTf32Configs = rows_where(kiln::gemm::wgmma_tf32_row);
   std::uint64_t seed = 700;
   // A stage is 32 f32 of k: k = 8, 16 and 24 are below one stage, 40, 45, 71, 129, 200, 300 and
   // 1000 not multiples of it.
@@ -175,7 +191,7 @@ TEST_CASE("gemm_wgmma 3xTF32 (allow_tf32=2) matches the host reference at fp32 l
   }
   const kiln::OpSchema& s = runtime().registry().op("gemm");
   if (switched_off(s.problem_from_shape(kiln::f32, "256x256x256,tb=1,tf32=2", kGpu))) return;
-  constexpr int k3xConfigs = static_cast<int>(sizeof(kiln::gemm::kWgmma3xTf32Rows) / sizeof(int));
+  const int k3xConfigs = rows_where(kiln::gemm::wgmma_3xtf32_row);
   std::uint64_t seed = 1100;
   double worst = 0.0;
   // The prepass packs any layout K-major: row- and column-major A and B, all four pairs.
@@ -204,7 +220,7 @@ TEST_CASE("gemm_wgmma 3xTF32 stays within the fp32 tolerance at deep k", "[gemm]
   }
   const kiln::OpSchema& s = runtime().registry().op("gemm");
   if (switched_off(s.problem_from_shape(kiln::f32, "256x256x256,tb=1,tf32=2", kGpu))) return;
-  constexpr int k3xConfigs = static_cast<int>(sizeof(kiln::gemm::kWgmma3xTf32Rows) / sizeof(int));
+  const int k3xConfigs = rows_where(kiln::gemm::wgmma_3xtf32_row);
   std::uint64_t seed = 1300;
   // The accumulators take k products each: the error grows with k, the tolerance does not.  Up to
   // kWgmma3xTf32MaxK (16384) it must hold; deeper problems are declined.
@@ -230,7 +246,6 @@ TEST_CASE("gemm_wgmma with a column-major A and / or a row-major B matches the h
     return;
   }
   const kiln::OpSchema& s = runtime().registry().op("gemm");
-  constexpr int kMnConfigs = static_cast<int>(sizeof(kiln::gemm::kWgmmaMnRows) / sizeof(int));
   std::uint64_t seed = 900;
   // ta = 1: A column-major (MN-major tiles); tb = 0: B row-major; both.
   for (const char* layout : {",ta=1,tb=1", ",tb=0", ",ta=1,tb=0"})
@@ -247,7 +262,11 @@ TEST_CASE("gemm_wgmma with a column-major A and / or a row-major B matches the h
           if (kiln_test::skip_when_quick(double(p.dims[0]) * p.dims[1] * p.dims[2] * p.dims[4], 3e6)) continue;
           kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
           const std::string what = std::string(kiln::dtype_name(t)) + " " + shape;
-          CHECK(check_all_configs(data, what, true) == kMnConfigs);
+          // Rows 0 and 1's kernels in every MN-major layout, the small-m row's for a row-major B alone.
+          const bool a_mn = std::string(layout).find("ta=1") != std::string::npos;
+          const bool b_mn = std::string(layout).find("tb=0") != std::string::npos;
+          CHECK(check_all_configs(data, what, true) ==
+                rows_where([&](int i) { return kiln::gemm::wgmma_layout_row(i, a_mn, b_mn); }));
         }
     }
 }
@@ -315,7 +334,8 @@ TEST_CASE("gemm_wgmma: alpha and beta, a broadcast B, operands at an offset, the
         const auto prepared = v.prepare(p, cfg, dev);
         REQUIRE(prepared != nullptr);
         const std::size_t ws_bytes = v.workspace_bytes(p, cfg);
-        CHECK((ws_bytes > 0) == (mode == 3));  // only 3xTF32 splits its operands into a workspace
+        // Only 3xTF32 (its operands' parts) and split k (partials) take a workspace.
+        CHECK((ws_bytes > 0) == (mode == 3 || cfg.get("splits") > 1));
         kiln::Buffer ws;
         if (ws_bytes > 0) ws = kiln::Buffer::alloc(kGpu, kiln::u8, {static_cast<std::int64_t>(ws_bytes)});
         const kiln::Status st = prepared->run(args, p, ws_bytes ? ws.data() : nullptr, kiln::Stream());
@@ -359,8 +379,9 @@ TEST_CASE("gemm_wgmma declines what it does not compute, with a reason", "[gemm]
       INFO(shape << " [" << row.to_string() << "]: " << sup.reason);
       bool listed = false;
       for (const kiln::Config& e : v.space().enumerate(dev, p)) listed = listed || e == row;
-      CHECK(listed == kiln::gemm::wgmma_mn_row(i));
-      if (kiln::gemm::wgmma_mn_row(i)) {
+      const bool built = kiln::gemm::wgmma_layout_row(i, p.dims[5] == 1, p.dims[6] == 0);
+      CHECK(listed == built);
+      if (built) {
         CHECK((sup.ok || kiln_test::contains(sup.reason, "switched off")));
       } else {
         CHECK_FALSE(sup.ok);
@@ -401,7 +422,8 @@ TEST_CASE("gemm_wgmma declines what it does not compute, with a reason", "[gemm]
           CHECK(v.workspace_bytes(p, row) >= 4 * 256 * 256 * 4);  // A and B, hi and lo
         } else {
           CHECK_FALSE(sup.ok);
-          CHECK(kiln_test::contains(sup.reason, "not built for 3xTF32"));
+          CHECK((kiln_test::contains(sup.reason, "not built for 3xTF32") ||
+                 (kiln::gemm::kWgmmaConfigs[i].splits > 1 && kiln_test::contains(sup.reason, "does not split k"))));
         }
       }
     }
@@ -412,4 +434,144 @@ TEST_CASE("gemm_wgmma declines what it does not compute, with a reason", "[gemm]
   ampere.cc_major = 8;
   const kiln::Problem p = s.problem_from_shape(kiln::bf16, "256x256x256,tb=1", kGpu);
   CHECK(kiln_test::contains(v.supports(p, ampere, cfg).reason, "compute capability 9.0"));
+}
+
+TEST_CASE("gemm_wgmma split k matches the host reference: m below a tile, k off the slices, batches", "[gemm][wgmma][splitk][gpu]") {
+  if (!on_hopper()) {
+    WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
+    return;
+  }
+  const kiln::OpSchema& s = runtime().registry().op("gemm");
+  std::uint64_t seed = 1500;
+  // m = 1, 7, 33 (below both tile heights), 130 (a second 128-row tile); k below one k block (24:
+  // no split at all), 200 (4 blocks: fewer than most slice counts), 1000 and 4100 (not multiples
+  // of 64 or of splits x 64: the last slice is short); batches with n off the 256-wide tile.
+  const char* shapes[] = {"1x40x24",  "7x264x1000",        "33x520x4100",      "1x4104x1000",
+                          "130x257x200", "7x264x1000,batch=3", "33x136x520,batch=2"};
+  for (const char* layout : {",tb=1", ",tb=0"})
+    for (kiln::DType t : {kiln::bf16, kiln::f16})
+      for (const char* mnk : shapes)
+        for (const char* c16 : {"", ",c16=1"}) {
+          // Quick (sanitizer) runs: bf16, C in the input type, the small shapes.
+          if (kiln_test::quick_mode() && (t == kiln::f16 || c16[0] == '\0')) continue;
+          const std::string shape = std::string(mnk) + layout + c16;
+          const kiln::Problem p = s.problem_from_shape(t, shape, kGpu);
+          if (kiln_test::skip_when_quick(double(p.dims[0]) * p.dims[1] * p.dims[2] * p.dims[4], 3e6)) continue;
+          if (switched_off(p)) continue;
+          kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
+          const std::string what = std::string(kiln::dtype_name(t)) + " " + shape;
+          // Every split row built for the layout (row 0's for a row-major B, rows 0 and 4's else).
+          const int expected =
+              layout[4] == '0' ? rows_where([](int i) { return kiln::gemm::wgmma_layout_row(i, false, true); }, true)
+                               : split_rows();
+          CHECK(expected >= 6);
+          CHECK(check_all_configs(data, what, true, nullptr, true) == expected);
+        }
+  // TF32 (allow_tf32 = 1): the split rows of row 0 (the TF32 build).
+  for (const char* shape : {"7x264x1000,tb=1,tf32=1", "33x136x520,tb=1,tf32=1,batch=2"}) {
+    const kiln::Problem p = s.problem_from_shape(kiln::f32, shape, kGpu);
+    if (kiln_test::skip_when_quick(double(p.dims[0]) * p.dims[1] * p.dims[2] * p.dims[4], 3e6)) continue;
+    if (switched_off(p)) continue;
+    kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
+    CHECK(check_all_configs(data, std::string("f32 (TF32) ") + shape, true, nullptr, true) ==
+          rows_where(kiln::gemm::wgmma_tf32_row, true));
+  }
+}
+
+TEST_CASE("gemm_wgmma split k: alpha and beta (C read and rescaled), beta = 0 never reads C", "[gemm][wgmma][splitk][gpu]") {
+  if (!on_hopper()) {
+    WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
+    return;
+  }
+  kiln::Runtime& rt = runtime();
+  const kiln::Variant& v = wgmma();
+  const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
+  const kiln::Device host = kiln::Device::host();
+  const std::int64_t m = 33, n = 136, k = 1000, batch = 2;
+  for (kiln::DType t : {kiln::bf16, kiln::f16})
+    for (int tb : {1, 0})
+      for (bool c16 : {false, true})
+        for (double beta : {-0.5, 0.0}) {
+          if (kiln_test::quick_mode() && (t == kiln::f16 || !c16)) continue;  // sanitizer runs: bf16, C bf16
+          const kiln::DType ct = c16 ? t : kiln::f32;
+          const std::int64_t b_rows = tb ? n : k, b_cols = tb ? k : n;
+          kiln::Buffer a = kiln::Buffer::alloc(kGpu, t, {batch, m, k});
+          kiln::Buffer b = kiln::Buffer::alloc(kGpu, t, {batch, b_rows, b_cols});
+          kiln::Buffer c = kiln::Buffer::alloc(kGpu, ct, {batch, m, n});
+          kiln::Buffer ha = kiln::Buffer::alloc(host, t, {batch, m, k});
+          kiln::Buffer hb = kiln::Buffer::alloc(host, t, {batch, b_rows, b_cols});
+          kiln::Buffer hc0 = kiln::Buffer::alloc(host, ct, {batch, m, n});
+          kiln::default_fill(ha.ref(), 31);
+          kiln::default_fill(hb.ref(), 32);
+          kiln::default_fill(hc0.ref(), 33);
+          if (beta == 0.0)  // NaN in C must not leak (bytes 0xFF are NaN in f32, bf16 and f16)
+            std::fill_n(static_cast<unsigned char*>(hc0.data()), hc0.bytes(), 0xFF);
+          a.copy_from(ha);
+          b.copy_from(hb);
+          auto b_view = [&](const kiln::Buffer& store) { return tb ? store.ref().transposed() : store.ref(); };
+          const kiln::Args args({a.ref(), b_view(b), c.ref()}, {0.75, beta});
+          const kiln::Problem p = rt.op("gemm").problem(args);
+          REQUIRE(p.dims[6] == tb);
+          if (switched_off(p)) continue;
+          kiln::Buffer expected = kiln::Buffer::alloc(host, ct, {batch, m, n});
+          expected.copy_from(hc0);
+          REQUIRE(rt.registry().op("gemm").reference(kiln::Args({ha.ref(), b_view(hb), expected.ref()}, {0.75, beta}), p).ok());
+          int ran = 0;
+          for (int i = 0; i < kiln::gemm::kWgmmaConfigCount; ++i) {
+            if (kiln::gemm::kWgmmaConfigs[i].splits == 1 || !kiln::gemm::wgmma_layout_row(i, false, tb == 0)) continue;
+            const kiln::Config cfg = kiln::gemm::wgmma_config(i);
+            const kiln::Support sup = v.supports(p, dev, cfg);
+            INFO(kiln::dtype_name(t) << " tb = " << tb << " C " << kiln::dtype_name(ct) << " beta = " << beta << " ["
+                                     << cfg.to_string() << "]: " << sup.reason);
+            REQUIRE(sup.ok);
+            const std::size_t ws_bytes = v.workspace_bytes(p, cfg);
+            CHECK(ws_bytes >= std::size_t(2) * batch * m * n * 4);  // at least two slices of partials
+            kiln::Buffer ws = kiln::Buffer::alloc(kGpu, kiln::u8, {static_cast<std::int64_t>(ws_bytes)});
+            REQUIRE(cudaMemset(ws.data(), 0xFF, ws_bytes) == cudaSuccess);
+            c.copy_from(hc0);
+            const auto prepared = v.prepare(p, cfg, dev);
+            REQUIRE(prepared != nullptr);
+            const kiln::Status st = prepared->run(args, p, ws.data(), kiln::Stream());
+            INFO(st.message());
+            REQUIRE(st.ok());
+            REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+            kiln::Buffer got = kiln::Buffer::alloc(host, ct, {batch, m, n});
+            got.copy_from(c);
+            CHECK(kiln::relative_error(got.ref(), expected.ref()) <= kiln::accumulation_tolerance(ct, k));
+            // Without a workspace the launch reports it, naming what it needs.
+            const kiln::Status none = prepared->run(args, p, nullptr, kiln::Stream());
+            CHECK_FALSE(none.ok());
+            CHECK(kiln_test::contains(none.message(), "workspace"));
+            ++ran;
+          }
+          CHECK(ran == rows_where([&](int i) { return kiln::gemm::wgmma_layout_row(i, false, tb == 0); }, true));
+        }
+}
+
+TEST_CASE("gemm_wgmma default_config_for splits k where the tiles leave SMs idle, and only there", "[gemm][wgmma][splitk][gpu]") {
+  if (!on_hopper()) {
+    WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
+    return;
+  }
+  const kiln::OpSchema& s = runtime().registry().op("gemm");
+  const kiln::Variant& v = wgmma();
+  const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
+  auto pick = [&](const char* shape) {
+    const kiln::Problem p = s.problem_from_shape(kiln::bf16, shape, kGpu);
+    const kiln::Config c = v.default_config_for(dev, p);
+    INFO(shape << " -> [" << c.to_string() << "]");
+    CHECK(v.supports(p, dev, c).ok);
+    std::printf("gemm_wgmma default_config_for %s: %s\n", shape, c.to_string().c_str());
+    return c;
+  };
+  // A decode-sized X * W^T: 16 output tiles for ~132 SMs and a deep k must split.
+  CHECK(pick("1x4096x4096,tb=1,c16=1").get("splits") > 1);
+  CHECK(pick("16x8192x28672,tb=1,c16=1").get("splits") > 1);
+  CHECK(pick("1x11008x4096,tb=0,c16=1").get("splits") > 1);
+  // Large outputs have tiles enough: no split.
+  CHECK(pick("4096x4096x4096,tb=1,c16=1").get("splits") == 1);
+  CHECK(pick("8192x8192x8192,tb=1").get("splits") == 1);
+  CHECK(pick("2048x14336x4096,tb=1,c16=1").get("splits") == 1);
+  // Shallow k: nothing to split.
+  CHECK(pick("16x4096x64,tb=1").get("splits") == 1);
 }
