@@ -28,6 +28,7 @@ const char* evidence_name(Decision::Evidence evidence) {
     case Decision::Evidence::far_neighbour: return "far neighbour (nearest usable entry past the radius)";
     case Decision::Evidence::neighbour_variant: return "tuned neighbour's variant at its default config";
     case Decision::Evidence::model: return "model estimate";
+    case Decision::Evidence::stale_neighbours: return "stale neighbours' variants at their defaults (plugins rebuilt since tuning)";
     case Decision::Evidence::vendor_fallback: return "vendor fallback (no evidence)";
     case Decision::Evidence::priority: return "priority (no evidence, no vendor variant)";
     case Decision::Evidence::tuned_now: return "tuned on first use (KILN_TUNE=lazy)";
@@ -42,7 +43,8 @@ std::string Decision::explain() const {
   s += "config:  " + config.to_string() + "\n";
   s += "source:  " + std::string(decision_source_name(from)) + "\n";
   s += "evidence: " + std::string(evidence_name(evidence));
-  if (evidence == Evidence::neighbour || evidence == Evidence::far_neighbour || evidence == Evidence::neighbour_variant) {
+  if (evidence == Evidence::neighbour || evidence == Evidence::far_neighbour || evidence == Evidence::neighbour_variant ||
+      evidence == Evidence::stale_neighbours) {
     std::snprintf(buf, sizeof buf, ", distance %.3f (log2 of the size dims; radius %.1f)", distance,
                   detail::kNeighbourRadius);
     s += buf;
@@ -496,7 +498,40 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     return d;
   }
 
-  // 4. No evidence: the vendor library, then 5. the variants in priority order.
+  // 4. Every entry of the class is stale (its plugin was rebuilt since it was tuned: a user file
+  // from an older kiln, a plugin edited and not yet re-tuned): the configs may not exist any more,
+  // but which variants won is still better evidence than none.  The nearest kWeighedNeighbours
+  // at the first level that has any are weighed; the best variant that runs p runs at its default
+  // for p.  Measured on the H200 (docs/performance.md, fourth session): with every topk entry
+  // stale, the vendor fallback (a CUB sort) had a geomean regret of 10.5 over 11 held-out
+  // problems, these variants at their defaults about 1.3.
+  if (!(loo && loo->trust_entries)) {
+    for (const auto& range : levels) {
+      std::vector<const detail::StoredEntry*> stale;
+      for (std::size_t i = range.first; i < range.second; ++i)
+        if (!current_build(*evidence[i].entry)) stale.push_back(&evidence[i]);
+      if (stale.empty()) continue;
+      stale = detail::nearest_first(std::move(stale));
+      if (stale.size() > detail::kWeighedNeighbours) stale.resize(detail::kWeighedNeighbours);
+      const auto scores = detail::weigh_neighbours(stale);
+      for (const auto& sc : scores) {
+        const Variant* v = registry_->find_variant(sc.variant);
+        if (!v || v->op() != op) continue;
+        Config config = v->default_config_for(device, p);
+        if (!usable(*v, config, p, device, nullptr)) continue;
+        d.hit = hit_of(*stale.front(), false);
+        d.distance = stale.front()->distance;
+        d.weighed_neighbours = static_cast<int>(stale.size());
+        for (const auto& x : scores) d.weighed.emplace_back(x.variant, x.expected_ratio);
+        d.config_note = "its default: the stale entries' configs were tuned for another build";
+        finish(v, std::move(config), Decision::Evidence::stale_neighbours);
+        return d;
+      }
+      break;  // the most specific level with stale entries decides, like the other rules
+    }
+  }
+
+  // 5. No evidence: the vendor library, then 6. the variants in priority order.
   const auto all = registry_->variants(op);
   for (bool vendor_pass : {true, false}) {
     for (const Variant* v : all) {

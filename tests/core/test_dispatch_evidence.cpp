@@ -337,22 +337,46 @@ TEST_CASE("evidence: when no entry of the class can run, the calibrated model de
   CHECK(decide(rt, 400, 400, 400).variant->name() == "mm_fp32");    // 130 vs 32.8 us
 }
 
-TEST_CASE("evidence: stale entries are no evidence for the model") {
+TEST_CASE("evidence: stale entries give no config and no model, only which variants won") {
   TempDb db;
-  kiln::Registry r;
-  r.add_op(mm_schema());
-  const kiln::Source src{"mm", "0.1.0", "build-2", ""};
-  r.add_variant(std::make_shared<MmVariant>("mm_fp32", 50), src);
-  r.add_variant(std::make_shared<MmVariant>("mm_vendor", 5, MmVariant::Serves::both, true), src);
+  auto registry = [] {
+    kiln::Registry r;
+    r.add_op(mm_schema());
+    const kiln::Source src{"mm", "0.1.0", "build-2", ""};
+    r.add_variant(std::make_shared<MmVariant>("mm_fp32", 50), src);
+    r.add_variant(std::make_shared<MmVariant>("mm_small", 40), src);
+    r.add_variant(std::make_shared<MmVariant>("mm_vendor", 5, MmVariant::Serves::both, true), src);
+    return r;
+  };
+  // Tuned with build-1: mm_small won at 64^3 with tile 16, mm_fp32 and the vendor behind it.
   const fs::path f = db.dir / "stale.yaml";
   std::ofstream(f) << "schema: 1\ndevices:\n  \"" + host_fp() + "\":\n    mm:\n      \"" + key(64, 64, 64) +
-                          "\":\n        variant: mm_fp32\n        config: {tile: 32}\n        median_us: 5\n"
-                          "        plugin: {name: mm, version: 0.1.0, build: build-1}\n";
-  kiln::Runtime rt(std::move(r), kiln_test::offline_options(f.string()));
+                          "\":\n        variant: mm_small\n        config: {tile: 16}\n        median_us: 5\n"
+                          "        plugin: {name: mm, version: 0.1.0, build: build-1}\n"
+                          "        alternatives:\n          - {variant: mm_fp32, config: {tile: 64}, median_us: 9}\n"
+                          "          - {variant: mm_vendor, config: {tile: 16}, median_us: 40}\n";
+  kiln::Runtime rt(registry(), kiln_test::offline_options(f.string()));
   const kiln::Decision d = decide(rt, 64, 64, 64);
-  CHECK(d.evidence == kiln::Decision::Evidence::vendor_fallback);
+  INFO(d.explain());
+  // Not the exact entry, not a neighbour, not the model: its build is not the loaded one.
+  CHECK(d.evidence == kiln::Decision::Evidence::stale_neighbours);
+  CHECK(d.from == kiln::Decision::From::defaults);
   REQUIRE_FALSE(d.rejected.empty());
   CHECK(kiln_test::contains(d.rejected[0].second, "stale"));
+  // Its winner's variant, at the variant's default (the stored tile 16 belongs to build-1).
+  CHECK(d.variant->name() == "mm_small");
+  CHECK(d.config == kiln::Config{{"tile", 32}});
+  REQUIRE(d.weighed.size() == 3);
+  CHECK(d.weighed.back().first == "mm_vendor");
+  CHECK(kiln_test::contains(d.explain(), "stale neighbours' variants at their defaults"));
+  // A current entry anywhere in the class, however far, outranks stale ones nearby.
+  std::ofstream(f, std::ios::app) << "      \"" + key(4096, 4096, 4096) +
+                                         "\":\n        variant: mm_fp32\n        config: {tile: 64}\n        median_us: 900\n"
+                                         "        plugin: {name: mm, version: 0.1.0, build: build-2}\n";
+  kiln::Runtime rt2(registry(), kiln_test::offline_options(f.string()));
+  const kiln::Decision far = decide(rt2, 64, 64, 64);
+  CHECK(far.evidence == kiln::Decision::Evidence::far_neighbour);
+  CHECK(far.variant->name() == "mm_fp32");
 }
 
 TEST_CASE("evidence: no evidence at all means the vendor variant, priority only without one") {

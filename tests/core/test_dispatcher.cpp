@@ -160,7 +160,10 @@ TEST_CASE("stale, invalid and unsupported entries are skipped with a reason") {
     kiln::Runtime rt(std::move(r), kiln_test::offline_options(user));
     const auto d = rt.explain(rt.registry().op("scale").problem_from_dims(kiln::f32, {8}, kiln::Device::host()));
     CHECK(d.from == kiln::Decision::From::defaults);
-    CHECK(d.variant->name() == "scale_even");
+    // The stale entry's variant still says what won; it runs at its default, not the old config.
+    CHECK(d.evidence == kiln::Decision::Evidence::stale_neighbours);
+    CHECK(d.variant->name() == "scale_any");
+    CHECK_FALSE(d.config == kiln::Config{{"unroll", 4}});
     REQUIRE_FALSE(d.rejected.empty());
     CHECK(d.rejected[0].second.find("stale") != std::string::npos);
   }

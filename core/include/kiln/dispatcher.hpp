@@ -6,8 +6,9 @@
 // of the nearest one that timed it (near ties ordered by divisibility; a vendor variant's config
 // only from within kVendorConfigRadius) or its default when none fits; then the nearest usable entry of the
 // class at any distance (a far neighbour); then a cost model calibrated from the class's entries
-// (only when no entry of the class is usable); then the vendor variant; then the first variant by
-// priority.  Static priorities only break ties.
+// (only when no entry of the class is usable); then, when the class's entries are all stale (their
+// plugin rebuilt since they were tuned), the variants they weigh best at their defaults; then the
+// vendor variant; then the first variant by priority.  Static priorities only break ties.
 //
 // Decisions are memoised per problem (shape, dtype, device, alignment).  A memo hit is lock-free
 // and allocation-free (find()); a decision, once made, is never freed or changed while the
@@ -44,6 +45,7 @@ struct Decision {
     far_neighbour,    // no usable entry within the radius: the nearest usable one of the class
     neighbour_variant,  // no neighbour's config fits: the nearest neighbour's variant at its default
     model,            // the cost model calibrated from the class's entries (predicted_us below)
+    stale_neighbours,  // every entry near is stale (plugin rebuilt since): their variants, weighed, at defaults
     vendor_fallback,  // no evidence: the vendor library
     priority,         // no evidence and no vendor variant: the first variant by priority
     tuned_now,        // tuned on first use (KILN_TUNE=lazy)
