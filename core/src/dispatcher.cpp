@@ -267,6 +267,14 @@ bool Dispatcher::entry_usable(const TuningEntry& entry, const Problem& p, const 
   return usable(*v, entry.config, p, device, why);
 }
 
+bool Dispatcher::alternative_current(const TunedAlternative& a) const {
+  if (a.plugin_build.empty()) return true;
+  const Variant* v = registry_->find_variant(a.variant);
+  if (!v) return true;
+  const Source& src = registry_->source_of(*v);
+  return src.build_id.empty() || src.build_id == a.plugin_build;
+}
+
 Decision Dispatcher::decide_uncached(const Problem& p, const DeviceInfo& device) const {
   return decide_impl(p, device, nullptr);
 }
@@ -380,7 +388,10 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
       }
     }
     if (counted.empty()) return false;
-    const auto scores = detail::weigh_neighbours(counted);
+    const detail::AlternativeFilter current_alternative = [&](const TunedAlternative& a) {
+      return trust || alternative_current(a);
+    };
+    const auto scores = detail::weigh_neighbours(counted, current_alternative);
     auto record = [&] {
       d.weighed_neighbours = static_cast<int>(counted.size());
       for (const auto& sc : scores) d.weighed.emplace_back(sc.variant, sc.expected_ratio);
@@ -391,7 +402,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
       for (const detail::StoredEntry* e : counted) {
         double us = 0;
         const Config* stored = nullptr;
-        if (!detail::time_of(*e->entry, sc.variant, &us, &stored)) continue;
+        if (!detail::time_of(*e->entry, sc.variant, &us, &stored, current_alternative)) continue;
         Config config = *stored;
         if (v) {
           // A vendor config is a choice for the tuned shape only (kVendorConfigRadius).

@@ -157,14 +157,15 @@ std::vector<StoredEntry> entries_in_class(const TuningDb& db, const DeviceInfo& 
   return sorted;
 }
 
-bool time_of(const TuningEntry& entry, const std::string& variant, double* us, const Config** config) {
+bool time_of(const TuningEntry& entry, const std::string& variant, double* us, const Config** config,
+             const AlternativeFilter& current) {
   if (entry.variant == variant) {
     if (us) *us = entry.median_us;
     if (config) *config = &entry.config;
     return true;
   }
   for (const TunedAlternative& a : entry.alternatives)
-    if (a.variant == variant) {
+    if (a.variant == variant && (!current || current(a))) {
       if (us) *us = a.median_us;
       if (config) *config = &a.config;
       return true;
@@ -172,7 +173,7 @@ bool time_of(const TuningEntry& entry, const std::string& variant, double* us, c
   return false;
 }
 
-std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>& near) {
+std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>& near, const AlternativeFilter& current) {
   struct Entry {
     const TuningEntry* entry;
     double best_us, weight;
@@ -187,12 +188,12 @@ std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>
   for (const StoredEntry* e : near) {
     double best = e->entry->median_us;
     for (const TunedAlternative& a : e->entry->alternatives)
-      if (a.median_us > 0 && (!(best > 0) || a.median_us < best)) best = a.median_us;
+      if (a.median_us > 0 && (!current || current(a)) && (!(best > 0) || a.median_us < best)) best = a.median_us;
     if (!(best > 0)) continue;
     used.push_back(Entry{e->entry, best, 1.0 / ((e->distance + kWeightOffset) * (1 + kDivisibilityWeight * e->divisibility))});
     if (e->entry->median_us > 0) mention(e->entry->variant);
     for (const TunedAlternative& a : e->entry->alternatives)
-      if (a.median_us > 0) mention(a.variant);
+      if (a.median_us > 0 && (!current || current(a))) mention(a.variant);
   }
   double total = 0;
   for (const Entry& u : used) total += u.weight;
@@ -200,7 +201,7 @@ std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>
     double log_sum = 0;
     for (const Entry& u : used) {
       double us = 0;
-      const bool timed = time_of(*u.entry, s.variant, &us, nullptr) && us > 0;
+      const bool timed = time_of(*u.entry, s.variant, &us, nullptr, current) && us > 0;
       s.timed_at += timed;
       log_sum += u.weight * std::log(timed ? us / u.best_us : kMissingRatio);
     }

@@ -82,11 +82,16 @@ struct VariantScore {
 // The variants named by `near` (nearest first; the caller keeps at most kWeighedNeighbours),
 // lowest expected ratio first; exact ties keep the order of first mention (the nearest entry's
 // winner first).  Entries with no positive time are skipped.
-std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>& near);
+// `current` (when set) says whether an alternative's time is for the loaded build of its plugin;
+// one that is not counts as no time.
+using AlternativeFilter = std::function<bool(const TunedAlternative&)>;
+std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>& near,
+                                           const AlternativeFilter& current = nullptr);
 
 // The time `entry` holds for `variant` (its winner's or an alternative's) and that config; false
 // when it holds none.
-bool time_of(const TuningEntry& entry, const std::string& variant, double* us, const Config** config);
+bool time_of(const TuningEntry& entry, const std::string& variant, double* us, const Config** config,
+             const AlternativeFilter& current = nullptr);
 
 // `entries` nearest first (stable: layer order breaks exact ties), except that within kTieBand of
 // an entry's distance the one with the smallest divisibility distance comes first.

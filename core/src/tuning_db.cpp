@@ -76,6 +76,7 @@ std::string entry_problem(const TuningEntry& e) {
     for (const auto& [name, value] : a.config.values())
       if (!is_name(name, false)) return "alternative config parameter '" + printable(name) + "' is not a parameter name";
     if (bad_time(a.median_us)) return "alternative `median_us` must be a finite number >= 0";
+    if (!is_printable_ascii(a.plugin_build)) return "alternative `build` holds control or non-ASCII characters";
   }
   const std::pair<const char*, const std::string*> texts[] = {
       {"throughput_unit", &e.throughput_unit}, {"plugin name", &e.plugin_name}, {"plugin version", &e.plugin_version},
@@ -266,7 +267,8 @@ TunedAlternative parse_alternative(const YAML::Node& node) {
     if (field == "variant") a.variant = scalar_string(value, "alternatives/variant");
     else if (field == "config") parse_config(value, "alternatives/config", a.config);
     else if (field == "median_us") a.median_us = scalar_number<double>(value, "alternatives/median_us", "a number"), has_time = true;
-    else entry_fail(value, "alternative field '" + printable(field) + "' is not variant, config or median_us");
+    else if (field == "build") a.plugin_build = scalar_string(value, "alternatives/build");
+    else entry_fail(value, "alternative field '" + printable(field) + "' is not variant, config, median_us or build");
   });
   if (a.variant.empty() || !has_time) entry_fail(node, "an alternative needs `variant` and `median_us`");
   return a;
@@ -566,6 +568,7 @@ std::string emit_yaml(const TuningTable& table, const std::vector<std::pair<std:
             for (const auto& [name, value] : a.config.values()) out << YAML::Key << name << YAML::Value << value;
             out << YAML::EndMap;
             out << YAML::Key << "median_us" << YAML::Value << format_double(a.median_us);
+            if (!a.plugin_build.empty()) out << YAML::Key << "build" << YAML::Value << a.plugin_build;
             out << YAML::EndMap;
           }
           out << YAML::EndSeq;

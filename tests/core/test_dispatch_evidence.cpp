@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 
 #include "catch.hpp"
@@ -463,6 +464,36 @@ TEST_CASE("evidence: neighbours are weighed by every variant's time, not only by
   CHECK(near.config == kiln::Config{{"tile", 16}});
   CHECK(near.hit->alternative_of.empty());
   for (const auto& [name, ratio] : near.weighed) CHECK(name != "mm_vendor");
+}
+
+TEST_CASE("evidence: an alternative timed with another build of its plugin is not weighed") {
+  TempDb db;
+  kiln::Registry r;
+  r.add_op(mm_schema());
+  r.add_variant(std::make_shared<MmVariant>("mm_fp32", 50), kiln::Source{"mm", "0.1.0", "build-2", ""});
+  r.add_variant(std::make_shared<MmVariant>("mm_small", 40), kiln::Source{"mm_extra", "0.1.0", "x-2", ""});
+  // Current entries (mm's build-2) won by mm_fp32; mm_small, from another plugin, was timed twice
+  // as fast at both -- by that plugin's old build x-1, so those times are no evidence.
+  const std::string alt = "[{variant: mm_small, config: {tile: 16}, median_us: 5, build: x-1}]";
+  const auto user = db.write({{host_fp(), key(512, 1024, 1024), "mm_fp32", 10.0, 32, alt},
+                              {host_fp(), key(2048, 1024, 1024), "mm_fp32", 10.0, 32, alt}});
+  {
+    std::ifstream in(user);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::size_t at = 0;
+    while ((at = text.find("median_us: 10.000000\n", at)) != std::string::npos) {
+      at += std::string("median_us: 10.000000\n").size();
+      text.insert(at, "        plugin: {name: mm, version: 0.1.0, build: build-2}\n");
+    }
+    std::ofstream(user) << text;
+  }
+  kiln::Runtime rt(std::move(r), kiln_test::offline_options(user));
+  const kiln::Decision d = decide(rt, 1024, 1024, 1024);
+  INFO(d.explain());
+  CHECK(d.evidence == kiln::Decision::Evidence::neighbour);
+  CHECK(d.variant->name() == "mm_fp32");
+  REQUIRE(d.weighed.size() == 1);
+  CHECK(d.weighed[0].first == "mm_fp32");
 }
 
 TEST_CASE("evidence: an entry without alternatives counts its winner only, the others as 2x") {

@@ -144,8 +144,8 @@ TEST_CASE("tuning db: YAML round trip keeps every field and the config order") {
   odd.tuned_at = "2026-01-02T03:04:05Z";
   table[kH200]["gemm"][gemm_key(1, 7, 1000003)] = odd;
   kiln::TuningEntry with_alternatives = entry("gemm_cublas", 12.5);
-  with_alternatives.alternatives = {{"gemm_tiled", kiln::Config{{"TILE", 16}}, 14.25},
-                                    {"gemm_naive", kiln::Config{}, 0.1 + 0.2}};
+  with_alternatives.alternatives = {{"gemm_tiled", kiln::Config{{"TILE", 16}}, 14.25, ""},
+                                    {"gemm_naive", kiln::Config{}, 0.1 + 0.2, "b7"}};
   table[kH200]["gemm"][gemm_key(100, 200, 300)] = with_alternatives;
   kiln::TuningEntry bare = entry("transpose_tiled_padded", 5.0);
   bare.config = kiln::Config{};
@@ -170,6 +170,7 @@ TEST_CASE("tuning db: YAML round trip keeps every field and the config order") {
   CHECK(contains(text, "\"NVIDIA H200|sm_90|132sm\":"));
   CHECK(contains(text, "alternatives:\n"));
   CHECK(contains(text, "- {variant: gemm_tiled, config: {TILE: 16}, median_us: 14.25}"));
+  CHECK(contains(text, "median_us: 0.30000000000000004, build: b7}"));
   CHECK(back.at(kH200).at("gemm").at(gemm_key(100, 200, 300)).alternatives.size() == 2);
   CHECK(back.at(kH200).at("gemm").at(gemm_key(4096, 4096, 4096)).alternatives.empty());
   // Deterministic: writing what was read gives the same bytes; no temp file is left behind.
@@ -236,7 +237,7 @@ TEST_CASE("tuning db: a bad alternative skips its entry with a reason") {
       {"        alternatives:\n          - {variant: gemm_tiled}\n", "needs `variant` and `median_us`"},
       {"        alternatives:\n          - {variant: gemm_tiled, median_us: -1}\n", "finite number >= 0"},
       {"        alternatives:\n          - {variant: \"a b\", median_us: 1}\n", "is not a variant name"},
-      {"        alternatives:\n          - {variant: gemm_tiled, median_us: 1, speed: 2}\n", "is not variant, config or median_us"},
+      {"        alternatives:\n          - {variant: gemm_tiled, median_us: 1, speed: 2}\n", "is not variant, config, median_us or build"},
       {"        alternatives:\n          - {variant: gemm_tiled, config: {TILE: x}, median_us: 1}\n", "an integer"},
   };
   for (const auto& [tail, reason] : bad) {

@@ -202,6 +202,33 @@ TEST_CASE("resume: a stored entry is current until its config stops being valid"
   CHECK_FALSE(tuner.current_entry(schema.problem_from_shape(kiln::f32, "n=48", kiln::Device::host())));
 }
 
+TEST_CASE("resume: an entry whose alternative was timed with another plugin build is tuned again") {
+  TempDir dir;
+  kiln::Registry r;
+  r.add_op(kiln_test::scale_schema());
+  const kiln::Source src{"scale", "0.1.0", "build-2", ""};
+  r.add_variant(std::make_shared<kiln_test::ScaleVariant>("scale_even", 10, true), src);
+  r.add_variant(std::make_shared<kiln_test::ScaleVariant>("scale_any", 5, false), src);
+  kiln::Runtime rt(std::move(r), kiln_test::offline_options(dir.file("tuning.yaml")));
+  kiln::Tuner tuner(rt);
+  const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "n=40", kiln::Device::host());
+  const kiln::TuneReport report = tuner.tune(p, quick());
+  REQUIRE(report.stored);
+  REQUIRE(report.entry->alternatives.size() == 1);
+  CHECK(report.entry->alternatives[0].plugin_build == "build-2");  // recorded with each alternative
+  REQUIRE(tuner.current_entry(p));
+  // The plugin of the variant that lost changed since: its time is no evidence, tune again.
+  kiln::TuningEntry old = *tuner.current_entry(p);
+  old.alternatives[0].plugin_build = "build-1";
+  rt.db().put(kiln::device_info(kiln::Device::host()).fingerprint(), "scale", p.key(), old);
+  CHECK_FALSE(tuner.current_entry(p));
+  CHECK_FALSE(rt.dispatcher().alternative_current(old.alternatives[0]));
+  // An alternative with no recorded build (a database from before builds were recorded) is current.
+  old.alternatives[0].plugin_build.clear();
+  rt.db().put(kiln::device_info(kiln::Device::host()).fingerprint(), "scale", p.key(), old);
+  CHECK(tuner.current_entry(p));
+}
+
 TEST_CASE("throughput and timestamps") {
   auto s = kiln_test::scale_schema();
   const kiln::Problem p = s->problem_from_dims(kiln::f32, {1000000}, kiln::Device::host());

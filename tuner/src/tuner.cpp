@@ -87,7 +87,13 @@ std::optional<TuningEntry> Tuner::current_entry(const Problem& problem) const {
     if (o == d->second.end()) continue;
     auto k = o->second.find(problem.key());
     if (k == o->second.end()) continue;
-    if (rt_->dispatcher().entry_usable(k->second, problem, dev, nullptr)) return k->second;
+    // An alternative timed with another build of its plugin makes the entry's evidence stale too:
+    // tuned again on resume (a plugin changed that lost here).
+    const auto& alts = k->second.alternatives;
+    const bool alternatives_current = std::all_of(alts.begin(), alts.end(), [&](const TunedAlternative& a) {
+      return rt_->dispatcher().alternative_current(a);
+    });
+    if (alternatives_current && rt_->dispatcher().entry_usable(k->second, problem, dev, nullptr)) return k->second;
   }
   return std::nullopt;
 }
@@ -139,6 +145,8 @@ TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
   }
   report.entry = make_entry(problem, *report.search.winner);
   report.entry->alternatives = alternatives_of(report.search);
+  for (TunedAlternative& a : report.entry->alternatives)
+    if (const Variant* v = rt_->registry().find_variant(a.variant)) a.plugin_build = rt_->registry().source_of(*v).build_id;
   if (options.store) {
     if (report.db_path.empty())
       throw TuningDbError("tuning database: no user file is configured (set KILN_CACHE_DIR or HOME)");

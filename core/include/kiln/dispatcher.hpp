@@ -117,6 +117,9 @@ class Dispatcher {
   // Whether `entry` may be used for p on device: variant present, build id current, config in
   // its space and valid, variant supports p.  Sets `why` when not.
   bool entry_usable(const TuningEntry& entry, const Problem& p, const DeviceInfo& device, std::string* why) const;
+  // Whether an entry's alternative was timed with the loaded build of its variant's plugin; an
+  // unrecorded build or a variant that is not loaded counts as current (nothing says otherwise).
+  bool alternative_current(const TunedAlternative& a) const;
 
   void set_miss_handler(MissHandler h) { miss_handler_ = std::move(h); }
   void set_problem_observer(ProblemObserver o) { observer_ = std::move(o); }

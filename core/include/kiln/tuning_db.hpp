@@ -16,7 +16,7 @@
 //           plugin: {name: gemm, version: 0.1.0, build: 3f9c2a1}
 //           tuned_at: 2026-11-21T10:00:00Z
 //           alternatives:          # optional: the fastest config of each other variant timed
-//             - {variant: gemm_cublas, config: {}, median_us: 2810.4}
+//             - {variant: gemm_cublas, config: {}, median_us: 2810.4, build: 1281fefa56c5}
 //
 // Layers: shipped read-only files (configs/) under one user file ($KILN_CACHE_DIR/tuning.yaml,
 // else $XDG_CACHE_HOME/kiln/tuning.yaml, else ~/.cache/kiln/tuning.yaml); the user layer wins.
@@ -62,8 +62,11 @@ struct TunedAlternative {
   std::string variant;
   Config config;
   double median_us = 0.0;
+  // The build id of the plugin the alternative's variant came from ("" when not recorded): its
+  // time says nothing about another build, like an entry's own `plugin.build`.
+  std::string plugin_build;
   bool operator==(const TunedAlternative& o) const {
-    return variant == o.variant && config == o.config && median_us == o.median_us;
+    return variant == o.variant && config == o.config && median_us == o.median_us && plugin_build == o.plugin_build;
   }
 };
 // An entry keeps at most this many alternatives (one per variant; no op has this many variants).
