@@ -11,8 +11,9 @@
 # Environment: KILN_BUILD_DIR (default build-gpu), KILN_RETUNE_CACHE (default OUT/cache: carry a
 # partial tuning.yaml there to resume), KILN_RETUNE_SECONDS (default: no limit), KILN_REGRET_SECONDS
 # (kiln bench --regret --time-limit; default: none), KILN_RETUNE_FROM (a database to start from,
-# e.g. configs/h200.yaml: its entries whose plugin build is current are kept and skipped, so only
-# the problems of changed plugins are tuned again; used only when the cache has no tuning.yaml).
+# e.g. configs/h200.yaml: its entries whose plugin build is current, and their alternatives' where
+# recorded, are kept and skipped, so only the problems of changed plugins are tuned again; used only
+# when the cache has no tuning.yaml).
 set -uo pipefail
 out=$(realpath -m "${1:?usage: scripts/retune-shipped.sh OUT [tune] [regret]}")
 shift
