@@ -214,12 +214,13 @@ TEST_CASE("resume: an entry whose alternative was timed with another plugin buil
   const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "n=40", kiln::Device::host());
   const kiln::TuneReport report = tuner.tune(p, quick());
   REQUIRE(report.stored);
-  REQUIRE(report.entry->alternatives.size() == 1);
-  CHECK(report.entry->alternatives[0].plugin_build == "build-2");  // recorded with each alternative
+  for (const kiln::TunedAlternative& a : report.entry->alternatives)
+    CHECK(a.plugin_build == "build-2");  // recorded with each alternative
   REQUIRE(tuner.current_entry(p));
   // The plugin of the variant that lost changed since: its time is no evidence, tune again.
   kiln::TuningEntry old = *tuner.current_entry(p);
-  old.alternatives[0].plugin_build = "build-1";
+  const std::string loser = old.variant == "scale_even" ? "scale_any" : "scale_even";
+  old.alternatives = {{loser, kiln::Config{{"unroll", 1}}, old.median_us * 1.5, "build-1"}};
   rt.db().put(kiln::device_info(kiln::Device::host()).fingerprint(), "scale", p.key(), old);
   CHECK_FALSE(tuner.current_entry(p));
   CHECK_FALSE(rt.dispatcher().alternative_current(old.alternatives[0]));
@@ -227,6 +228,39 @@ TEST_CASE("resume: an entry whose alternative was timed with another plugin buil
   old.alternatives[0].plugin_build.clear();
   rt.db().put(kiln::device_info(kiln::Device::host()).fingerprint(), "scale", p.key(), old);
   CHECK(tuner.current_entry(p));
+}
+
+TEST_CASE("alternatives: each other variant's fastest ok candidate, finalists' times first") {
+  kiln_test::ScaleVariant even("scale_even", 10, true), any("scale_any", 5, false), third("scale_third", 1, false);
+  auto result = [](const kiln::Variant& v, int unroll, double us, kiln::Outcome outcome = kiln::Outcome::ok) {
+    kiln::CandidateResult r;
+    r.candidate.variant = &v;
+    r.candidate.config = kiln::Config{{"unroll", unroll}};
+    r.outcome = outcome;
+    r.timing.median_us = us;
+    return r;
+  };
+  kiln::SearchResult s;
+  s.results = {result(even, 1, 10.0), result(any, 1, 12.0), result(any, 2, 11.0), result(any, 4, 5.0, kiln::Outcome::failed),
+               result(third, 1, 25.0), result(even, 2, 9.0)};
+  s.winner = result(even, 2, 9.5);  // re-timed
+  s.finalists = {*s.winner, result(any, 2, 11.5)};
+  const auto alts = kiln::alternatives_of(s);
+  // scale_any: its finalist time (11.5, re-timed beside the winner) over its search time (11.0);
+  // its failed config never counts; the winner's variant is not an alternative; fastest first.
+  REQUIRE(alts.size() == 2);
+  CHECK(alts[0].variant == "scale_any");
+  CHECK(alts[0].config == kiln::Config{{"unroll", 2}});
+  CHECK(alts[0].median_us == 11.5);
+  CHECK(alts[1].variant == "scale_third");
+  CHECK(alts[1].median_us == 25.0);
+  // A faster search-time result of a variant that is not a finalist replaces its slower one.
+  s.results.push_back(result(third, 2, 18.0));
+  const auto more = kiln::alternatives_of(s);
+  REQUIRE(more.size() == 2);
+  CHECK(more[1].variant == "scale_third");
+  CHECK(more[1].config == kiln::Config{{"unroll", 2}});
+  CHECK(more[1].median_us == 18.0);
 }
 
 TEST_CASE("throughput and timestamps") {
