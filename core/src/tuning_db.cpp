@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -76,7 +77,8 @@ std::string entry_problem(const TuningEntry& e) {
     for (const auto& [name, value] : a.config.values())
       if (!is_name(name, false)) return "alternative config parameter '" + printable(name) + "' is not a parameter name";
     if (bad_time(a.median_us)) return "alternative `median_us` must be a finite number >= 0";
-    if (!is_printable_ascii(a.plugin_build)) return "alternative `build` holds control or non-ASCII characters";
+    if (!is_printable_ascii(a.plugin_build) || a.plugin_build.find(' ') != std::string::npos)
+      return "alternative build '" + printable(a.plugin_build) + "' holds spaces, control or non-ASCII characters";
   }
   const std::pair<const char*, const std::string*> texts[] = {
       {"throughput_unit", &e.throughput_unit}, {"plugin name", &e.plugin_name}, {"plugin version", &e.plugin_version},
@@ -259,18 +261,36 @@ void parse_config(const YAML::Node& value, const std::string& field, Config& out
   });
 }
 
+// One alternative: a single scalar "VARIANT CONFIG MEDIAN_US [BUILD]", CONFIG being "-" or
+// "name=value,name=value" (one YAML node per alternative: thousands of them are read on the first
+// op() of a process, and maps of maps cost yaml-cpp about three times as long).
 TunedAlternative parse_alternative(const YAML::Node& node) {
-  if (!node.IsMap()) entry_fail(node, "an alternative must be a map {variant, config, median_us}");
+  const char* expected = "an alternative must be \"VARIANT CONFIG MEDIAN_US [BUILD]\" (CONFIG: - or name=value,...)";
+  if (!node.IsScalar()) entry_fail(node, expected);
+  std::vector<std::string> parts;
+  std::istringstream words(node.Scalar());
+  for (std::string w; words >> w;) parts.push_back(w);
+  if (parts.size() < 3 || parts.size() > 4) entry_fail(node, std::string(expected) + ", not '" + printable(node.Scalar()) + "'");
   TunedAlternative a;
-  bool has_time = false;
-  for_each_field(node, [&](const std::string& field, const YAML::Node& value) {
-    if (field == "variant") a.variant = scalar_string(value, "alternatives/variant");
-    else if (field == "config") parse_config(value, "alternatives/config", a.config);
-    else if (field == "median_us") a.median_us = scalar_number<double>(value, "alternatives/median_us", "a number"), has_time = true;
-    else if (field == "build") a.plugin_build = scalar_string(value, "alternatives/build");
-    else entry_fail(value, "alternative field '" + printable(field) + "' is not variant, config, median_us or build");
-  });
-  if (a.variant.empty() || !has_time) entry_fail(node, "an alternative needs `variant` and `median_us`");
+  a.variant = parts[0];
+  if (parts[1] != "-") {
+    std::istringstream items(parts[1]);
+    for (std::string item; std::getline(items, item, ',');) {
+      const auto eq = item.find('=');
+      const std::string name = eq == std::string::npos ? item : item.substr(0, eq);
+      long long value = 0;
+      const char* first = eq == std::string::npos ? nullptr : item.c_str() + eq + 1;
+      const char* last = item.c_str() + item.size();
+      const auto res = first ? std::from_chars(first, last, value) : std::from_chars_result{last, std::errc::invalid_argument};
+      if (!first || first == last || res.ec != std::errc() || res.ptr != last || value < INT_MIN || value > INT_MAX)
+        entry_fail(node, "alternative config '" + printable(item) + "' is not name=integer");
+      a.config.set(name, static_cast<int>(value));
+    }
+  }
+  char* end = nullptr;
+  a.median_us = std::strtod(parts[2].c_str(), &end);
+  if (parts[2].empty() || *end != '\0') entry_fail(node, "alternative time '" + printable(parts[2]) + "' is not a number");
+  if (parts.size() == 4) a.plugin_build = parts[3];
   return a;
 }
 
@@ -298,7 +318,7 @@ TuningEntry parse_entry(const YAML::Node& node, bool kiln_written) {
       e.tuned_at = scalar_string(value, field);
     } else if (field == "alternatives") {
       if (value.IsNull()) return;
-      if (!value.IsSequence()) entry_fail(value, "`alternatives` must be a list of {variant, config, median_us}");
+      if (!value.IsSequence()) entry_fail(value, "`alternatives` must be a list of \"VARIANT CONFIG MEDIAN_US [BUILD]\"");
       if (value.size() > kTuningMaxAlternatives)
         entry_fail(value, "`alternatives` holds more than " + std::to_string(kTuningMaxAlternatives) + " entries");
       for (const auto& item : value) e.alternatives.push_back(parse_alternative(item));
@@ -562,14 +582,13 @@ std::string emit_yaml(const TuningTable& table, const std::vector<std::pair<std:
         if (!e.alternatives.empty()) {
           out << YAML::Key << "alternatives" << YAML::Value << YAML::BeginSeq;
           for (const TunedAlternative& a : e.alternatives) {
-            out << YAML::Flow << YAML::BeginMap;
-            out << YAML::Key << "variant" << YAML::Value << a.variant;
-            out << YAML::Key << "config" << YAML::Value << YAML::Flow << YAML::BeginMap;
-            for (const auto& [name, value] : a.config.values()) out << YAML::Key << name << YAML::Value << value;
-            out << YAML::EndMap;
-            out << YAML::Key << "median_us" << YAML::Value << format_double(a.median_us);
-            if (!a.plugin_build.empty()) out << YAML::Key << "build" << YAML::Value << a.plugin_build;
-            out << YAML::EndMap;
+            std::string text = a.variant + " ";
+            if (a.config.values().empty()) text += "-";
+            for (std::size_t i = 0; i < a.config.values().size(); ++i)
+              text += (i ? "," : "") + a.config.values()[i].first + "=" + std::to_string(a.config.values()[i].second);
+            text += " " + format_double(a.median_us);
+            if (!a.plugin_build.empty()) text += " " + a.plugin_build;
+            out << text;
           }
           out << YAML::EndSeq;
         }

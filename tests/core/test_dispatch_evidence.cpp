@@ -95,7 +95,7 @@ struct Entry {
   std::string device, key, variant;
   double median_us;
   int tile = 32;
-  std::string alternatives = "";  // YAML flow list of {variant, config, median_us}, or empty
+  std::string alternatives = "";  // YAML flow list of "VARIANT CONFIG MEDIAN_US [BUILD]", or empty
 };
 
 struct TempDb {
@@ -354,8 +354,8 @@ TEST_CASE("evidence: stale entries give no config and no model, only which varia
   std::ofstream(f) << "schema: 1\ndevices:\n  \"" + host_fp() + "\":\n    mm:\n      \"" + key(64, 64, 64) +
                           "\":\n        variant: mm_small\n        config: {tile: 16}\n        median_us: 5\n"
                           "        plugin: {name: mm, version: 0.1.0, build: build-1}\n"
-                          "        alternatives:\n          - {variant: mm_fp32, config: {tile: 64}, median_us: 9}\n"
-                          "          - {variant: mm_vendor, config: {tile: 16}, median_us: 40}\n";
+                          "        alternatives:\n          - mm_fp32 tile=64 9\n"
+                          "          - mm_vendor tile=16 40\n";
   kiln::Runtime rt(registry(), kiln_test::offline_options(f.string()));
   const kiln::Decision d = decide(rt, 64, 64, 64);
   INFO(d.explain());
@@ -428,9 +428,9 @@ TEST_CASE("evidence: neighbours are weighed by every variant's time, not only by
   // mm_small ran 3x and 2.5x slower than mm_fp32.  The variant expected to lose least is mm_fp32,
   // at the config the nearest entry timed it with.
   const auto user = db.write(
-      {{host_fp(), key(1024, 1024, 1024), "mm_small", 10.0, 16, "[{variant: mm_fp32, config: {tile: 64}, median_us: 10.2}]"},
-       {host_fp(), key(2048, 1024, 1024), "mm_fp32", 20.0, 32, "[{variant: mm_small, config: {tile: 16}, median_us: 60}]"},
-       {host_fp(), key(512, 1024, 1024), "mm_fp32", 5.0, 32, "[{variant: mm_small, config: {tile: 16}, median_us: 12.5}]"}});
+      {{host_fp(), key(1024, 1024, 1024), "mm_small", 10.0, 16, "[\"mm_fp32 tile=64 10.2\"]"},
+       {host_fp(), key(2048, 1024, 1024), "mm_fp32", 20.0, 32, "[\"mm_small tile=16 60\"]"},
+       {host_fp(), key(512, 1024, 1024), "mm_fp32", 5.0, 32, "[\"mm_small tile=16 12.5\"]"}});
   kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
   const kiln::Decision d = decide(rt, 1100, 1024, 1024);
   INFO(d.explain());
@@ -455,8 +455,8 @@ TEST_CASE("evidence: neighbours are weighed by every variant's time, not only by
   // timed (mm_vendor) is never weighed in.
   TempDb db2;
   const auto user2 = db2.write(
-      {{host_fp(), key(1024, 1024, 1024), "mm_small", 10.0, 16, "[{variant: mm_fp32, config: {tile: 64}, median_us: 10.2}]"},
-       {host_fp(), key(4096, 1024, 1024), "mm_fp32", 20.0, 32, "[{variant: mm_small, config: {tile: 16}, median_us: 20.2}]"}});
+      {{host_fp(), key(1024, 1024, 1024), "mm_small", 10.0, 16, "[\"mm_fp32 tile=64 10.2\"]"},
+       {host_fp(), key(4096, 1024, 1024), "mm_fp32", 20.0, 32, "[\"mm_small tile=16 20.2\"]"}});
   kiln::Runtime rt2(mm_registry(), kiln_test::offline_options(user2));
   const kiln::Decision near = decide(rt2, 1025, 1024, 1024);
   INFO(near.explain());
@@ -474,7 +474,7 @@ TEST_CASE("evidence: an alternative timed with another build of its plugin is no
   r.add_variant(std::make_shared<MmVariant>("mm_small", 40), kiln::Source{"mm_extra", "0.1.0", "x-2", ""});
   // Current entries (mm's build-2) won by mm_fp32; mm_small, from another plugin, was timed twice
   // as fast at both -- by that plugin's old build x-1, so those times are no evidence.
-  const std::string alt = "[{variant: mm_small, config: {tile: 16}, median_us: 5, build: x-1}]";
+  const std::string alt = "[\"mm_small tile=16 5 x-1\"]";
   const auto user = db.write({{host_fp(), key(512, 1024, 1024), "mm_fp32", 10.0, 32, alt},
                               {host_fp(), key(2048, 1024, 1024), "mm_fp32", 10.0, 32, alt}});
   {
@@ -503,7 +503,7 @@ TEST_CASE("evidence: an entry without alternatives counts its winner only, the o
   const auto user = db.write({{host_fp(), key(512, 1024, 1024), "mm_small", 10.0, 16},
                               {host_fp(), key(2048, 1024, 1024), "mm_fp32", 40.0, 32},
                               {host_fp(), key(1024, 1024, 1024), "mm_fp32", 20.0, 32,
-                               "[{variant: mm_small, config: {tile: 16}, median_us: 21}]"}});
+                               "[\"mm_small tile=16 21\"]"}});
   kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
   const kiln::Decision d = decide(rt, 1024, 1024, 1023);
   INFO(d.explain());

@@ -169,8 +169,8 @@ TEST_CASE("tuning db: YAML round trip keeps every field and the config order") {
   CHECK(contains(text, "plugin: {name: gemm, version: 0.1.0, build: b1}"));
   CHECK(contains(text, "\"NVIDIA H200|sm_90|132sm\":"));
   CHECK(contains(text, "alternatives:\n"));
-  CHECK(contains(text, "- {variant: gemm_tiled, config: {TILE: 16}, median_us: 14.25}"));
-  CHECK(contains(text, "median_us: 0.30000000000000004, build: b7}"));
+  CHECK(contains(text, "- gemm_tiled TILE=16 14.25\n"));
+  CHECK(contains(text, "- gemm_naive - 0.30000000000000004 b7\n"));
   CHECK(back.at(kH200).at("gemm").at(gemm_key(100, 200, 300)).alternatives.size() == 2);
   CHECK(back.at(kH200).at("gemm").at(gemm_key(4096, 4096, 4096)).alternatives.empty());
   // Deterministic: writing what was read gives the same bytes; no temp file is left behind.
@@ -234,11 +234,17 @@ TEST_CASE("tuning db: a bad alternative skips its entry with a reason") {
       "        median_us: 3\n";
   const std::pair<const char*, const char*> bad[] = {
       {"        alternatives: {variant: x}\n", "must be a list"},
-      {"        alternatives:\n          - {variant: gemm_tiled}\n", "needs `variant` and `median_us`"},
-      {"        alternatives:\n          - {variant: gemm_tiled, median_us: -1}\n", "finite number >= 0"},
-      {"        alternatives:\n          - {variant: \"a b\", median_us: 1}\n", "is not a variant name"},
-      {"        alternatives:\n          - {variant: gemm_tiled, median_us: 1, speed: 2}\n", "is not variant, config, median_us or build"},
-      {"        alternatives:\n          - {variant: gemm_tiled, config: {TILE: x}, median_us: 1}\n", "an integer"},
+      {"        alternatives:\n          - [gemm_tiled]\n", "an alternative must be"},
+      {"        alternatives:\n          - gemm_tiled\n", "an alternative must be"},
+      {"        alternatives:\n          - gemm_tiled - 1 b1 more\n", "an alternative must be"},
+      {"        alternatives:\n          - gemm_tiled - -1\n", "finite number >= 0"},
+      {"        alternatives:\n          - gemm_tiled - fast\n", "is not a number"},
+      {"        alternatives:\n          - gemm_tiled - .nan\n", "is not a number"},
+      {"        alternatives:\n          - gemm_tiled TILE=x 1\n", "is not name=integer"},
+      {"        alternatives:\n          - gemm_tiled TILE 1\n", "is not name=integer"},
+      {"        alternatives:\n          - gemm_tiled TILE=99999999999 1\n", "is not name=integer"},
+      {"        alternatives:\n          - gemm/tiled - 1\n", "is not a variant name"},
+      {"        alternatives:\n          - gemm_tiled t-1=2 1\n", "is not a parameter name"},
   };
   for (const auto& [tail, reason] : bad) {
     std::vector<std::string> warnings;
@@ -253,14 +259,18 @@ TEST_CASE("tuning db: a bad alternative skips its entry with a reason") {
   }
   std::vector<std::string> warnings;
   const kiln::TuningTable good = kiln::TuningDb::from_yaml(
-      head + "        alternatives:\n          - {variant: gemm_tiled, config: {TILE: 16}, median_us: 4.5}\n", "good",
+      head + "        alternatives:\n          - gemm_tiled TILE=16,BK=8 4.5 b1\n          - gemm_naive - 9\n", "good",
       &warnings);
   CHECK(warnings.empty());
   const auto& alts = good.at(kH200).at("gemm").at("f32|m=4|n=4|k=4").alternatives;
-  REQUIRE(alts.size() == 1);
+  REQUIRE(alts.size() == 2);
   CHECK(alts[0].variant == "gemm_tiled");
-  CHECK((alts[0].config == kiln::Config{{"TILE", 16}}));
+  CHECK((alts[0].config == kiln::Config{{"TILE", 16}, {"BK", 8}}));
   CHECK(alts[0].median_us == 4.5);
+  CHECK(alts[0].plugin_build == "b1");
+  CHECK(alts[1].variant == "gemm_naive");
+  CHECK(alts[1].config.values().empty());
+  CHECK(alts[1].plugin_build.empty());
 }
 
 TEST_CASE("tuning db: bad files are reported with the path and the reason") {

@@ -15,8 +15,9 @@
 //           throughput_unit: TFLOP/s
 //           plugin: {name: gemm, version: 0.1.0, build: 3f9c2a1}
 //           tuned_at: 2026-11-21T10:00:00Z
-//           alternatives:          # optional: the fastest config of each other variant timed
-//             - {variant: gemm_cublas, config: {}, median_us: 2810.4, build: 1281fefa56c5}
+//           alternatives:          # optional: the fastest config of each other variant timed,
+//             - gemm_cublas - 2810.4 1281fefa56c5   # "VARIANT CONFIG MEDIAN_US [BUILD]", CONFIG
+//             - gemm_tiled TILE=16,BK=8 3400.1      # "-" or name=value,... (one YAML node each)
 //
 // Layers: shipped read-only files (configs/) under one user file ($KILN_CACHE_DIR/tuning.yaml,
 // else $XDG_CACHE_HOME/kiln/tuning.yaml, else ~/.cache/kiln/tuning.yaml); the user layer wins.
