@@ -12,7 +12,8 @@
 #   scripts/topk-fourth-device.sh OUT DEADLINE STAGE...
 # SET=fifth (fifth session, topk_warp_select): the many-small-rows shapes instead of the fourth
 # session's, topk_warp_select against topk_row_select; the tests stage adds
-# test_topk_warp_select_gpu and the san stage runs that test alone (SAN_TESTS="t ..." overrides).
+# test_topk_warp_select_gpu and the san stage runs that test alone (TESTS="t ...", SAN_TESTS="t ..."
+# override the lists).
 set -uo pipefail
 out=${1:?usage: scripts/topk-fourth-device.sh OUT DEADLINE STAGE...}
 deadline=${2:?deadline in seconds}
@@ -50,7 +51,7 @@ if [ "${SET:-fourth}" = fifth ]; then
   tests="test_topk_warp_select_gpu test_topk_gpu test_topk_sample_select_gpu"
   san_tests="test_topk_warp_select_gpu"
 fi
-san_tests=${SAN_TESTS:-$san_tests}
+tests=${TESTS:-$tests} san_tests=${SAN_TESTS:-$san_tests}
 for stage in "$@"; do
   case $stage in
     tests)
