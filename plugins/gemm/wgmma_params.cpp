@@ -16,13 +16,16 @@ namespace kiln::gemm {
 Config wgmma_config(int index) {
   const WgmmaConfig& r = kWgmmaConfigs[index];
   return {{"BM", r.bm}, {"BN", r.bn}, {"BK", r.bk}, {"stages", r.stages}, {"consumers", r.consumers},
-          {"pingpong", r.pingpong}, {"cluster", r.cluster}, {"group", r.group}, {"splits", r.splits}};
+          {"pingpong", r.pingpong}, {"cluster", r.cluster}, {"group", r.group}, {"splits", r.splits},
+          {"swap", r.swap}};
 }
 
 int wgmma_index(const Config& c) {
-  // A config written before `splits` existed (a database entry) names an unsplit row.
+  // A config written before `splits` (`swap`) existed (a database entry) names an unsplit
+  // (unswapped) row.
   Config full = c;
   if (!full.has("splits")) full.set("splits", 1);
+  if (!full.has("swap")) full.set("swap", 0);
   for (int i = 0; i < kWgmmaConfigCount; ++i)
     if (wgmma_config(i) == full) return i;
   return -1;
@@ -38,7 +41,7 @@ bool wgmma_split_useful(const DeviceInfo& d, const Problem& p, int index) {
 }
 
 ParamSpace wgmma_space() {
-  std::vector<int> bm, bn, bk, stages, consumers, pingpong, cluster, group, splits;
+  std::vector<int> bm, bn, bk, stages, consumers, pingpong, cluster, group, splits, swap;
   auto add = [](std::vector<int>& v, int x) {
     if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
   };
@@ -46,10 +49,12 @@ ParamSpace wgmma_space() {
     add(bm, r.bm), add(bn, r.bn), add(bk, r.bk), add(stages, r.stages), add(consumers, r.consumers), add(pingpong, r.pingpong), add(cluster, r.cluster);
     add(group, r.group);
     add(splits, r.splits);
+    add(swap, r.swap);
   }
   ParamSpace s;
   s.param("BM", bm).param("BN", bn).param("BK", bk).param("stages", stages).param("consumers", consumers)
-      .param("pingpong", pingpong).param("cluster", cluster).param("group", group).param("splits", splits);
+      .param("pingpong", pingpong).param("cluster", cluster).param("group", group).param("splits", splits)
+      .param("swap", swap);
   std::vector<Config> rows;
   for (int i = 0; i < kWgmmaConfigCount; ++i) rows.push_back(wgmma_config(i));
   s.only(std::move(rows));
@@ -75,6 +80,11 @@ ParamSpace wgmma_space() {
                      p.dims[kDimTf32] == 2)
                    return false;
                  return wgmma_split_useful(d, p, i);
+               });
+  s.constraint("the swapped small-m rows (swap = 1) only for m <= 256 (past that each X tile re-reads all of W)",
+               [](const Config& c, const DeviceInfo&, const Problem& p) {
+                 const int i = wgmma_index(c);
+                 return i < 0 || p.n_dims <= kDimM || wgmma_swap_fits(i, p.dims[kDimM]);
                });
   s.constraint("shared memory <= opt-in per-block limit", [](const Config& c, const DeviceInfo& d, const Problem&) {
     const int i = wgmma_index(c);
@@ -105,19 +115,37 @@ double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
   // (fourth session), about 1.5 us with 16 of 132 SMs streaming and 5.7 us with all; and by the
   // SM's share of the DRAM bandwidth.
   constexpr double kTensorFlops = 800e12, kDramBytes = 3.8e12, kL2Bytes = 5.0e12;
-  const double speed = wgmma_kernel_row(index) == kWgmmaDefault ? 1.0 : r.consumers == 1 ? 0.8 : r.bm == 64 ? 0.87 : 0.92;
-  const double flops = 2.0 * r.bm * r.bn * 64;
-  const double compute_us = flops / (kTensorFlops / sms) / speed * 1e6;
-  const double a_rows = static_cast<double>(std::min<std::int64_t>(r.bm, m));
-  const double bytes = 128.0 * (r.bn / static_cast<double>(std::min<std::int64_t>(tiles_m, r.group)) +
-                                a_rows / static_cast<double>(std::min<std::int64_t>(tiles_n, 8)));
-  const double in_flight = static_cast<double>(r.stages) * (r.bn + a_rows) * 128;
-  const double active = std::min(units, sms);
-  const double latency_us = 1.5 + 4.2 * active / sms;
-  const double sm_rate = std::min(in_flight / latency_us, kDramBytes / 1e6 / active);  // bytes per us
-  const double memory_us = bytes / sm_rate;
-  const double per_unit_us = 0.5;  // pipeline fill and epilogue
-  double us = waves * (plan.kb_per_split * std::max(compute_us, memory_us) + per_unit_us);
+  double us = 0.0;
+  if (r.swap) {
+    // The swapped kernel (not persistent): `per_sm` blocks share an SM (shared memory), each k
+    // block of a unit streams 64 rows of W per consumer from DRAM (X, a few rows shared by every
+    // block, comes from L2), at the rate of the W bytes the SM keeps in flight over the loaded
+    // latency (the same fit as below), or its share of DRAM.  Tensor work: the narrow wgmma at
+    // about half its peak rate.
+    const double per_sm = std::max(1.0, std::floor(228.0 * 1024 / (wgmma_smem_bytes(r) + 1024)));
+    const double slots = sms * per_sm;
+    const double sm_active = std::min(units, sms);
+    const double blocks_per_sm = std::min(per_sm, std::ceil(std::min(units, slots) / sm_active));
+    const double w_step = blocks_per_sm * r.bn * 128.0;  // W bytes of one k block of the SM's blocks
+    const double latency_us = 1.5 + 4.2 * sm_active / sms;
+    const double sm_rate = std::min(w_step * r.stages / latency_us, kDramBytes / 1e6 / sm_active);
+    const double compute_us = blocks_per_sm * 2.0 * r.bn * r.bm * 64 / (kTensorFlops / sms) / 0.5 * 1e6;
+    us = std::ceil(units / slots) * (plan.kb_per_split * std::max(w_step / sm_rate, compute_us) + 0.5);
+  } else {
+    const double speed = wgmma_kernel_row(index) == kWgmmaDefault ? 1.0 : r.consumers == 1 ? 0.8 : r.bm == 64 ? 0.87 : 0.92;
+    const double flops = 2.0 * r.bm * r.bn * 64;
+    const double compute_us = flops / (kTensorFlops / sms) / speed * 1e6;
+    const double a_rows = static_cast<double>(std::min<std::int64_t>(r.bm, m));
+    const double bytes = 128.0 * (r.bn / static_cast<double>(std::min<std::int64_t>(tiles_m, r.group)) +
+                                  a_rows / static_cast<double>(std::min<std::int64_t>(tiles_n, 8)));
+    const double in_flight = static_cast<double>(r.stages) * (r.bn + a_rows) * 128;
+    const double active = std::min(units, sms);
+    const double latency_us = 1.5 + 4.2 * active / sms;
+    const double sm_rate = std::min(in_flight / latency_us, kDramBytes / 1e6 / active);  // bytes per us
+    const double memory_us = bytes / sm_rate;
+    const double per_unit_us = 0.5;  // pipeline fill and epilogue
+    us = waves * (plan.kb_per_split * std::max(compute_us, memory_us) + per_unit_us);
+  }
   if (plan.splits > 1) {  // the partials written and read back (mostly L2), C written, the second kernel
     // (about 4.4 us for a 1 x 4096 C under Nsight Compute, fourth session)
     const double c_bytes = (p.n_dims > kDimC16 && p.dims[kDimC16] == 1 && !f32_in) ? 2.0 : 4.0;
@@ -142,7 +170,7 @@ Config wgmma_default_for(const DeviceInfo& d, const Problem& p) {
   double best_us = wgmma_estimate_us(d, p, plain);
   for (int i = 0; i < kWgmmaConfigCount; ++i) {
     const WgmmaConfig& r = kWgmmaConfigs[i];
-    if (r.cluster != 1 || r.group != 8) continue;
+    if (r.cluster != 1 || r.group != 8 || !wgmma_swap_fits(i, p.dims[kDimM])) continue;
     if ((tf32 && !wgmma_tf32_row(i)) || (mn && !wgmma_layout_row(i, p.dims[kDimTa] == 1, p.dims[kDimTb] == 0)))
       continue;
     if (r.splits > 1 && !wgmma_split_useful(d, p, i)) continue;
