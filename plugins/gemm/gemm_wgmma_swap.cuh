@@ -14,7 +14,7 @@
 //    row-major, tb = 0: W stored k x n) is boxes of 64 n x 64 k rows, read by wgmma with its
 //    transpose bit on the A operand (gemm_wgmma.cuh's load_operand and the MN-major descriptor).
 //    X is K-major only (A row-major); supports() declines a column-major A for these rows.
-//  - Not persistent: one block per (n tile, m tile, batch entry, k slice) work unit; two blocks
+//  - Not persistent: one block per (m tile, n tile, batch entry, k slice) work unit; two blocks
 //    of the one-consumer row fit on an SM, so one fills its pipeline while the other streams.
 //  - Split k (splits > 1): each unit writes its f32 partial tile to the workspace, in C's
 //    orientation (row m, column n), and wgmma_split_reduce.cu adds the slices and applies alpha
@@ -91,16 +91,16 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 32)
   }
   __syncthreads();
 
-  // The work unit: n tiles fastest (blocks resident together share the X tile in L2), then m
-  // tiles, batch entries, k slices.
+  // The work unit: m tiles fastest (with m past one X tile, the blocks of one W tile run together
+  // and read it from DRAM once, the others from L2), then n tiles, batch entries, k slices.
   const long long tiles = static_cast<long long>(g.tiles_m) * g.tiles_n;
   const long long unit = blockIdx.x;
   const long long entry = unit / tiles;  // slice * batch + batch entry
   const int bz = static_cast<int>(entry % g.batch);
   const int slice = static_cast<int>(entry / g.batch);
   const int t = static_cast<int>(unit % tiles);
-  const int n0 = (t % g.tiles_n) * kWRows;
-  const int m0 = (t / g.tiles_n) * NM;
+  const int m0 = (t % g.tiles_m) * NM;
+  const int n0 = (t / g.tiles_m) * kWRows;
   const int k_blocks = (g.k + BK - 1) / BK;
   const int kb0 = slice * g.kb_per_split;
   const int kb_count = max(0, min(g.kb_per_split, k_blocks - kb0));

@@ -581,6 +581,20 @@ TEST_CASE("gemm_wgmma default_config_for splits k where the tiles leave SMs idle
   }
   // Shallow k: nothing to split.
   CHECK(pick("16x4096x64,tb=1").get("splits") == 1);
+  // Up to 16 rows of a row-major A: the swapped rows (16-row X tile), both B layouts; past that,
+  // a column-major A or f32, the unswapped ones.
+  for (const char* shape : {"1x4096x4096,tb=1,c16=1", "16x14336x4096,tb=0,c16=1", "7x28672x8192,tb=1"}) {
+    const kiln::Config c = pick(shape);
+    CHECK(c.get("swap") == 1);
+    CHECK(c.get("BM") == 16);
+  }
+  CHECK(pick("17x4096x4096,tb=1,c16=1").get("swap") == 0);
+  CHECK(pick("96x11008x4096,tb=1,c16=1").get("swap") == 0);
+  CHECK(pick("16x4096x4096,ta=1,tb=1").get("swap") == 0);
+  {
+    const kiln::Problem p = s.problem_from_shape(kiln::f32, "1x4096x4096,tb=1,tf32=1", kGpu);
+    CHECK(v.default_config_for(dev, p).get("swap") == 0);
+  }
 }
 
 TEST_CASE("gemm_wgmma swapped small-m rows match the host reference: m around 8, 16 and 64, n off 64, short k", "[gemm][wgmma][swap][gpu]") {
@@ -632,7 +646,7 @@ TEST_CASE("gemm_wgmma swapped small-m rows match the host reference: m around 8,
   for (const kiln::Config& e : v.space().enumerate(dev, tall)) CHECK(e.get("swap") == 0);
 }
 
-TEST_CASE("gemm_wgmma swapped rows: alpha and beta (C read and rescaled), beta = 0 never reads C, batches", "[gemm][wgmma][swap][gpu]") {
+TEST_CASE("gemm_wgmma swapped rows: alpha and beta (C read and rescaled), beta = 0 never reads C, batches, a broadcast B", "[gemm][wgmma][swap][gpu]") {
   if (!on_hopper()) {
     WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
     return;
@@ -650,11 +664,13 @@ TEST_CASE("gemm_wgmma swapped rows: alpha and beta (C read and rescaled), beta =
           const kiln::DType t = kiln::bf16;
           const kiln::DType ct = c16 ? t : kiln::f32;
           const std::int64_t b_rows = tb ? n : k, b_cols = tb ? k : n;
+          // m = 9: one B shared by both batch entries (a broadcast W, stride 0).
+          const bool broadcast = m == 9;
           kiln::Buffer a = kiln::Buffer::alloc(kGpu, t, {batch, m, k});
-          kiln::Buffer b = kiln::Buffer::alloc(kGpu, t, {batch, b_rows, b_cols});
+          kiln::Buffer b = kiln::Buffer::alloc(kGpu, t, {broadcast ? 1 : batch, b_rows, b_cols});
           kiln::Buffer c = kiln::Buffer::alloc(kGpu, ct, {batch, m, n});
           kiln::Buffer ha = kiln::Buffer::alloc(host, t, {batch, m, k});
-          kiln::Buffer hb = kiln::Buffer::alloc(host, t, {batch, b_rows, b_cols});
+          kiln::Buffer hb = kiln::Buffer::alloc(host, t, {broadcast ? 1 : batch, b_rows, b_cols});
           kiln::Buffer hc0 = kiln::Buffer::alloc(host, ct, {batch, m, n});
           kiln::default_fill(ha.ref(), 41 + m);
           kiln::default_fill(hb.ref(), 42 + m);
@@ -663,10 +679,16 @@ TEST_CASE("gemm_wgmma swapped rows: alpha and beta (C read and rescaled), beta =
             std::fill_n(static_cast<unsigned char*>(hc0.data()), hc0.bytes(), 0xFF);
           a.copy_from(ha);
           b.copy_from(hb);
-          auto b_view = [&](const kiln::Buffer& store) { return tb ? store.ref().transposed() : store.ref(); };
+          auto b_view = [&](const kiln::Buffer& store) {
+            kiln::TensorRef r = store.ref();
+            if (broadcast)
+              r = kiln::TensorRef::matrix(store.data(), t, b_rows, b_cols, b_cols, store.ref().device).batched(batch, 0);
+            return tb ? r.transposed() : r;
+          };
           const kiln::Args args({a.ref(), b_view(b), c.ref()}, {0.75, beta});
           const kiln::Problem p = rt.op("gemm").problem(args);
           REQUIRE(p.dims[6] == tb);
+          REQUIRE(p.dims[4] == batch);
           if (switched_off(p)) continue;
           kiln::Buffer expected = kiln::Buffer::alloc(host, ct, {batch, m, n});
           expected.copy_from(hc0);
