@@ -185,7 +185,16 @@ std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>
       if (s.variant == v) return;
     out.push_back(VariantScore{v, 0.0, 0});
   };
+  auto compares = [&](const StoredEntry* e) {
+    for (const TunedAlternative& a : e->entry->alternatives)
+      if (a.median_us > 0 && (!current || current(a))) return true;
+    return false;
+  };
+  // An entry that timed no other variant (tuned before alternatives were stored, or all of them
+  // stale) says who won there but not by how much, so it votes only when no neighbour compares.
+  const bool any_compares = std::any_of(near.begin(), near.end(), compares);
   for (const StoredEntry* e : near) {
+    if (any_compares && !compares(e)) continue;
     double best = e->entry->median_us;
     for (const TunedAlternative& a : e->entry->alternatives)
       if (a.median_us > 0 && (!current || current(a)) && (!(best > 0) || a.median_us < best)) best = a.median_us;

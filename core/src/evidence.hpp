@@ -61,8 +61,12 @@ struct StoredEntry {
 // each variant ran there (their winner and `alternatives`); dispatch runs the variant whose
 // weighted geometric mean of those ratios is lowest, weight 1 / ((distance + kWeightOffset) *
 // (1 + kDivisibilityWeight * divisibility distance)).
-// A variant an entry has no time for (not timed there, or an entry tuned before alternatives
-// were stored) counts kMissingRatio there.  Chosen by leave-one-out over the H200 coverage
+// A variant an entry has no time for (not timed there: failed, declined or given up) counts
+// kMissingRatio there.  An entry with no current alternative (tuned before alternatives were
+// stored, or its alternatives' plugins rebuilt since) says who won but not by how much: it votes
+// only when none of the neighbours compares variants (measured on the H200 held-out set, fifth
+// session: histogram_range n=100003 bins=7 ran warp_private, 1.15x, on two winners-only entries
+// against the one entry that timed both).  Chosen by leave-one-out over the H200 coverage
 // database (kiln db loo; docs/performance.md, fourth session): against the nearest entry's
 // winner, geomean regret 1.037 -> 1.021 and entries above 1.10 78 -> 35 of 875; 4 to 8
 // neighbours and offsets 0.5 to 1 score alike, a max-ratio penalty scores worse.  The
@@ -81,7 +85,8 @@ struct VariantScore {
 
 // The variants named by `near` (nearest first; the caller keeps at most kWeighedNeighbours),
 // lowest expected ratio first; exact ties keep the order of first mention (the nearest entry's
-// winner first).  Entries with no positive time are skipped.
+// winner first).  Entries with no positive time are skipped; so are entries without a current
+// alternative when another entry has one.
 // `current` (when set) says whether an alternative's time is for the loaded build of its plugin;
 // one that is not counts as no time.
 using AlternativeFilter = std::function<bool(const TunedAlternative&)>;

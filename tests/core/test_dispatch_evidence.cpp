@@ -496,23 +496,34 @@ TEST_CASE("evidence: an alternative timed with another build of its plugin is no
   CHECK(d.weighed[0].first == "mm_fp32");
 }
 
-TEST_CASE("evidence: an entry without alternatives counts its winner only, the others as 2x") {
+TEST_CASE("evidence: an entry without alternatives votes only when no neighbour compares variants") {
   TempDb db;
-  // Two entries as old databases hold them (winners only) at equal distance on either side, and
-  // a third nearer one that timed both: its times decide between the two winners.
-  const auto user = db.write({{host_fp(), key(512, 1024, 1024), "mm_small", 10.0, 16},
-                              {host_fp(), key(2048, 1024, 1024), "mm_fp32", 40.0, 32},
-                              {host_fp(), key(1024, 1024, 1024), "mm_fp32", 20.0, 32,
+  // Two entries as old databases hold them (winners only): mm_small won the nearer one.  A
+  // farther entry timed both, mm_small 5% behind: only it compares, so it decides.
+  const auto user = db.write({{host_fp(), key(1024, 1024, 1024), "mm_small", 10.0, 16},
+                              {host_fp(), key(2048, 1024, 1024), "mm_small", 40.0, 16},
+                              {host_fp(), key(256, 1024, 1024), "mm_fp32", 20.0, 32,
                                "[\"mm_small tile=16 21\"]"}});
   kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
   const kiln::Decision d = decide(rt, 1024, 1024, 1023);
   INFO(d.explain());
   CHECK(d.variant->name() == "mm_fp32");
+  CHECK(d.weighed_neighbours == 3);
   REQUIRE(d.weighed.size() == 2);
-  // mm_small: 2x at the mm_fp32-only entry, 1.05x at the mixed one, 1x at its own.
   CHECK(d.weighed[1].first == "mm_small");
-  CHECK(d.weighed[1].second > 1.05);
-  CHECK(d.weighed[1].second < 2.0);
+  CHECK(d.weighed[1].second == Approx(1.05));
+
+  // With no entry that compares, the winners-only entries vote: the nearer winner runs.
+  TempDb db2;
+  const auto user2 = db2.write({{host_fp(), key(1024, 1024, 1024), "mm_small", 10.0, 16},
+                                {host_fp(), key(4096, 1024, 1024), "mm_fp32", 40.0, 32}});
+  kiln::Runtime rt2(mm_registry(), kiln_test::offline_options(user2));
+  const kiln::Decision d2 = decide(rt2, 1100, 1024, 1024);
+  INFO(d2.explain());
+  CHECK(d2.variant->name() == "mm_small");
+  REQUIRE(d2.weighed.size() == 2);
+  CHECK(d2.weighed[1].first == "mm_fp32");
+  CHECK(d2.weighed[1].second > 1.0);
 }
 
 TEST_CASE("evidence: a neighbour whose config does not fit is skipped for the next nearest") {

@@ -194,30 +194,25 @@ int run_db_loo(const DbLooOptions& o) {
     return std::string(buf);
   };
   if (o.json) {
+    // One tally's fields, for every op and for all of them.
+    auto tally_fields = [](Json& j, const Tally& t) -> Json& {
+      return j.set("entries", t.entries)
+          .set("same_variant", t.same_variant)
+          .set("same_config", t.same_config)
+          .set("regret_measured", t.measured)
+          .set("regret_geomean", t.measured ? Json(t.geomean()) : Json())
+          .set("regret_max", t.measured ? Json(t.max_regret) : Json())
+          .set("regret_above_1_10", t.above);
+    };
     Json ops = Json::object();
-    for (const auto& [op, t] : tallies)
-      ops.set(op, Json::object()
-                      .set("entries", t.entries)
-                      .set("same_variant", t.same_variant)
-                      .set("same_config", t.same_config)
-                      .set("regret_measured", t.measured)
-                      .set("regret_geomean", t.measured ? Json(t.geomean()) : Json())
-                      .set("regret_max", t.measured ? Json(t.max_regret) : Json())
-                      .set("regret_above_1_10", t.above));
-    std::cout << json_document()
-                     .set("device_key", device_key)
-                     .set("entries_trusted", !local)
-                     .set("entries", all.entries)
-                     .set("same_variant", all.same_variant)
-                     .set("same_config", all.same_config)
-                     .set("regret_measured", all.measured)
-                     .set("regret_geomean", all.measured ? Json(all.geomean()) : Json())
-                     .set("regret_max", all.measured ? Json(all.max_regret) : Json())
-                     .set("regret_above_1_10", all.above)
-                     .set("ops", std::move(ops))
-                     .set("problems", std::move(rows))
-                     .dump()
-              << "\n";
+    for (const auto& [op, t] : tallies) {
+      Json one = Json::object();
+      ops.set(op, std::move(tally_fields(one, t)));
+    }
+    Json doc = json_document();
+    doc.set("device_key", device_key).set("entries_trusted", !local);
+    tally_fields(doc, all).set("ops", std::move(ops)).set("problems", std::move(rows));
+    std::cout << doc.dump() << "\n";
     return kExitOk;
   }
   std::cout << "leave-one-out over " << all.entries << " entries of " << device_key
