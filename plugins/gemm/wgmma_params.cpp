@@ -112,7 +112,7 @@ double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
     // swapped row on ten shapes with m = 1..128): a fixed 8 us (launch, pipeline fill, the timer)
     // plus W's bytes at the rate of the blocks streaming it, about 50 GB/s per block with 80 KiB
     // of W in flight (in proportion to that), up to the DRAM rate (about 3.9 TB/s reading W
-    // K-major, 3.4 MN-major); X re-reads W from L2 once per extra m tile.  A split adds 0.5 us
+    // K-major, 3.4 MN-major); each extra m tile re-reads W from L2 (about 12 TB/s).  A split adds 0.5 us
     // plus 0.5 per slice (the partials, the reduction launched as a programmatic dependent, and
     // more blocks than the SMs hold at once: 6 and 8 slices measured 2-4 us slower than 1-4).
     const double per_sm = std::max(1.0, std::floor(228.0 * 1024 / (wgmma_smem_bytes(r) + 1024)));
