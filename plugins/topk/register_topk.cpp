@@ -18,6 +18,7 @@ kiln::Status register_topk(kiln::Registry& registry) {
     registry.add_variant(kiln::topk::make_topk_radix_select());
     registry.add_variant(kiln::topk::make_topk_row_select());
     registry.add_variant(kiln::topk::make_topk_sample_select());
+    registry.add_variant(kiln::topk::make_topk_warp_select());
 #endif
     return kiln::Status::success();
   } catch (const std::exception& e) {

@@ -39,12 +39,15 @@ __global__ void __launch_bounds__(BLOCK)
   const T* xr = x + row * x_stride;
   const int t = threadIdx.x;
 
+  // Every load first, unconditional (padding items re-read the last element), so that all are in
+  // flight at once: a load inside `j < n ? rank_of(load) : 0` became a branch per item around the
+  // load and its NaN test, one load after another (topk_warp_select.cuh measured it).
+  T v[ITEMS];
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) v[i] = __ldg(xr + min(i * BLOCK + t, n - 1));
   std::uint32_t rk[ITEMS];
 #pragma unroll
-  for (int i = 0; i < ITEMS; ++i) {
-    const int j = i * BLOCK + t;
-    rk[i] = j < n ? rank_of(__ldg(xr + j), largest != 0) : 0u;
-  }
+  for (int i = 0; i < ITEMS; ++i) rk[i] = i * BLOCK + t < n ? rank_of(v[i], largest != 0) : 0u;
   auto key_at = [&](int i) { return (std::uint64_t(rk[i]) << 32) | std::uint32_t(~std::uint32_t(i * BLOCK + t)); };
   const int lane = t & 31;
 

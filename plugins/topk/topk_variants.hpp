@@ -3,6 +3,7 @@
 //   topk_radix_select  radix select of the k-th key, gather, sort of the selection
 //   topk_row_select    one block per row held in registers, the radix select on chip
 //   topk_sample_select threshold from a sample, one filtering pass, selection on the candidates
+//   topk_warp_select   one warp per small row held in registers, bitwise threshold search, one filter
 #pragma once
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@ std::shared_ptr<Variant> make_topk_block_merge();
 std::shared_ptr<Variant> make_topk_radix_select();
 std::shared_ptr<Variant> make_topk_row_select();
 std::shared_ptr<Variant> make_topk_sample_select();
+std::shared_ptr<Variant> make_topk_warp_select();
 
 // What the CUDA variants read from the arguments.  x and values hold `dtype` elements (f32, f16
 // or bf16; topk_block_merge takes f32 only).

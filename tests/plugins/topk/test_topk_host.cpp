@@ -19,6 +19,7 @@
 #include "register_topk.hpp"
 #include "topk_key.hpp"
 #include "topk_params.hpp"
+#include "topk_warp_select_params.hpp"
 
 using kiln_test::contains;
 
@@ -258,7 +259,7 @@ TEST_CASE("register_topk adds the op and its variants", "[topk]") {
   CHECK(h->device_kind() == kiln::DeviceKind::host);
 #if KILN_HAS_CUDA
   kiln::DeviceInfo d;
-  for (const char* name : {"topk_block_merge", "topk_radix_select", "topk_row_select"}) {
+  for (const char* name : {"topk_block_merge", "topk_radix_select", "topk_row_select", "topk_warp_select"}) {
     CAPTURE(name);
     const kiln::Variant* v = reg.find_variant(name);
     REQUIRE(v != nullptr);
@@ -293,6 +294,45 @@ TEST_CASE("topk_row_select picks the smallest register tile that holds the row",
   const kiln::Support tile_short = tk::row_select_supports(2000, 8, kiln::Config{{"block", 128}, {"items_per_thread", 8}, {"cap", 256}});
   CHECK(!tile_short.ok);
   CHECK(contains(tile_short.reason, "1024"));
+}
+
+TEST_CASE("topk_warp_select picks the smallest warp tile that holds the row and refuses what it cannot hold",
+          "[topk]") {
+  namespace tk = kiln::topk;
+  const kiln::DeviceInfo d;
+  auto len = [](const kiln::Config& c) { return 32 * c.get("items_per_thread"); };
+  CHECK(len(tk::warp_select_default_for(d, 256, 8)) == 256);
+  CHECK(tk::warp_select_default_for(d, 256, 8).get("warps") == 8);
+  CHECK(len(tk::warp_select_default_for(d, 257, 8)) == 512);
+  const kiln::Config c1024 = tk::warp_select_default_for(d, 1024, 8);
+  CHECK(len(c1024) == 1024);
+  CHECK(c1024.get("warps") == 4);  // (4, 32) is listed before (8, 32): the faster one measured
+  CHECK(len(tk::warp_select_default_for(d, 2049, 32)) == 4096);
+  for (std::int64_t n : {1, 31, 300, 1024, 2048, 4095, 4096}) {
+    const kiln::Config c = tk::warp_select_default_for(d, n, 1);
+    CAPTURE(n);
+    CHECK(tk::warp_select_space().contains(c));
+    CHECK(tk::warp_select_supports(n, 1, c).ok);
+  }
+  // The list: at least twice the power of two >= k, so the search can stop with more than k keys.
+  CHECK(tk::warp_select_cap(64, 1) == 64);
+  CHECK(tk::warp_select_cap(64, 33) == 128);
+  CHECK(tk::warp_select_cap(512, 2) == 512);
+  CHECK(tk::warp_select_cap(64, 256) == tk::kWarpSelectMaxCap);
+  const kiln::Support too_long = tk::warp_select_supports(4097, 8, tk::warp_select_default(d));
+  CHECK(!too_long.ok);
+  CHECK(contains(too_long.reason, "n = 4097"));
+  const kiln::Support tile_short =
+      tk::warp_select_supports(300, 8, kiln::Config{{"warps", 8}, {"items_per_thread", 8}, {"cap", 64}});
+  CHECK(!tile_short.ok);
+  CHECK(contains(tile_short.reason, "256"));
+  const kiln::Support big_k = tk::warp_select_supports(1000, 257, tk::warp_select_default(d));
+  CHECK(!big_k.ok);
+  CHECK(contains(big_k.reason, "k = 257"));
+  // Only the listed (warps, items_per_thread) pairs are in the space.
+  const kiln::Problem p;
+  CHECK(tk::warp_select_space().violated(kiln::Config{{"warps", 2}, {"items_per_thread", 8}, {"cap", 64}}, d, p));
+  CHECK(!tk::warp_select_space().violated(kiln::Config{{"warps", 4}, {"items_per_thread", 128}, {"cap", 512}}, d, p));
 }
 
 // f16 and bf16 keys: order_key16 against the values themselves (every bit pattern), then the

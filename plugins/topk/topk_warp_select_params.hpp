@@ -1,0 +1,47 @@
+// Parameters of topk_warp_select (kernel in topk_warp_select.cuh): one warp per row for the many
+// small rows (n <= 4096), the row in registers, a threshold found by a bitwise search on the
+// 32-bit rank with warp reductions (no shared-memory histogram, no block barrier), one filter
+// into a per-warp list of at most `cap` keys, a warp bitonic sort of that list.
+//
+//   kiln::Config c = kiln::topk::warp_select_default_for(device, /*n=*/1024, /*k=*/8);
+//   // c == {warps 4, items_per_thread 32, cap 64}: 4 rows per block, a row of up to 1024 per warp
+//   kiln::topk::warp_select_cap(64, 100) == 256   // at least twice the power of two >= k
+#pragma once
+#include <cstdint>
+
+#include <kiln/device.hpp>
+#include <kiln/param_space.hpp>
+#include <kiln/variant.hpp>
+
+namespace kiln::topk {
+
+struct WarpTile {
+  int warps;  // warps per block = rows per block
+  int items;  // items_per_thread: a warp holds rows of up to 32 * items elements
+};
+// The instantiated tiles (template arguments), each for f32, f16 and bf16: 21 kernels.  Listed by
+// row length, the default for a length first: 4 x 32 over 8 x 32 (16384 rows of 1024, k = 8,
+// H200, 2026-11-24: 75.5 against 80.5 us); 4 x 128 and 2 x 128 were within 0.5%.
+inline constexpr WarpTile kWarpSelectTiles[] = {{8, 8}, {8, 16}, {4, 32}, {8, 32}, {4, 64}, {4, 128}, {2, 128}};
+inline constexpr int kWarpSelectMaxN = 32 * 128;
+inline constexpr int kWarpSelectMaxK = 256;
+// The list a warp sorts: cap keys of 8 bytes in shared memory per warp (4 KiB at 512).
+inline constexpr int kWarpSelectMaxCap = 512;
+
+// The list capacity of a launch: max(cap, 2 * pow2(k)).  The search stops once at most that many
+// keys are at or above the threshold; with a capacity of only k it would have to separate the
+// k-th key from the (k+1)-th, about twice as many search steps on random rows.
+int warp_select_cap(int cap, std::int64_t k);
+
+//   warps             rows per block (one warp each)
+//   items_per_thread  an instantiated pair with warps (kWarpSelectTiles): rows of up to 32 * items
+//   cap               minimum list capacity (see warp_select_cap)
+ParamSpace warp_select_space();
+Config warp_select_default(const DeviceInfo& device);
+// The smallest tile holding the row (fewer registers per thread, more rows resident), the first
+// listed among equal lengths, cap 64.
+Config warp_select_default_for(const DeviceInfo& device, std::int64_t n, std::int64_t k);
+// n <= 32 * items_per_thread, k <= kWarpSelectMaxK.
+Support warp_select_supports(std::int64_t n, std::int64_t k, const Config& config);
+
+}  // namespace kiln::topk
