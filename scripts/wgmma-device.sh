@@ -3,10 +3,13 @@
 # test_gemm_wgmma_gpu; run the test; compute-sanitizer memcheck and racecheck on the quick sizes;
 # then `kiln tune` timings of gemm_wgmma against cuBLAS / cuBLASLt (--no-store), summarised.
 #
-#   scripts/wgmma-device.sh OUT [stage...]     stages: build test sanitize f32 bf16 ncu llm ncusmall llmbench
+#   scripts/wgmma-device.sh OUT [stage...]     stages: build test sanitize f32 bf16 ncu llm ncusmall llmbench rows
 #                                              (default: build test sanitize f32 bf16 ncu)
 #   llmbench: `kiln bench ... --vs vendor --csv` (default configs, interleaved) over BENCH_SHAPES
 #   (design set) and HELDOUT_SHAPES, summarised per set with the geomean of cuBLASLt / gemm_wgmma.
+#   rows: `kiln tune --csv` of every gemm_wgmma row and cuBLASLt's algos over ROW_SHAPES (small m),
+#   to fit default_config_for's time model; the summary lists the best row of each kind.
+#   TEST_FILTER (Catch2 tags, e.g. "[swap],[splitk]") narrows the test stage; SAN_TESTS the sanitizer's.
 #
 # Every stage has its own time limit so that one slow stage cannot eat the lease.
 set -uo pipefail
@@ -48,6 +51,7 @@ for stage in $stages; do
     build)
       nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader | tee -a "$S"
       cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/build.log" 2>&1 &&
+        cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/build.log" 2>&1 &&
         cmake --build "$B" -j16 --target kiln_cli kiln_gemm kiln_vendor test_gemm_wgmma_gpu >>"$out/build.log" 2>&1
       rc=$?
       note "build: rc=$rc ($((SECONDS - t0)) s)"
@@ -55,7 +59,7 @@ for stage in $stages; do
       rm -f "$out/build.log"  # at most 8 files come back from the device tool
       ;;
     test)
-      timeout "${TEST_TIMEOUT:-200}" "$T" >"$out/test.log" 2>&1
+      timeout "${TEST_TIMEOUT:-200}" "$T" ${TEST_FILTER:+"$TEST_FILTER"} >"$out/test.log" 2>&1
       note "test_gemm_wgmma_gpu: rc=$? ($((SECONDS - t0)) s)"
       grep -E "3xTF32: largest|test cases|assertions|FAILED|failed" "$out/test.log" | head -20 | tee -a "$S"
       ;;
@@ -156,6 +160,36 @@ for name, rs in sets.items():
 allr = [x for rs in sets.values() for x in rs]
 if allr:
     print(f"all: {len(allr)} shapes, geomean {math.exp(sum(math.log(x) for x in allr) / len(allr)):.3f}")
+PYEOF
+      ;;
+    rows)  # every gemm_wgmma row and cuBLASLt's algos, per small-m shape (fits the time model)
+      ROW_SHAPES=${ROW_SHAPES:-"1x4096x4096,tb=1 16x4096x4096,tb=1 1x11008x4096,tb=0 32x5120x14336,tb=1 64x8192x28672,tb=1
+        128x5120x5120,tb=1"}
+      for sh in $ROW_SHAPES; do
+        [ $((SECONDS - t0)) -gt "${ROWS_BUDGET:-120}" ] && { note "rows: budget spent before $sh"; continue; }
+        TUNE_TIMEOUT=60 tune bf16 "$sh,c16=1" gemm_wgmma,gemm_cublaslt --runs 10 --no-oracle
+      done
+      note "rows stage: $((SECONDS - t0)) s"
+      python3 - "$out/tune.csv" <<'PYEOF' | tee -a "$S"
+import csv, sys
+best = {}
+for r in csv.DictReader(open(sys.argv[1])):
+    if not r["median_us"] or not r["problem"]:
+        continue
+    cfg = r["config"]
+    kind = r["variant"]
+    if kind == "gemm_wgmma":
+        kind = "swap" if "swap=1" in cfg else "plain"
+    key = (r["problem"], kind)
+    t = float(r["median_us"])
+    if key not in best or t < best[key][0]:
+        best[key] = (t, cfg)
+    # every gemm_wgmma row, compactly, for the fit
+    if r["variant"] == "gemm_wgmma":
+        short = " ".join(x for x in cfg.split() if x.split("=")[0] in ("BM", "BN", "stages", "consumers", "pingpong", "splits", "swap"))
+        print(f"row {r['problem']} {t:.1f} [{short}]")
+for (prob, kind), (t, cfg) in sorted(best.items()):
+    print(f"best {prob} {kind}: {t:.1f} us [{cfg}]")
 PYEOF
       ;;
   esac

@@ -16,6 +16,8 @@
 #include "wgmma_configs.hpp"
 #include "wgmma_launch.hpp"
 #include "wgmma_split_k.hpp"
+#include "wgmma_swap.hpp"
+#include "wgmma_tensor_map.hpp"
 
 namespace kiln::gemm {
 namespace {
@@ -244,9 +246,11 @@ constexpr bool built(int index, int in, int layout) {
 // Row I's launcher, or nullptr where row I is not built for IN and LAYOUT or only shares another
 // row's kernel (launched through that row's entry; `if constexpr` keeps those from being
 // instantiated at all: host code for every row would add seconds of nvcc).
+// The swapped rows are gemm_wgmma_swap.cu's.
 template <std::size_t I, int IN, int LAYOUT>
 constexpr LaunchFn table_entry() {
-  if constexpr (wgmma_kernel_row(static_cast<int>(I)) == static_cast<int>(I) && built(static_cast<int>(I), IN, LAYOUT))
+  if constexpr (wgmma_kernel_row(static_cast<int>(I)) == static_cast<int>(I) && built(static_cast<int>(I), IN, LAYOUT) &&
+                !kWgmmaConfigs[I].swap)
     return &launch_config<I, IN, LAYOUT>;
   else
     return nullptr;
@@ -269,6 +273,12 @@ constexpr std::array<std::array<std::array<LaunchFn, kWgmmaConfigCount>, kLayout
 
 }  // namespace
 
+Status wgmma_encode_matrix(CUtensorMap& map, const void* base, CUtensorMapDataType type, int elem_bytes, int rows,
+                           int cols, std::int64_t ld, int batch, std::int64_t batch_stride, int box_rows, bool& batched) {
+  if (encode_entry().fn == nullptr) return Status::fail(ErrorKind::unsupported, "gemm_wgmma: " + encode_entry().why);
+  return encode_matrix(map, base, type, elem_bytes, rows, cols, ld, batch, batch_stride, box_rows, batched);
+}
+
 bool wgmma_tensor_maps_available(std::string& why) {
   const EncodeEntry& e = encode_entry();
   if (e.fn == nullptr) why = e.why;
@@ -282,6 +292,7 @@ Status launch_wgmma(const WgmmaGemmArgs& g, int config_index, void* stream) {
   if (encode_entry().fn == nullptr) return Status::fail(ErrorKind::unsupported, "gemm_wgmma: " + encode_entry().why);
   if (g.tf32 && (g.a_mn || g.b_mn))
     return Status::fail(ErrorKind::unsupported, "gemm_wgmma: TF32 reads K-major operands only");
+  if (kWgmmaConfigs[config_index].swap) return launch_wgmma_swap(g, config_index, stream);
   const int layout = (g.a_mn ? kLayoutAMn : 0) | (g.b_mn ? kLayoutBMn : 0);
   const int in = g.split3 ? kIn3xTf32 : g.tf32 ? kInTf32 : g.bf16 ? kInBf16 : kInF16;
   if (g.split3 && !g.tf32) return Status::fail(ErrorKind::argument, "gemm_wgmma: 3xTF32 splits f32 operands (tf32)");

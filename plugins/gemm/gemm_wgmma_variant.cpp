@@ -238,7 +238,10 @@ class GemmWgmma final : public Variant {
       }
       if (!split3 && (a_mn || b_mn) && !wgmma_layout_row(i, a_mn, b_mn))
         return Support::no("config " + c.to_string() +
-                           " is not built for this layout of A and B (kWgmmaMnRows, kWgmmaMnBRows)");
+                           " is not built for this layout of A and B (kWgmmaMnRows, kWgmmaMnBRows" +
+                           (kWgmmaConfigs[i].swap ? std::string("; a swapped small-m row reads X = A K-major: a "
+                                                                "row-major A, ta = 0, only)")
+                                                  : std::string(")")));
       // The switches come last: a path switched off declines exactly what it would have run.
       if (tf32 && !split3 && !kWgmmaTf32Enabled)
         return Support::no("the TF32 path is switched off (kWgmmaTf32Enabled)");

@@ -4,7 +4,8 @@
 // kWgmma3xTf32Rows also for 3xTF32, the rows kWgmmaMnRows also for bf16 and f16 with a
 // column-major A and / or a row-major B (MN-major): 8 kernel rows (row 6 shares row 0's kernel,
 // the split-k rows, `splits` > 1, rows 0 and 13's: `splits` and `group` are launch arguments),
-// 14 + 3 + 2 + 2 x 2 x 3 + 2 = 33 kernels (compiled for sm_90a only).
+// 14 + 3 + 2 + 2 x 2 x 3 + 2 = 33 kernels in gemm_wgmma.cu; the swapped small-m rows (`swap`,
+// two kernel rows) 2 x 2 x 2 = 8 more in gemm_wgmma_swap.cu (compiled for sm_90a only).
 #pragma once
 
 namespace kiln::gemm {
@@ -26,6 +27,10 @@ struct WgmmaConfig {
                    // stores its f32 partial tile into the workspace; a second kernel adds the
                    // slices in order (deterministic) and applies alpha and beta.  1: no split,
                    // C written by the gemm kernel itself.  A launch argument too.
+  int swap;        // 1: the swapped small-m kernel (gemm_wgmma_swap.cuh): C^T = W * X^T with W = B on
+                   // wgmma's M (64 rows of n per consumer warpgroup, bn = 64 * consumers) and X = A
+                   // on wgmma's N (bm = 16 or 64 rows of m); no persistence, no cluster, no raster
+                   // (`group` unused); `splits` as above.  0: gemm_wgmma.cuh.
 };
 
 // Shapes of the public Hopper write-ups (128 x 256 and 128 x 128 tiles with two consumer
@@ -37,34 +42,53 @@ struct WgmmaConfig {
 // (hopper_ptx.cuh); since then it is as fast as row 0, not faster.  Ping-pong rows with a cluster
 // (64 x 256, 128 x 128) were built and measured slower than row 0 (third session), and dropped.
 inline constexpr WgmmaConfig kWgmmaConfigs[] = {
-    // bm   bn   bk  stages consumers pingpong cluster group splits
-    {128, 256, 64, 4, 2, 0, 1, 8, 1},
-    {128, 128, 64, 5, 2, 0, 1, 8, 1},
-    {256, 128, 64, 4, 2, 0, 1, 8, 1},
-    {128, 128, 64, 6, 2, 1, 1, 8, 1},
-    {64, 256, 64, 4, 2, 1, 1, 8, 1},
-    {128, 256, 64, 4, 2, 0, 2, 4, 1},
-    {128, 256, 64, 4, 2, 0, 1, 16, 1},  // row 0's kernel (no extra build), rastered 16 tile rows deep
+    // bm   bn   bk  stages consumers pingpong cluster group splits swap
+    {128, 256, 64, 4, 2, 0, 1, 8, 1, 0},
+    {128, 128, 64, 5, 2, 0, 1, 8, 1, 0},
+    {256, 128, 64, 4, 2, 0, 1, 8, 1, 0},
+    {128, 128, 64, 6, 2, 1, 1, 8, 1, 0},
+    {64, 256, 64, 4, 2, 1, 1, 8, 1, 0},
+    {128, 256, 64, 4, 2, 0, 2, 4, 1, 0},
+    {128, 256, 64, 4, 2, 0, 1, 16, 1, 0},  // row 0's kernel (no extra build), rastered 16 tile rows deep
     // Split k (few output tiles, deep k: small-m X * W^T): row 0's kernel (128 x 256 cooperative)
     // and row 13's.  Slice counts 2 to 16: wgmma_default_for picks the one that best fills the
     // SMs (wgmma_params.cpp).
-    {128, 256, 64, 4, 2, 0, 1, 8, 2},
-    {128, 256, 64, 4, 2, 0, 1, 8, 3},
-    {128, 256, 64, 4, 2, 0, 1, 8, 4},
-    {128, 256, 64, 4, 2, 0, 1, 8, 6},
-    {128, 256, 64, 4, 2, 0, 1, 8, 8},
-    {128, 256, 64, 4, 2, 0, 1, 8, 16},
+    {128, 256, 64, 4, 2, 0, 1, 8, 2, 0},
+    {128, 256, 64, 4, 2, 0, 1, 8, 3, 0},
+    {128, 256, 64, 4, 2, 0, 1, 8, 4, 0},
+    {128, 256, 64, 4, 2, 0, 1, 8, 6, 0},
+    {128, 256, 64, 4, 2, 0, 1, 8, 8, 0},
+    {128, 256, 64, 4, 2, 0, 1, 8, 16, 0},
     // 64 x 256 with one consumer warpgroup and 5 stages (217 KiB): for small m, where the time is
     // DRAM streaming B and a block's rate is the B bytes it has in flight (measured on the H200,
     // fourth session: 4 stages of 32 KiB of B streamed about 27 GB/s per SM, 5 of 16 KiB about
     // 20): 160 KiB where rows 0 and 4 have 128.  A 64-row tile wastes no tensor work on m <= 64.
-    {64, 256, 64, 5, 1, 0, 1, 8, 1},
-    {64, 256, 64, 5, 1, 0, 1, 8, 2},
-    {64, 256, 64, 5, 1, 0, 1, 8, 3},
-    {64, 256, 64, 5, 1, 0, 1, 8, 4},
-    {64, 256, 64, 5, 1, 0, 1, 8, 6},
-    {64, 256, 64, 5, 1, 0, 1, 8, 8},
-    {64, 256, 64, 5, 1, 0, 1, 8, 16},
+    {64, 256, 64, 5, 1, 0, 1, 8, 1, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 2, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 3, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 4, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 6, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 8, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 16, 0},
+    // Swapped (fifth session): C^T = W * X^T for small m, what cuBLASLt runs there (nvjet ..._64x8_
+    // ..._splitK_TNT, plugin README).  W's rows fill wgmma's M, X's few rows its N (16 or 64), so
+    // no tensor work is wasted on rows past m and a stage is mostly W: 10 stages of 8 KiB of W and
+    // 2 KiB of X (101 KiB, two blocks per SM) for m <= 16; for m <= 64 two consumers share one
+    // 64-row X tile (9 stages of 16 KiB of W and 8 KiB of X, 217 KiB).  Either way about 160
+    // (144) KiB of W in flight per SM, what streaming B at the DRAM rate took in the fourth
+    // session's fit.  Slices 1-8 (launch arguments).
+    {16, 64, 64, 10, 1, 0, 1, 8, 1, 1},
+    {16, 64, 64, 10, 1, 0, 1, 8, 2, 1},
+    {16, 64, 64, 10, 1, 0, 1, 8, 3, 1},
+    {16, 64, 64, 10, 1, 0, 1, 8, 4, 1},
+    {16, 64, 64, 10, 1, 0, 1, 8, 6, 1},
+    {16, 64, 64, 10, 1, 0, 1, 8, 8, 1},
+    {64, 128, 64, 9, 2, 0, 1, 8, 1, 1},
+    {64, 128, 64, 9, 2, 0, 1, 8, 2, 1},
+    {64, 128, 64, 9, 2, 0, 1, 8, 3, 1},
+    {64, 128, 64, 9, 2, 0, 1, 8, 4, 1},
+    {64, 128, 64, 9, 2, 0, 1, 8, 6, 1},
+    {64, 128, 64, 9, 2, 0, 1, 8, 8, 1},
 };
 inline constexpr int kWgmmaConfigCount = static_cast<int>(sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]));
 inline constexpr int kWgmmaDefault = 0;  // 128 x 256
@@ -72,7 +96,7 @@ inline constexpr int kWgmmaDefault = 0;  // 128 x 256
 // Whether two rows run the same kernel (they differ only in launch arguments: group, splits).
 constexpr bool wgmma_same_kernel(const WgmmaConfig& a, const WgmmaConfig& b) {
   return a.bm == b.bm && a.bn == b.bn && a.bk == b.bk && a.stages == b.stages && a.consumers == b.consumers &&
-         a.pingpong == b.pingpong && a.cluster == b.cluster;
+         a.pingpong == b.pingpong && a.cluster == b.cluster && a.swap == b.swap;
 }
 // The first row with row `index`'s kernel: the row whose builds (input types, layouts) it shares.
 constexpr int wgmma_kernel_row(int index) {
@@ -121,6 +145,10 @@ inline constexpr int kWgmmaMnBRows[] = {13};
 // Whether row `index` is built for 16-bit operands in this layout (a_mn: A column-major, b_mn: B
 // row-major).
 constexpr bool wgmma_layout_row(int index, bool a_mn, bool b_mn) {
+  // The swapped rows read W = B either way (K-major, or MN-major through wgmma's transpose of its
+  // A operand) and X = A K-major only: X's m is wgmma's N, 16 rows here, and an MN-major tile
+  // comes in 64-element boxes.
+  if (kWgmmaConfigs[index].swap) return !a_mn;
   if (!a_mn && !b_mn) return true;
   if (wgmma_mn_row(index)) return true;
   if (a_mn) return false;
@@ -135,9 +163,16 @@ inline constexpr int kWgmmaEpilogueChunkBytes = 64 * 128;
 // Dynamic shared memory of one block: `stages` A and B tiles of 16-bit elements, the epilogue
 // buffers, plus 1 KiB so the kernel can align the first tile to 1024 bytes (what 128-byte
 // swizzling needs).
+// The swapped kernel stores from registers: no epilogue buffers.
 constexpr int wgmma_smem_bytes(const WgmmaConfig& c) {
-  return c.stages * (c.bm + c.bn) * c.bk * 2 + c.consumers * 2 * kWgmmaEpilogueChunkBytes + 1024;
+  return c.stages * (c.bm + c.bn) * c.bk * 2 + (c.swap ? 0 : c.consumers * 2 * kWgmmaEpilogueChunkBytes) + 1024;
 }
-constexpr int wgmma_threads(const WgmmaConfig& c) { return 128 * (c.consumers + 1); }
+// The swapped kernel's producer is one warp (its consumers need few registers: no setmaxnreg).
+constexpr int wgmma_threads(const WgmmaConfig& c) { return 128 * c.consumers + (c.swap ? 32 : 128); }
+
+// The swapped rows are offered (ParamSpace, default_config_for) only for m up to this: past it X
+// takes several tiles of 64 and each re-reads all of W.
+inline constexpr long long kWgmmaSwapMaxM = 256;
+constexpr bool wgmma_swap_fits(int index, long long m) { return !kWgmmaConfigs[index].swap || m <= kWgmmaSwapMaxM; }
 
 }  // namespace kiln::gemm

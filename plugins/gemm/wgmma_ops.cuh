@@ -4,6 +4,54 @@
 
 namespace kiln::gemm {
 
+// D[64 x 16] (+)= A[64 x 16] * B[16 x 16], A and B bf16 from shared memory (descriptors),
+// D in f32 registers; `accumulate` = 0 overwrites D.  TNSP_A / TNSP_B: 1 reads that operand MN-major.
+template <int TNSP_A, int TNSP_B>
+__device__ __forceinline__ void wgmma_m64n16k16_bf16(float (&d)[8], std::uint64_t desc_a, std::uint64_t desc_b,
+                                                   int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, %11, %12;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TNSP_A), "n"(TNSP_B));
+}
+
+// D[64 x 16] (+)= A[64 x 16] * B[16 x 16], A and B f16 from shared memory (descriptors),
+// D in f32 registers; `accumulate` = 0 overwrites D.  TNSP_A / TNSP_B: 1 reads that operand MN-major.
+template <int TNSP_A, int TNSP_B>
+__device__ __forceinline__ void wgmma_m64n16k16_f16(float (&d)[8], std::uint64_t desc_a, std::uint64_t desc_b,
+                                                   int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, %11, %12;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TNSP_A), "n"(TNSP_B));
+}
+
+// D[64 x 64] (+)= A[64 x 16] * B[16 x 64], A and B bf16 from shared memory (descriptors),
+// D in f32 registers; `accumulate` = 0 overwrites D.  TNSP_A / TNSP_B: 1 reads that operand MN-major.
+template <int TNSP_A, int TNSP_B>
+__device__ __forceinline__ void wgmma_m64n64k16_bf16(float (&d)[32], std::uint64_t desc_a, std::uint64_t desc_b,
+                                                   int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, %35, %36;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TNSP_A), "n"(TNSP_B));
+}
+
+// D[64 x 64] (+)= A[64 x 16] * B[16 x 64], A and B f16 from shared memory (descriptors),
+// D in f32 registers; `accumulate` = 0 overwrites D.  TNSP_A / TNSP_B: 1 reads that operand MN-major.
+template <int TNSP_A, int TNSP_B>
+__device__ __forceinline__ void wgmma_m64n64k16_f16(float (&d)[32], std::uint64_t desc_a, std::uint64_t desc_b,
+                                                   int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, %35, %36;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TNSP_A), "n"(TNSP_B));
+}
+
 // D[64 x 128] (+)= A[64 x 16] * B[16 x 128], A and B bf16 from shared memory (descriptors),
 // D in f32 registers; `accumulate` = 0 overwrites D.  TNSP_A / TNSP_B: 1 reads that operand MN-major.
 template <int TNSP_A, int TNSP_B>

@@ -16,13 +16,16 @@ namespace kiln::gemm {
 Config wgmma_config(int index) {
   const WgmmaConfig& r = kWgmmaConfigs[index];
   return {{"BM", r.bm}, {"BN", r.bn}, {"BK", r.bk}, {"stages", r.stages}, {"consumers", r.consumers},
-          {"pingpong", r.pingpong}, {"cluster", r.cluster}, {"group", r.group}, {"splits", r.splits}};
+          {"pingpong", r.pingpong}, {"cluster", r.cluster}, {"group", r.group}, {"splits", r.splits},
+          {"swap", r.swap}};
 }
 
 int wgmma_index(const Config& c) {
-  // A config written before `splits` existed (a database entry) names an unsplit row.
+  // A config written before `splits` (`swap`) existed (a database entry) names an unsplit
+  // (unswapped) row.
   Config full = c;
   if (!full.has("splits")) full.set("splits", 1);
+  if (!full.has("swap")) full.set("swap", 0);
   for (int i = 0; i < kWgmmaConfigCount; ++i)
     if (wgmma_config(i) == full) return i;
   return -1;
@@ -38,7 +41,7 @@ bool wgmma_split_useful(const DeviceInfo& d, const Problem& p, int index) {
 }
 
 ParamSpace wgmma_space() {
-  std::vector<int> bm, bn, bk, stages, consumers, pingpong, cluster, group, splits;
+  std::vector<int> bm, bn, bk, stages, consumers, pingpong, cluster, group, splits, swap;
   auto add = [](std::vector<int>& v, int x) {
     if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
   };
@@ -46,10 +49,12 @@ ParamSpace wgmma_space() {
     add(bm, r.bm), add(bn, r.bn), add(bk, r.bk), add(stages, r.stages), add(consumers, r.consumers), add(pingpong, r.pingpong), add(cluster, r.cluster);
     add(group, r.group);
     add(splits, r.splits);
+    add(swap, r.swap);
   }
   ParamSpace s;
   s.param("BM", bm).param("BN", bn).param("BK", bk).param("stages", stages).param("consumers", consumers)
-      .param("pingpong", pingpong).param("cluster", cluster).param("group", group).param("splits", splits);
+      .param("pingpong", pingpong).param("cluster", cluster).param("group", group).param("splits", splits)
+      .param("swap", swap);
   std::vector<Config> rows;
   for (int i = 0; i < kWgmmaConfigCount; ++i) rows.push_back(wgmma_config(i));
   s.only(std::move(rows));
@@ -76,6 +81,11 @@ ParamSpace wgmma_space() {
                    return false;
                  return wgmma_split_useful(d, p, i);
                });
+  s.constraint("the swapped small-m rows (swap = 1) only for m <= 256 (past that each X tile re-reads all of W)",
+               [](const Config& c, const DeviceInfo&, const Problem& p) {
+                 const int i = wgmma_index(c);
+                 return i < 0 || p.n_dims <= kDimM || wgmma_swap_fits(i, p.dims[kDimM]);
+               });
   s.constraint("shared memory <= opt-in per-block limit", [](const Config& c, const DeviceInfo& d, const Problem&) {
     const int i = wgmma_index(c);
     return i >= 0 && wgmma_smem_bytes(kWgmmaConfigs[i]) <= smem_per_block_optin(d);
@@ -96,6 +106,26 @@ double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
   const WgmmaSplitPlan plan = wgmma_split_plan(m, n, k, batch, r.splits, k_block);
   const double units = static_cast<double>(tiles_m * tiles_n * batch) * plan.splits;
   const double waves = std::ceil(units / sms);
+  constexpr double kTensorFlops = 800e12, kDramBytes = 3.8e12, kL2Bytes = 5.0e12;
+  if (r.swap) {
+    // The swapped kernel (not persistent), fitted to its timings on the H200 (fifth session, every
+    // swapped row on ten shapes with m = 1..128): a fixed 8 us (launch, pipeline fill, the timer)
+    // plus W's bytes at the rate of the blocks streaming it, about 50 GB/s per block with 80 KiB
+    // of W in flight (in proportion to that), up to the DRAM rate (about 3.9 TB/s reading W
+    // K-major, 3.4 MN-major); each extra m tile re-reads W from L2 (about 12 TB/s).  A split adds 0.5 us
+    // plus 0.5 per slice (the partials, the reduction launched as a programmatic dependent, and
+    // more blocks than the SMs hold at once: 6 and 8 slices measured 2-4 us slower than 1-4).
+    const double per_sm = std::max(1.0, std::floor(228.0 * 1024 / (wgmma_smem_bytes(r) + 1024)));
+    const double blocks = std::min(units, sms * per_sm);
+    const double w_in_flight = static_cast<double>(r.stages) * r.bn * 128;
+    const bool w_mn = p.n_dims > kDimTb && p.dims[kDimTb] == 0;
+    const double dram = w_mn ? 3.4e12 : 3.9e12;
+    const double rate = std::min(dram, blocks * 50e9 * w_in_flight / 81920.0);  // bytes per s
+    const double w_bytes = 2.0 * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
+    const double l2_bytes = w_bytes * static_cast<double>(tiles_m);
+    return 8.0 + std::max(w_bytes / rate, l2_bytes / (2.5 * kL2Bytes)) * 1e6 +
+           (plan.splits > 1 ? 0.5 + 0.5 * plan.splits : 0.0);
+  }
   // Per k block of one unit, the longer of: the tensor-core time (the row's measured speed
   // relative to row 0; a TF32 k block is half the k at half the rate, the same time), and the
   // time to stream the bytes no concurrent unit shares (a B tile is shared by up to `group` tile
@@ -104,7 +134,6 @@ double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
   // the DRAM latency, which grows with the load: fitted to the H200's small-m X * W^T timings
   // (fourth session), about 1.5 us with 16 of 132 SMs streaming and 5.7 us with all; and by the
   // SM's share of the DRAM bandwidth.
-  constexpr double kTensorFlops = 800e12, kDramBytes = 3.8e12, kL2Bytes = 5.0e12;
   const double speed = wgmma_kernel_row(index) == kWgmmaDefault ? 1.0 : r.consumers == 1 ? 0.8 : r.bm == 64 ? 0.87 : 0.92;
   const double flops = 2.0 * r.bm * r.bn * 64;
   const double compute_us = flops / (kTensorFlops / sms) / speed * 1e6;
@@ -138,11 +167,39 @@ Config wgmma_default_for(const DeviceInfo& d, const Problem& p) {
   // the earlier row).
   const bool tf32 = p.dtype == DType::f32;
   const bool mn = p.dims[kDimTa] == 1 || p.dims[kDimTb] == 0;
+  // Up to 16 rows of a row-major A (16-bit): the swapped rows with the narrowest X tile that
+  // holds m, their slice count by their own estimate (fitted to their timings; the two models
+  // are not compared).  On the H200 (fifth session) the best of them beat every unswapped row on
+  // 5 of 6 shapes with m = 1 or 16 and came within 0.3 % of the model's unswapped pick on the
+  // sixth; at 48 and 64 rows they were no faster, so larger m keeps the unswapped rows.
+  constexpr std::int64_t kSwapDefaultMaxM = 16;
+  if (!tf32 && p.dims[kDimTa] == 0 && p.dims[kDimM] <= kSwapDefaultMaxM) {
+    int narrowest = 0;
+    for (int i = 0; i < kWgmmaConfigCount; ++i)
+      if (kWgmmaConfigs[i].swap && kWgmmaConfigs[i].bm >= p.dims[kDimM] &&
+          (narrowest == 0 || kWgmmaConfigs[i].bm < narrowest))
+        narrowest = kWgmmaConfigs[i].bm;
+    int best_swap = -1;
+    double best_swap_us = 0.0;
+    for (int i = 0; i < kWgmmaConfigCount; ++i) {
+      const WgmmaConfig& r = kWgmmaConfigs[i];
+      if (!r.swap || r.bm != narrowest || (r.splits > 1 && !wgmma_split_useful(d, p, i))) continue;
+      const WgmmaSplitPlan plan = wgmma_split_plan(p.dims[kDimM], p.dims[kDimN], p.dims[kDimK],
+                                                   std::max<std::int64_t>(1, p.dims[kDimBatch]), r.splits, 64);
+      if ((r.splits > 1 && plan.splits == 1) || plan.bytes > kWgmmaSplitMaxWorkspace) continue;
+      const double us = wgmma_estimate_us(d, p, i);
+      if (best_swap < 0 || us < best_swap_us * 0.98) {
+        best_swap = i;
+        best_swap_us = us;
+      }
+    }
+    if (best_swap >= 0) return wgmma_config(best_swap);
+  }
   int best = plain;
   double best_us = wgmma_estimate_us(d, p, plain);
   for (int i = 0; i < kWgmmaConfigCount; ++i) {
     const WgmmaConfig& r = kWgmmaConfigs[i];
-    if (r.cluster != 1 || r.group != 8) continue;
+    if (r.cluster != 1 || r.group != 8 || r.swap) continue;
     if ((tf32 && !wgmma_tf32_row(i)) || (mn && !wgmma_layout_row(i, p.dims[kDimTa] == 1, p.dims[kDimTb] == 0)))
       continue;
     if (r.splits > 1 && !wgmma_split_useful(d, p, i)) continue;

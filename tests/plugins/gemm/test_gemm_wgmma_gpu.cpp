@@ -70,9 +70,9 @@ bool switched_off(const kiln::Problem& p) {
 // A problem whose pitches or batch strides are not 16-byte aligned must be declined instead, unless
 // `must_launch` (the problem was built aligned, so a decline would hide the kernel from the test).
 // `worst`, when given, receives the largest error seen.
-// `only_split`: just the split-k rows (splits > 1).
+// `only_split`: just the split-k rows (splits > 1); `only_swap`: just the swapped small-m rows.
 int check_all_configs(kiln::ProblemData& data, const std::string& what, bool must_launch = false,
-                      double* worst = nullptr, bool only_split = false) {
+                      double* worst = nullptr, bool only_split = false, bool only_swap = false) {
   kiln::Runtime& rt = runtime();
   const kiln::Variant& v = wgmma();
   const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
@@ -80,6 +80,7 @@ int check_all_configs(kiln::ProblemData& data, const std::string& what, bool mus
   int ran = 0;
   for (const kiln::Config& cfg : v.space().enumerate(dev, p)) {
     if (only_split && cfg.get("splits") == 1) continue;
+    if (only_swap && cfg.get("swap") != 1) continue;
     const kiln::Support s = v.supports(p, dev, cfg);
     INFO("gemm_wgmma [" << cfg.to_string() << "] on " << p.key() << " " << what << " align " << p.align_bytes << ": "
                         << s.reason);
@@ -119,16 +120,17 @@ int check_all_configs(kiln::ProblemData& data, const std::string& what, bool mus
 // batches (ProblemData pitches rank-2 tensors only) whose extents keep every pitch and batch stride
 // 16-byte aligned in every layout, so that nothing is declined for alignment.
 // How many rows satisfy `pred` (a wgmma_configs.hpp predicate; rows sharing a kernel count too),
-// among those with splits > 1 when `split`.
+// among those with splits > 1 when `split`, and offered for a problem with `m` rows (the space
+// leaves the swapped rows out past kWgmmaSwapMaxM).
 template <typename Pred>
-int rows_where(Pred pred, bool split = false) {
+int rows_where(Pred pred, bool split = false, long long m = 1) {
   int n = 0;
   for (int i = 0; i < kiln::gemm::kWgmmaConfigCount; ++i)
-    if (pred(i) && (!split || kiln::gemm::kWgmmaConfigs[i].splits > 1)) ++n;
+    if (pred(i) && (!split || kiln::gemm::kWgmmaConfigs[i].splits > 1) && kiln::gemm::wgmma_swap_fits(i, m)) ++n;
   return n;
 }
-int split_rows() {
-  return rows_where([](int) { return true; }, true);
+int split_rows(long long m) {
+  return rows_where([](int) { return true; }, true, m);
 }
 
 const char* const kAddedPathShapes[] = {"1x40x24",         "37x29x45",          "130x257x71",         "200x72x1000",
@@ -157,7 +159,7 @@ TEST_CASE("gemm_wgmma matches the host reference at sizes off its tiles, batches
         // Pitched rows keep every row 16-byte aligned whatever k is.
         kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
         const std::string what = std::string(kiln::dtype_name(t)) + " " + shape;
-        CHECK(check_all_configs(data, what) == kiln::gemm::kWgmmaConfigCount);
+        CHECK(check_all_configs(data, what) == rows_where([](int) { return true; }, false, p.dims[0]));
       }
 }
 
@@ -266,7 +268,7 @@ TEST_CASE("gemm_wgmma with a column-major A and / or a row-major B matches the h
           const bool a_mn = std::string(layout).find("ta=1") != std::string::npos;
           const bool b_mn = std::string(layout).find("tb=0") != std::string::npos;
           CHECK(check_all_configs(data, what, true) ==
-                rows_where([&](int i) { return kiln::gemm::wgmma_layout_row(i, a_mn, b_mn); }));
+                rows_where([&](int i) { return kiln::gemm::wgmma_layout_row(i, a_mn, b_mn); }, false, p.dims[0]));
         }
     }
 }
@@ -462,8 +464,9 @@ TEST_CASE("gemm_wgmma split k matches the host reference: m below a tile, k off 
           const std::string what = std::string(kiln::dtype_name(t)) + " " + shape;
           // Every split row built for the layout (row 0's for a row-major B, rows 0 and 4's else).
           const int expected =
-              layout[4] == '0' ? rows_where([](int i) { return kiln::gemm::wgmma_layout_row(i, false, true); }, true)
-                               : split_rows();
+              layout[4] == '0'
+                  ? rows_where([](int i) { return kiln::gemm::wgmma_layout_row(i, false, true); }, true, p.dims[0])
+                  : split_rows(p.dims[0]);
           CHECK(expected >= 6);
           CHECK(check_all_configs(data, what, true, nullptr, true) == expected);
         }
@@ -544,7 +547,7 @@ TEST_CASE("gemm_wgmma split k: alpha and beta (C read and rescaled), beta = 0 ne
             CHECK(kiln_test::contains(none.message(), "workspace"));
             ++ran;
           }
-          CHECK(ran == rows_where([&](int i) { return kiln::gemm::wgmma_layout_row(i, false, tb == 0); }, true));
+          CHECK(ran == rows_where([&](int i) { return kiln::gemm::wgmma_layout_row(i, false, tb == 0); }, true, m));
         }
 }
 
@@ -564,14 +567,159 @@ TEST_CASE("gemm_wgmma default_config_for splits k where the tiles leave SMs idle
     std::printf("gemm_wgmma default_config_for %s: %s\n", shape, c.to_string().c_str());
     return c;
   };
-  // A decode-sized X * W^T: 16 output tiles for ~132 SMs and a deep k must split.
-  CHECK(pick("1x4096x4096,tb=1,c16=1").get("splits") > 1);
-  CHECK(pick("16x8192x28672,tb=1,c16=1").get("splits") > 1);
-  CHECK(pick("1x11008x4096,tb=0,c16=1").get("splits") > 1);
-  // Large outputs have tiles enough: no split.
-  CHECK(pick("4096x4096x4096,tb=1,c16=1").get("splits") == 1);
-  CHECK(pick("8192x8192x8192,tb=1").get("splits") == 1);
-  CHECK(pick("2048x14336x4096,tb=1,c16=1").get("splits") == 1);
+  // A decode-sized X * W^T: 16 output tiles of 64 x 256 for ~132 SMs and a deep k must split, or
+  // take the swapped rows (64 x 16 tiles of C^T: 4 times as many).
+  auto split_or_swap = [](const kiln::Config& c) { return c.get("splits") > 1 || c.get("swap") == 1; };
+  CHECK(split_or_swap(pick("1x4096x4096,tb=1,c16=1")));
+  CHECK(split_or_swap(pick("16x8192x28672,tb=1,c16=1")));
+  CHECK(split_or_swap(pick("1x11008x4096,tb=0,c16=1")));
+  // Large outputs have tiles enough: no split, no swap.
+  for (const char* shape : {"4096x4096x4096,tb=1,c16=1", "8192x8192x8192,tb=1", "2048x14336x4096,tb=1,c16=1"}) {
+    const kiln::Config c = pick(shape);
+    CHECK(c.get("splits") == 1);
+    CHECK(c.get("swap") == 0);
+  }
   // Shallow k: nothing to split.
   CHECK(pick("16x4096x64,tb=1").get("splits") == 1);
+  // Up to 16 rows of a row-major A: the swapped rows (16-row X tile), both B layouts; past that,
+  // a column-major A or f32, the unswapped ones.
+  for (const char* shape : {"1x4096x4096,tb=1,c16=1", "16x14336x4096,tb=0,c16=1", "7x28672x8192,tb=1"}) {
+    const kiln::Config c = pick(shape);
+    CHECK(c.get("swap") == 1);
+    CHECK(c.get("BM") == 16);
+  }
+  CHECK(pick("17x4096x4096,tb=1,c16=1").get("swap") == 0);
+  CHECK(pick("96x11008x4096,tb=1,c16=1").get("swap") == 0);
+  CHECK(pick("16x4096x4096,ta=1,tb=1").get("swap") == 0);
+  {
+    const kiln::Problem p = s.problem_from_shape(kiln::f32, "1x4096x4096,tb=1,tf32=1", kGpu);
+    CHECK(v.default_config_for(dev, p).get("swap") == 0);
+  }
+}
+
+TEST_CASE("gemm_wgmma swapped small-m rows match the host reference: m around 8, 16 and 64, n off 64, short k", "[gemm][wgmma][swap][gpu]") {
+  if (!on_hopper()) {
+    WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
+    return;
+  }
+  const kiln::OpSchema& s = runtime().registry().op("gemm");
+  std::uint64_t seed = 1900;
+  const int swap_rows = rows_where([](int i) { return kiln::gemm::kWgmmaConfigs[i].swap == 1; });
+  REQUIRE(swap_rows >= 2);
+  // m: one row, below / at / past the 8-row groups of wgmma's N, past the 16-row tile (33), at
+  // and past the 64-row tile (64, 65: a second X tile).  n off the 64-row W tiles (200, 136, 72);
+  // k below one 64-deep stage (40), off the stages and the slices (1000), a batch of 3 (520).
+  const int ms[] = {1, 7, 8, 9, 33, 64, 65};
+  const char* nks[] = {"x200x40", "x136x1000", "x72x520,batch=3"};
+  for (const char* layout : {",tb=1", ",tb=0"})
+    for (kiln::DType t : {kiln::bf16, kiln::f16})
+      for (int m : ms)
+        for (const char* nk : nks)
+          for (const char* c16 : {"", ",c16=1"}) {
+            // f16 differs only in the wgmma's type: one shape of it.
+            if (t == kiln::f16 && (m != 9 || nk != nks[1])) continue;
+            // Quick (sanitizer) runs: bf16, C in the input type, m = 1, 9 and 65.
+            if (kiln_test::quick_mode() && (t == kiln::f16 || c16[0] == '\0' || (m != 1 && m != 9 && m != 65))) continue;
+            const std::string shape = std::to_string(m) + nk + layout + c16;
+            const kiln::Problem p = s.problem_from_shape(t, shape, kGpu);
+            if (switched_off(p)) continue;
+            kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
+            const std::string what = std::string(kiln::dtype_name(t)) + " " + shape;
+            // Every swapped row, in both B layouts.
+            CHECK(check_all_configs(data, what, true, nullptr, false, true) == swap_rows);
+          }
+  // A column-major A is declined by the swapped rows, with a reason (and the space leaves them out).
+  const kiln::Variant& v = wgmma();
+  const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
+  const kiln::Problem p = s.problem_from_shape(kiln::bf16, "9x200x40,ta=1,tb=1", kGpu);
+  REQUIRE(p.dims[5] == 1);
+  for (int i = 0; i < kiln::gemm::kWgmmaConfigCount; ++i) {
+    if (kiln::gemm::kWgmmaConfigs[i].swap != 1) continue;
+    const kiln::Config row = kiln::gemm::wgmma_config(i);
+    const kiln::Support sup = v.supports(p, dev, row);
+    CHECK_FALSE(sup.ok);
+    CHECK(kiln_test::contains(sup.reason, "row-major A"));
+    for (const kiln::Config& e : v.space().enumerate(dev, p)) CHECK_FALSE(e == row);
+  }
+  // Past kWgmmaSwapMaxM rows the space leaves them out (each X tile would re-read all of W).
+  const kiln::Problem tall = s.problem_from_shape(kiln::bf16, "300x200x40,tb=1", kGpu);
+  for (const kiln::Config& e : v.space().enumerate(dev, tall)) CHECK(e.get("swap") == 0);
+}
+
+TEST_CASE("gemm_wgmma swapped rows: alpha and beta (C read and rescaled), beta = 0 never reads C, batches, a broadcast B", "[gemm][wgmma][swap][gpu]") {
+  if (!on_hopper()) {
+    WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
+    return;
+  }
+  kiln::Runtime& rt = runtime();
+  const kiln::Variant& v = wgmma();
+  const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
+  const kiln::Device host = kiln::Device::host();
+  const std::int64_t n = 200, k = 1000, batch = 2;
+  for (std::int64_t m : {1, 9, 65})
+    for (int tb : {1, 0})
+      for (bool c16 : {false, true})
+        for (double beta : {-0.5, 0.0}) {
+          if (kiln_test::quick_mode() && !c16) continue;  // sanitizer runs: C bf16
+          const kiln::DType t = kiln::bf16;
+          const kiln::DType ct = c16 ? t : kiln::f32;
+          const std::int64_t b_rows = tb ? n : k, b_cols = tb ? k : n;
+          // m = 9: one B shared by both batch entries (a broadcast W, stride 0).
+          const bool broadcast = m == 9;
+          kiln::Buffer a = kiln::Buffer::alloc(kGpu, t, {batch, m, k});
+          kiln::Buffer b = kiln::Buffer::alloc(kGpu, t, {broadcast ? 1 : batch, b_rows, b_cols});
+          kiln::Buffer c = kiln::Buffer::alloc(kGpu, ct, {batch, m, n});
+          kiln::Buffer ha = kiln::Buffer::alloc(host, t, {batch, m, k});
+          kiln::Buffer hb = kiln::Buffer::alloc(host, t, {broadcast ? 1 : batch, b_rows, b_cols});
+          kiln::Buffer hc0 = kiln::Buffer::alloc(host, ct, {batch, m, n});
+          kiln::default_fill(ha.ref(), 41 + m);
+          kiln::default_fill(hb.ref(), 42 + m);
+          kiln::default_fill(hc0.ref(), 43 + m);
+          if (beta == 0.0)  // NaN in C must not leak (bytes 0xFF are NaN in f32 and bf16)
+            std::fill_n(static_cast<unsigned char*>(hc0.data()), hc0.bytes(), 0xFF);
+          a.copy_from(ha);
+          b.copy_from(hb);
+          auto b_view = [&](const kiln::Buffer& store) {
+            kiln::TensorRef r = store.ref();
+            if (broadcast)
+              r = kiln::TensorRef::matrix(store.data(), t, b_rows, b_cols, b_cols, store.ref().device).batched(batch, 0);
+            return tb ? r.transposed() : r;
+          };
+          const kiln::Args args({a.ref(), b_view(b), c.ref()}, {0.75, beta});
+          const kiln::Problem p = rt.op("gemm").problem(args);
+          REQUIRE(p.dims[6] == tb);
+          REQUIRE(p.dims[4] == batch);
+          if (switched_off(p)) continue;
+          kiln::Buffer expected = kiln::Buffer::alloc(host, ct, {batch, m, n});
+          expected.copy_from(hc0);
+          REQUIRE(rt.registry().op("gemm").reference(kiln::Args({ha.ref(), b_view(hb), expected.ref()}, {0.75, beta}), p).ok());
+          int ran = 0;
+          for (int i = 0; i < kiln::gemm::kWgmmaConfigCount; ++i) {
+            if (kiln::gemm::kWgmmaConfigs[i].swap != 1) continue;
+            const kiln::Config cfg = kiln::gemm::wgmma_config(i);
+            const kiln::Support sup = v.supports(p, dev, cfg);
+            INFO("m = " << m << " tb = " << tb << " C " << kiln::dtype_name(ct) << " beta = " << beta << " ["
+                        << cfg.to_string() << "]: " << sup.reason);
+            REQUIRE(sup.ok);
+            const std::size_t ws_bytes = v.workspace_bytes(p, cfg);
+            CHECK((ws_bytes > 0) == (cfg.get("splits") > 1));
+            kiln::Buffer ws;
+            if (ws_bytes > 0) {
+              ws = kiln::Buffer::alloc(kGpu, kiln::u8, {static_cast<std::int64_t>(ws_bytes)});
+              REQUIRE(cudaMemset(ws.data(), 0xFF, ws_bytes) == cudaSuccess);
+            }
+            c.copy_from(hc0);
+            const auto prepared = v.prepare(p, cfg, dev);
+            REQUIRE(prepared != nullptr);
+            const kiln::Status st = prepared->run(args, p, ws_bytes ? ws.data() : nullptr, kiln::Stream());
+            INFO(st.message());
+            REQUIRE(st.ok());
+            REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+            kiln::Buffer got = kiln::Buffer::alloc(host, ct, {batch, m, n});
+            got.copy_from(c);
+            CHECK(kiln::relative_error(got.ref(), expected.ref()) <= kiln::accumulation_tolerance(ct, k));
+            ++ran;
+          }
+          CHECK(ran == rows_where([](int i) { return kiln::gemm::kWgmmaConfigs[i].swap == 1; }));
+        }
 }
