@@ -84,7 +84,7 @@ Command make_bench_command(CLI::App& parent) {
   app->add_flag("--regret", o->regret, "op()'s regret (its time / the fastest candidate's) over --problems");
   app->add_option("--problems", o->problems, "--regret: a plan (.yaml) or a problem list (kiln tune --from format)");
   app->add_option("--time-limit", o->time_limit,
-                  "--regret: start no problem after this many seconds and report the rest as not measured (default: none)")
+                  "--regret: start no problem (and no candidate of the one under way) after this many seconds; the rest are reported as not measured (default: none)")
       ->check(CLI::PositiveNumber);
   c.usage = kUsage;
   c.run = [o] {
