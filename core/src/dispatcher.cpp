@@ -338,6 +338,19 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     const Source& src = registry_->source_of(*v);
     return e.plugin_build.empty() || src.build_id.empty() || e.plugin_build == src.build_id;
   };
+  // A vendor variant's config picks among the library's own choices for the tuned problem
+  // (cuBLASLt's algo: the n-th algorithm of its heuristic's list for that shape), which says
+  // nothing about another shape: past kVendorConfigRadius the library's heuristic decides for
+  // this problem (measured: docs/performance.md, third session).
+  auto own_vendor_config = [&](const Variant& v, const detail::StoredEntry& e, Config& config) {
+    if (!v.desc().vendor || e.distance <= detail::kVendorConfigRadius) return;
+    Config own = v.default_config_for(device, p);
+    if (own == config || !usable(v, own, p, device, nullptr)) return;
+    d.config_note = "the library's own choice for this problem (default [" + own.to_string() +
+                    "]), not the neighbour's [" + config.to_string() + "]: a vendor config names a choice for "
+                    "the tuned shape only";
+    config = std::move(own);
+  };
   std::size_t listed_neighbours = 0;
   auto try_neighbours = [&](const std::vector<const detail::StoredEntry*>& entries, Decision::Evidence ev) {
     for (const detail::StoredEntry* e : entries) {
@@ -347,19 +360,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
         d.distance = e->distance;
         const Variant* v = registry_->find_variant(e->entry->variant);
         Config config = e->entry->config;
-        // A vendor variant's config picks among the library's own choices for the tuned problem
-        // (cuBLASLt's algo: the n-th algorithm of its heuristic's list for that shape), which
-        // says nothing about another shape: past kVendorConfigRadius the library's heuristic
-        // decides for this problem (measured: docs/performance.md, third session).
-        if (v && v->desc().vendor && e->distance > detail::kVendorConfigRadius) {
-          Config own = v->default_config_for(device, p);
-          if (!(own == config) && usable(*v, own, p, device, nullptr)) {
-            d.config_note = "the library's own choice for this problem (default [" + own.to_string() +
-                            "]), not the neighbour's [" + config.to_string() + "]: a vendor config names a choice for "
-                            "the tuned shape only";
-            config = std::move(own);
-          }
-        }
+        if (v) own_vendor_config(*v, *e, config);
         finish(v, std::move(config), ev);
         return true;
       }
@@ -405,16 +406,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
         if (!detail::time_of(*e->entry, sc.variant, &us, &stored, current_alternative)) continue;
         Config config = *stored;
         if (v) {
-          // A vendor config is a choice for the tuned shape only (kVendorConfigRadius).
-          if (v->desc().vendor && e->distance > detail::kVendorConfigRadius) {
-            Config own = v->default_config_for(device, p);
-            if (!(own == config) && usable(*v, own, p, device, nullptr)) {
-              d.config_note = "the library's own choice for this problem (default [" + own.to_string() +
-                              "]), not the neighbour's [" + config.to_string() +
-                              "]: a vendor config names a choice for the tuned shape only";
-              config = std::move(own);
-            }
-          }
+          own_vendor_config(*v, *e, config);
           std::string why;
           if (!usable(*v, config, p, device, &why)) {
             if (listed_neighbours++ < kMaxListedNeighbours)
