@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -274,17 +273,10 @@ TunedAlternative parse_alternative(const YAML::Node& node) {
   TunedAlternative a;
   a.variant = parts[0];
   if (parts[1] != "-") {
-    std::istringstream items(parts[1]);
-    for (std::string item; std::getline(items, item, ',');) {
-      const auto eq = item.find('=');
-      const std::string name = eq == std::string::npos ? item : item.substr(0, eq);
-      long long value = 0;
-      const char* first = eq == std::string::npos ? nullptr : item.c_str() + eq + 1;
-      const char* last = item.c_str() + item.size();
-      const auto res = first ? std::from_chars(first, last, value) : std::from_chars_result{last, std::errc::invalid_argument};
-      if (!first || first == last || res.ec != std::errc() || res.ptr != last || value < INT_MIN || value > INT_MAX)
-        entry_fail(node, "alternative config '" + printable(item) + "' is not name=integer");
-      a.config.set(name, static_cast<int>(value));
+    try {
+      a.config = Config::parse(parts[1]);
+    } catch (const ArgumentError& e) {
+      entry_fail(node, "alternative config '" + printable(parts[1]) + "' is not name=integer,...: " + printable(e.what()));
     }
   }
   char* end = nullptr;
