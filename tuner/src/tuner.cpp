@@ -51,23 +51,20 @@ std::vector<TunedAlternative> alternatives_of(const SearchResult& search) {
   const std::string& winner = search.winner->candidate.variant->name();
   // Per variant the fastest ok candidate; a finalist's re-timed median counts over its search-time one
   // (finalists are timed interleaved with the winner, so their ratio to it is the trustworthy one).
-  std::map<std::string, TunedAlternative> best;
-  std::map<std::string, bool> from_finalist;
+  // Finalists are offered first, so a variant that has one keeps its fastest finalist.
+  std::map<std::string, std::pair<TunedAlternative, bool>> best;  // variant -> (fastest, from a finalist)
   auto offer = [&](const CandidateResult& r, bool finalist) {
     if (!r.ok() || r.provisional || !(r.timing.median_us > 0)) return;
     const std::string& v = r.candidate.variant->name();
     if (v == winner) return;
     auto it = best.find(v);
-    const bool better = it == best.end() || (finalist && !from_finalist[v]) ||
-                        (finalist == from_finalist[v] && r.timing.median_us < it->second.median_us);
-    if (!better) return;
-    best[v] = TunedAlternative{v, r.candidate.config, r.timing.median_us};
-    from_finalist[v] = finalist;
+    if (it != best.end() && (it->second.second > finalist || r.timing.median_us >= it->second.first.median_us)) return;
+    best[v] = {TunedAlternative{v, r.candidate.config, r.timing.median_us}, finalist};
   };
   for (const CandidateResult& r : search.finalists) offer(r, true);
   for (const CandidateResult& r : search.results) offer(r, false);
   std::vector<TunedAlternative> out;
-  for (auto& [v, a] : best) out.push_back(std::move(a));
+  for (auto& [v, a] : best) out.push_back(std::move(a.first));
   std::sort(out.begin(), out.end(), [](const TunedAlternative& a, const TunedAlternative& b) {
     return a.median_us != b.median_us ? a.median_us < b.median_us : a.variant < b.variant;
   });
