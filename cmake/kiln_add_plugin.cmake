@@ -105,8 +105,13 @@ function(kiln_add_plugin name)
       VISIBILITY_INLINES_HIDDEN ON)
     target_sources(kiln_${name}_impl PRIVATE $<TARGET_OBJECTS:kiln_${name}_sm90a>)
     target_compile_definitions(kiln_${name}_impl PUBLIC KILN_HAS_SM90A=1)
-  else()
+  elseif(P_SM90A_SOURCES)
     target_compile_definitions(kiln_${name}_impl PUBLIC KILN_HAS_SM90A=0)
+  else()
+    # A plugin with no Hopper-only sources keeps the definition to itself: a PUBLIC =0 met gemm's
+    # PUBLIC =1 in every test that links both ("KILN_HAS_SM90A redefined").  The property keeps
+    # the same value, so the plugin's build id (which hashes COMPILE_DEFINITIONS) is unchanged.
+    set_property(TARGET kiln_${name}_impl APPEND PROPERTY COMPILE_DEFINITIONS KILN_HAS_SM90A=0)
   endif()
   target_link_libraries(kiln_${name}_impl PUBLIC ${kiln_target} ${P_LINK_LIBRARIES})
   # kiln/plugin.hpp (the plugin-author header) uses Boost.DLL's alias; kiln itself keeps Boost private.
