@@ -68,7 +68,7 @@ std::string Decision::explain() const {
   if (hit && !hit->alternative_of.empty())
     s += "  (the neighbour's time for this variant; its winner there was " + hit->alternative_of + ")\n";
   if (!weighed.empty()) {
-    std::snprintf(buf, sizeof buf, "neighbours weighed: %d (expected time over each one's fastest, weight 1 / (distance + %.1f)):\n",
+    std::snprintf(buf, sizeof buf, "neighbours weighed: %d (expected time over each one's fastest, fitted along the size dims, weight 1 / (distance + %.1f)):\n",
                   weighed_neighbours, detail::kWeightOffset);
     s += buf;
     for (const auto& [name, ratio] : weighed) {
@@ -392,7 +392,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     const detail::AlternativeFilter current_alternative = [&](const TunedAlternative& a) {
       return trust || alternative_current(a);
     };
-    const auto scores = detail::weigh_neighbours(counted, current_alternative);
+    const auto scores = detail::weigh_neighbours(counted, current_alternative, &p);
     auto record = [&] {
       d.weighed_neighbours = static_cast<int>(counted.size());
       for (const auto& sc : scores) d.weighed.emplace_back(sc.variant, sc.expected_ratio);

@@ -173,9 +173,68 @@ bool time_of(const TuningEntry& entry, const std::string& variant, double* us, c
   return false;
 }
 
-std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>& near, const AlternativeFilter& current) {
+namespace {
+
+// Solves the (n x n) system a x = b in place by Gaussian elimination with partial pivoting; false
+// when it is singular.
+bool solve(std::vector<double>& a, std::vector<double>& b, int n) {
+  for (int c = 0; c < n; ++c) {
+    int piv = c;
+    for (int r = c + 1; r < n; ++r)
+      if (std::fabs(a[r * n + c]) > std::fabs(a[piv * n + c])) piv = r;
+    if (!(std::fabs(a[piv * n + c]) > 1e-12)) return false;
+    if (piv != c) {
+      for (int k = 0; k < n; ++k) std::swap(a[c * n + k], a[piv * n + k]);
+      std::swap(b[c], b[piv]);
+    }
+    for (int r = c + 1; r < n; ++r) {
+      const double f = a[r * n + c] / a[c * n + c];
+      for (int k = c; k < n; ++k) a[r * n + k] -= f * a[c * n + k];
+      b[r] -= f * b[c];
+    }
+  }
+  for (int c = n - 1; c >= 0; --c) {
+    double v = b[c];
+    for (int k = c + 1; k < n; ++k) v -= a[c * n + k] * b[k];
+    b[c] = v / a[c * n + c];
+  }
+  return true;
+}
+
+}  // namespace
+
+double local_linear_log_ratio(const std::vector<std::vector<double>>& offsets, const std::vector<double>& weights,
+                              const std::vector<double>& ys, double ridge) {
+  const std::size_t m = ys.size();
+  double wsum = 0, mean = 0, lo = 0, hi = 0;
+  for (std::size_t i = 0; i < m; ++i) {
+    wsum += weights[i], mean += weights[i] * ys[i];
+    lo = i == 0 ? ys[i] : std::min(lo, ys[i]);
+    hi = i == 0 ? ys[i] : std::max(hi, ys[i]);
+  }
+  if (!(wsum > 0)) return 0;
+  mean /= wsum;
+  const int d = offsets.empty() ? 0 : static_cast<int>(offsets[0].size());
+  const int n = d + 1;  // intercept, then one slope per size dim
+  std::vector<double> a(static_cast<std::size_t>(n * n), 0.0), b(static_cast<std::size_t>(n), 0.0);
+  for (std::size_t i = 0; i < m; ++i) {
+    std::vector<double> x(static_cast<std::size_t>(n), 1.0);
+    for (int j = 0; j < d; ++j) x[static_cast<std::size_t>(j + 1)] = offsets[i][static_cast<std::size_t>(j)];
+    for (int r = 0; r < n; ++r) {
+      b[static_cast<std::size_t>(r)] += weights[i] * x[static_cast<std::size_t>(r)] * ys[i];
+      for (int c = 0; c < n; ++c) a[static_cast<std::size_t>(r * n + c)] += weights[i] * x[static_cast<std::size_t>(r)] * x[static_cast<std::size_t>(c)];
+    }
+  }
+  for (int j = 1; j < n; ++j) a[static_cast<std::size_t>(j * n + j)] += ridge * wsum;
+  if (!solve(a, b, n)) return mean;
+  // Between the neighbours' own ratios: a slope extrapolates no further than the evidence goes.
+  return std::min(hi, std::max(lo, b[0]));
+}
+
+std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>& near, const AlternativeFilter& current,
+                                           const Problem* at) {
   struct Entry {
-    const TuningEntry* entry;
+    const StoredEntry* stored;
     double best_us, weight;
   };
   std::vector<Entry> used;
@@ -199,22 +258,42 @@ std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>
     for (const TunedAlternative& a : e->entry->alternatives)
       if (a.median_us > 0 && (!current || current(a)) && (!(best > 0) || a.median_us < best)) best = a.median_us;
     if (!(best > 0)) continue;
-    used.push_back(Entry{e->entry, best, 1.0 / ((e->distance + kWeightOffset) * (1 + kDivisibilityWeight * e->divisibility))});
+    used.push_back(Entry{e, best, 1.0 / ((e->distance + kWeightOffset) * (1 + kDivisibilityWeight * e->divisibility))});
     if (e->entry->median_us > 0) mention(e->entry->variant);
     for (const TunedAlternative& a : e->entry->alternatives)
       if (a.median_us > 0 && (!current || current(a))) mention(a.variant);
+  }
+  // Offsets of the neighbours from the problem in log2 of each size dim, for the local fit.
+  // With `at` the ratios are fitted, not averaged: a variant whose ratio grows along a dim across
+  // the neighbours is expected past them at the trend's value, bounded by what they measured.
+  std::vector<std::vector<double>> offsets;
+  std::vector<double> weights;
+  const bool fit = at && at->schema && used.size() >= 2;
+  if (fit) {
+    for (const Entry& u : used) {
+      std::vector<double> x;
+      for (int i = 0; i < at->n_dims; ++i)
+        if (!at->schema->is_mode_dim(i))
+          x.push_back(log2_extent(u.stored->problem.dims[i]) - log2_extent(at->dims[i]));
+      offsets.push_back(std::move(x));
+      weights.push_back(u.weight);
+    }
   }
   double total = 0;
   for (const Entry& u : used) total += u.weight;
   for (VariantScore& s : out) {
     double log_sum = 0;
+    std::vector<double> ys;
     for (const Entry& u : used) {
       double us = 0;
-      const bool timed = time_of(*u.entry, s.variant, &us, nullptr, current) && us > 0;
+      const bool timed = time_of(*u.stored->entry, s.variant, &us, nullptr, current) && us > 0;
       s.timed_at += timed;
-      log_sum += u.weight * std::log(timed ? us / u.best_us : kMissingRatio);
+      const double y = std::log(timed ? us / u.best_us : kMissingRatio);
+      ys.push_back(y);
+      log_sum += u.weight * y;
     }
     s.expected_ratio = total > 0 ? std::exp(log_sum / total) : kMissingRatio;
+    if (fit) s.expected_ratio = std::exp(local_linear_log_ratio(offsets, weights, ys, kSlopeRidge));
   }
   std::stable_sort(out.begin(), out.end(), [](const VariantScore& a, const VariantScore& b) {
     // Equal to 7 digits is a tie: sums in another order round differently in the last bits.

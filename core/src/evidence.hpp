@@ -72,7 +72,17 @@ struct StoredEntry {
 // neighbours and offsets 0.5 to 1 score alike, a max-ratio penalty scores worse.  The
 // divisibility weight costs one entry there (the grid has few odd extents) and is what the
 // held-out odd shapes measured (kTieBand): 4097x4099 takes the 4095x4095 entry's word.
-inline constexpr std::size_t kWeighedNeighbours = 6;
+// Sixth session: each variant's log-ratio is fitted, not averaged: a weighted linear fit over the
+// neighbours' log2 offsets per size dim (slopes under a ridge penalty kSlopeRidge x the weights'
+// sum), read at the problem and clamped to the neighbours' own ratios, so a variant falling behind
+// as n grows is expected further behind past the neighbours, not at their mean (a kernel's tile
+// step or a capability limit shows as such a trend on the grid).  Leave-one-out over the shipped
+// H200 database (1620 entries): weighted mean of 6: geomean 1.019, 87 above 1.10; fitted over 10:
+// 1.016, 75 (topk 1.053 -> 1.038, gemm 1.016 -> 1.014, transpose 1.021 -> 1.018; add 1.005 ->
+// 1.006); 6 to 16 neighbours and ridges 0.1 to 1 score 1.016-1.017, 75-84; the mean of 10 scores
+// 1.018, 82.
+inline constexpr std::size_t kWeighedNeighbours = 10;
+inline constexpr double kSlopeRidge = 1.0;
 inline constexpr double kWeightOffset = 1.0;
 inline constexpr double kMissingRatio = 2.0;
 inline constexpr double kDivisibilityWeight = 0.25;
@@ -91,7 +101,13 @@ struct VariantScore {
 // one that is not counts as no time.
 using AlternativeFilter = std::function<bool(const TunedAlternative&)>;
 std::vector<VariantScore> weigh_neighbours(const std::vector<const StoredEntry*>& near,
-                                           const AlternativeFilter& current = nullptr);
+                                           const AlternativeFilter& current = nullptr, const Problem* at = nullptr);
+
+// The log-ratio a weighted local linear fit over the neighbours' offsets (log2 per size dim)
+// predicts at offset 0, with a ridge penalty `ridge` x (sum of weights) on the slopes; clamped to
+// the neighbours' own range.
+double local_linear_log_ratio(const std::vector<std::vector<double>>& offsets, const std::vector<double>& weights,
+                              const std::vector<double>& ys, double ridge);
 
 // The time `entry` holds for `variant` (its winner's or an alternative's) and that config; false
 // when it holds none.

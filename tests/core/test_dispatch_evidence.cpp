@@ -466,6 +466,33 @@ TEST_CASE("evidence: neighbours are weighed by every variant's time, not only by
   for (const auto& [name, ratio] : near.weighed) CHECK(name != "mm_vendor");
 }
 
+TEST_CASE("evidence: a trend across the neighbours is followed past them, not averaged") {
+  TempDb db;
+  // Along m, mm_small falls behind mm_fp32: it wins at 256 and 512, loses by 10% at 1024.  At
+  // m = 2048 the weighted mean of the ratios still favours mm_small (1.045 against 1.059); the
+  // fitted trend puts it at its worst measured ratio (1.1) and mm_fp32 at its best (1.0).
+  const auto user = db.write(
+      {{host_fp(), key(256, 1024, 1024), "mm_small", 10.0, 16, "[\"mm_fp32 tile=64 12\"]"},
+       {host_fp(), key(512, 1024, 1024), "mm_small", 20.0, 16, "[\"mm_fp32 tile=64 21\"]"},
+       {host_fp(), key(1024, 1024, 1024), "mm_fp32", 40.0, 64, "[\"mm_small tile=16 44\"]"}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const kiln::Decision d = decide(rt, 2048, 1024, 1024);
+  INFO(d.explain());
+  CHECK(d.evidence == kiln::Decision::Evidence::neighbour);
+  CHECK(d.variant->name() == "mm_fp32");
+  REQUIRE(d.weighed.size() == 2);
+  CHECK(d.weighed[0].second == Approx(1.0));
+  CHECK(d.weighed[1].first == "mm_small");
+  CHECK(d.weighed[1].second > 1.06);  // the mean says 1.045; the ridge keeps the slope short of 1.1
+  // Between the neighbours the fit interpolates: at m = 362 (between 256 and 512, where mm_small
+  // won both) mm_small runs.
+  const kiln::Decision between = decide(rt, 362, 1024, 1024);
+  INFO(between.explain());
+  CHECK(between.variant->name() == "mm_small");
+  REQUIRE(between.weighed.size() == 2);
+  CHECK(between.weighed[0].second == Approx(1.0).margin(0.02));
+}
+
 TEST_CASE("evidence: an alternative timed with another build of its plugin is not weighed") {
   TempDb db;
   kiln::Registry r;
