@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# One device call of a session's final integration: the stages named, in order, each started only
+# while the deadline allows; every log into OUT/log.txt and a short summary into OUT/summary.txt
+# (the device tool brings back at most 8 files).
+#
+#   scripts/integrate-device.sh OUT DEADLINE_SECONDS STAGE...
+#
+# Stages:
+#   build           configure and build everything for sm_90 (Release) into build-gpu
+#   test            ctest -L gpu, then the host suite
+#   retune          KILN_RETUNE_FROM=configs/h200.yaml scripts/retune-shipped.sh tune, stopped at
+#                   the deadline; resumes from build-retune/tuning.yaml when that is present (carry
+#                   it); the database comes back as OUT/tuning.yaml
+#   regret:OPS      kiln bench --regret over the held-out plan's problems of OPS (comma-separated,
+#                   or "all"), with the database in OUT/tuning.yaml (else configs/h200.yaml) alone;
+#                   JSON in OUT/regret-OPS.json, summary by scripts/regret_summary.py
+#   sanitize:TESTS  compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1) on the GPU tests
+#                   named (comma-separated, e.g. topk,histogram for test_topk_gpu ...)
+#   verify:OPS      kiln verify OP for each op named
+set -uo pipefail
+out=$(realpath -m "${1:?usage: scripts/integrate-device.sh OUT DEADLINE STAGE...}")
+deadline=${2:?deadline in seconds}
+shift 2
+mkdir -p "$out"
+cd "$(dirname "$0")/.."
+build=$PWD/build-gpu
+kiln=$build/bin/kiln
+log=$out/log.txt
+sum=$out/summary.txt
+: >"$sum"
+say() { echo "$*" | tee -a "$sum"; }
+left() { echo $((deadline - SECONDS)); }
+export KILN_PLUGIN_PATH=$build/lib/kiln/plugins KILN_LOG_LEVEL=${KILN_LOG_LEVEL:-warn}
+export KILN_CACHE_DIR=$build/cache  # never the machine's real cache
+db() { if [ -s "$out/tuning.yaml" ]; then echo "$out/tuning.yaml"; else echo "$PWD/configs/h200.yaml"; fi; }
+status=0
+for stage in "$@"; do
+  if [ "$(left)" -le 20 ]; then say "skipped (deadline): $stage"; continue; fi
+  t0=$SECONDS
+  echo "=== $stage" >>"$log"
+  case $stage in
+    build)
+      { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 &&
+        timeout "$(left)" cmake --build "$build" -j16; } >"$out/build.tmp" 2>&1
+      rc=$?
+      grep -E "error|warning|FAILED" "$out/build.tmp" | head -40 >>"$log"
+      rm -f "$out/build.tmp"
+      say "build: rc=$rc ($((SECONDS - t0)) s)"
+      [ $rc -eq 0 ] || { say "build failed: later stages skipped"; exit 1; }
+      ;;
+    test)
+      timeout "$(left)" ctest --test-dir "$build" -L gpu --output-on-failure -j 3 --timeout 400 >"$out/t.tmp" 2>&1
+      rc=$?
+      cat "$out/t.tmp" >>"$log"
+      say "ctest -L gpu: rc=$rc ($((SECONDS - t0)) s) $(grep -E 'tests passed|tests failed' "$out/t.tmp")"
+      grep -E "\(Failed\)|\(Timeout\)|\*\*\*" "$out/t.tmp" | head -10 | tee -a "$sum"
+      [ $rc -eq 0 ] || status=1
+      t0=$SECONDS
+      timeout "$(left)" ctest --test-dir "$build" -LE gpu -j 16 >"$out/t.tmp" 2>&1
+      rc=$?
+      say "ctest -LE gpu: rc=$rc ($((SECONDS - t0)) s) $(grep -E 'tests passed|tests failed' "$out/t.tmp")"
+      grep -E "\(Failed\)|\(Timeout\)" "$out/t.tmp" | head -10 | tee -a "$sum"
+      rm -f "$out/t.tmp"
+      [ $rc -eq 0 ] || status=1
+      ;;
+    retune)
+      rt=/tmp/kiln-retune
+      mkdir -p "$rt/cache"
+      [ -s build-retune/tuning.yaml ] && [ ! -s "$rt/cache/tuning.yaml" ] && cp build-retune/tuning.yaml "$rt/cache/tuning.yaml"
+      KILN_RETUNE_FROM=configs/h200.yaml KILN_RETUNE_CACHE=$rt/cache KILN_RETUNE_SECONDS=$(( $(left) - 15 )) \
+        KILN_BUILD_DIR=$build bash scripts/retune-shipped.sh "$rt" tune >>"$log" 2>&1
+      rc=$?
+      cp "$rt/cache/tuning.yaml" "$out/tuning.yaml"
+      tail -n 3 "$rt/tune-coverage.log" >>"$log" 2>/dev/null
+      say "retune: rc=$rc ($((SECONDS - t0)) s) $(grep -c '^      "' "$out/tuning.yaml") entries; $(grep -E '^tune|^prune' "$log" | tail -3 | tr '\n' ' ')"
+      ;;
+    regret:*)
+      ops=${stage#regret:}
+      plan=/tmp/heldout-$ops.yaml
+      { sed -n '1,/^problems:/p' configs/plans/heldout.yaml
+        if [ "$ops" = all ]; then grep -E '^  - \{op:' configs/plans/heldout.yaml
+        else grep -E "^  - \{op: ($(echo "$ops" | tr ',' '|')),"  configs/plans/heldout.yaml; fi; } >"$plan"
+      n=$(grep -c '^  - {op:' "$plan")
+      KILN_CACHE_DIR=/tmp/regret-cache KILN_CONFIG_PATH=$(db) timeout "$(left)" "$kiln" bench --regret --problems "$plan" \
+        --time-limit $(( $(left) - 30 )) --json >"$out/regret-${ops//,/-}.json" 2>>"$log"
+      rc=$?
+      say "regret $ops ($n problems, database $(basename "$(db)")): rc=$rc ($((SECONDS - t0)) s)"
+      python3 scripts/regret_summary.py "$out/regret-${ops//,/-}.json" 2>&1 | tail -n 30 | tee -a "$sum"
+      ;;
+    sanitize:*)
+      for t in $(echo "${stage#sanitize:}" | tr ',' ' '); do
+        for tool in memcheck racecheck; do
+          [ "$(left)" -le 30 ] && { say "skipped (deadline): $tool $t"; continue; }
+          t1=$SECONDS
+          KILN_TEST_QUICK=1 timeout "$(left)" compute-sanitizer --tool $tool --error-exitcode 9 "$build/bin/test_${t}_gpu" >"$out/s.tmp" 2>&1
+          rc=$?
+          tail -n 5 "$out/s.tmp" >>"$log"
+          say "$tool test_${t}_gpu: rc=$rc ($((SECONDS - t1)) s) $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/s.tmp" | tail -1)"
+          [ $rc -eq 0 ] || status=1
+        done
+      done
+      rm -f "$out/s.tmp"
+      ;;
+    verify:*)
+      for op in $(echo "${stage#verify:}" | tr ',' ' '); do
+        timeout "$(left)" "$kiln" verify "$op" >"$out/v.tmp" 2>&1
+        rc=$?
+        tail -n 5 "$out/v.tmp" >>"$log"
+        say "verify $op: rc=$rc $(tail -n 1 "$out/v.tmp")"
+        [ $rc -eq 0 ] || status=1
+      done
+      rm -f "$out/v.tmp"
+      ;;
+    *) say "unknown stage $stage"; status=1 ;;
+  esac
+done
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader >>"$sum" 2>&1
+exit $status
