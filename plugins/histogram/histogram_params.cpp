@@ -76,6 +76,30 @@ Config thread_private_default(const DeviceInfo&, bool range) {
   return {{"block", 256}, {"blocks_per_sm", 3}, {"ilp", 1}, {"adaptive", kDefaultAdaptive}};
 }
 
+ParamSpace spill_space(bool range) {
+  ParamSpace s;
+  s.param("block", {256, 512, 768}).param("blocks_per_sm", {1, 2, 3});
+  if (!range) s.param("adaptive", {0, 1});
+  s.constraint("block * 256 + 1 KiB <= shared memory per block",
+               [](const Config& c, const DeviceInfo& d, const Problem&) {
+                 return std::size_t(c.get("block")) * 256 + kSpillBytesPerBlock <= smem_limit(d);
+               });
+  // As thread_private: the blocks of an SM must fit its shared memory (1 KiB reserved per block).
+  s.constraint("blocks_per_sm * (block * 256 + 2 KiB) <= shared memory per SM",
+               [](const Config& c, const DeviceInfo& d, const Problem&) {
+                 const std::size_t per_block = std::size_t(c.get("block")) * 256 + kSpillBytesPerBlock + 1024;
+                 return std::size_t(c.get("blocks_per_sm")) * per_block <= smem_limit(d) + 1024;
+               });
+  return s;
+}
+
+// Not yet measured: thread_private's residency (768 threads per SM in 256-thread blocks), and the
+// look at the data on (adaptive 1) so that low-entropy bytes do not pay the per-byte cost.
+Config spill_default(const DeviceInfo&, bool range) {
+  if (range) return {{"block", 256}, {"blocks_per_sm", 3}};
+  return {{"block", 256}, {"blocks_per_sm", 3}, {"adaptive", 1}};
+}
+
 ParamSpace warp_private_space(bool range) {
   ParamSpace s;
   s.param("warps", {2, 4, 8, 16, 32})

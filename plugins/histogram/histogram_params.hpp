@@ -48,6 +48,15 @@ constexpr std::size_t thread_private_smem_per_thread(bool range, int adaptive) {
 ParamSpace thread_private_space(bool range);
 Config thread_private_default(const DeviceInfo& device, bool range);
 
+// histogram[_range]_spill: block (256, 512 or 768 threads; 256 bytes of shared memory each, plus
+// 1 KiB of spill counts per block), blocks_per_sm, and for u8 adaptive (0: every byte updates
+// its counter; 1: a warp picks per batch between that, one update per run of equal bytes, and
+// SIMD counting of a few hot values).  block and adaptive are template arguments, all
+// instantiated (6 u8 kernels, 3 f32).  histogram_range needs bins <= kMaxThreadPrivateBins.
+inline constexpr std::size_t kSpillBytesPerBlock = 256 * 4;
+ParamSpace spill_space(bool range);
+Config spill_default(const DeviceInfo& device, bool range);
+
 // histogram[_range]_warp_private: warps (per block), copies (private sub-histograms per block),
 // by_lane (0: warp w uses copy w % copies, copies stored one after another; 1: lane l uses copy
 // l % copies, copies interleaved bin by bin so that with 32 copies each lane owns one bank),
