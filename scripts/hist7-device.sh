@@ -3,7 +3,8 @@
 # the vendor plugin (CUB, the baseline), the CLI and the histogram GPU tests for sm_90, then the
 # stages named, in the order given, each only if it can start before DEADLINE seconds:
 #   tests   test_histogram_gpu (every CUDA variant and config against the host reference)
-#   san     compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1) on test_histogram_gpu
+#   san     compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1) on test_histogram_gpu,
+#           for the variants named by SAN_ONLY (default: spill,thread_private, the ones changed)
 #   perf    test_histogram_perf_gpu "[perf]": u8 data kinds and sizes, histogram_range bins and
 #           sizes, each against CUB in the same run (KILN_HISTPERF_* narrow it, see the test)
 #   bench   kiln bench on the issue's shapes against the vendor (CUB)
@@ -33,7 +34,8 @@ for stage in "$@"; do
         grep -B3 -A14 "FAILED" "$out/tests.log" | head -60; } ;;
     san)
       for tool in memcheck racecheck; do left "$tool" || continue
-        KILN_TEST_QUICK=1 timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --error-exitcode 9 \
+        KILN_TEST_QUICK=1 KILN_HISTOGRAM_TEST_ONLY=${SAN_ONLY:-spill,thread_private} \
+          timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --error-exitcode 9 \
           $b/bin/test_histogram_gpu >"$out/$tool.log" 2>&1
         say "$tool test_histogram_gpu rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test cases' "$out/$tool.log" | tail -2 | tr '\n' ' ')"
         grep -m5 -A8 "Invalid\|Race reported\|FAILED" "$out/$tool.log" | head -30

@@ -4,7 +4,8 @@
 // CUB's (or, where CUB cannot run, against the repeated pattern's histogram).  Hidden: run with
 //   test_histogram_perf_gpu "[perf]"
 // KILN_HISTPERF_KINDS / KILN_HISTPERF_SIZES (comma lists) restrict the u8 kinds and sizes;
-// KILN_HISTPERF_NO4G skips the 4 GiB run.
+// KILN_HISTPERF_NO4G skips the 4 GiB run; KILN_HISTPERF_BINS the histogram_range bin counts;
+// KILN_HISTPERF_CONFIGS the configs timed (see configs_of).
 #include <cuda_runtime.h>
 
 #include <kiln/buffer.hpp>
@@ -113,8 +114,20 @@ struct Timer {
   }
 };
 
-// The configs timed for variant v: its default, and for u8 every value of `adaptive`.
+// The configs timed for variant v: those KILN_HISTPERF_CONFIGS names for it ("variant:config"
+// entries separated by ';', e.g. "histogram_spill:block=768,blocks_per_sm=1,adaptive=0"), else its
+// default, and for u8 every value of `adaptive`.
 std::vector<kiln::Config> configs_of(const kiln::Variant& v, const kiln::DeviceInfo& dev) {
+  if (const char* env = std::getenv("KILN_HISTPERF_CONFIGS")) {
+    std::vector<kiln::Config> named;
+    std::stringstream ss(env);
+    for (std::string item; std::getline(ss, item, ';');) {
+      const auto colon = item.find(':');
+      if (colon != std::string::npos && item.substr(0, colon) == v.name())
+        named.push_back(kiln::Config::parse(item.substr(colon + 1)));
+    }
+    return named;
+  }
   std::vector<kiln::Config> out{v.default_config(dev)};
   if (!out.front().has("adaptive")) return out;
   out.clear();
@@ -238,8 +251,11 @@ TEST_CASE("histogram_range variants against CUB (printed)", "[.][perf][histogram
   }
   Timer timer;
   // Bins 1 to 256 (thread_private's limit); 100 and 2^24 + 3 floats held out.
+  std::vector<std::int64_t> range_bins;
+  for (const std::string& b : list_env("KILN_HISTPERF_BINS", {"1", "7", "64", "100", "256"}))
+    range_bins.push_back(std::stoll(b));
   for (std::int64_t n : {std::int64_t(1) << 20, (std::int64_t(1) << 24) + 3, kMax}) {
-    for (std::int64_t nbins : {1, 7, 64, 100, 256}) {
+    for (std::int64_t nbins : range_bins) {
       kiln::Buffer bins = kiln::Buffer::alloc(gpu, kiln::u32, {nbins});
       const kiln::TensorRef view = kiln::TensorRef::vector(data.data(), kiln::f32, n, gpu);
       const kiln::Args args({view, bins.ref()}, {0.0, 1.0});
@@ -247,11 +263,12 @@ TEST_CASE("histogram_range variants against CUB (printed)", "[.][perf][histogram
       std::vector<std::uint32_t> expected, got;
       const double cub_us = timer.time(*cub, cub->default_config(dev), args, p, bins, expected);
       for (const kiln::Variant* v : mine) {
-        const kiln::Config c = v->default_config(dev);
-        if (!v->supports(p, dev, c).ok) continue;
-        const double us = timer.time(*v, c, args, p, bins, got);
-        CHECK(got == expected);
-        print("f32", n, 4 * n, v->name() + " bins=" + std::to_string(nbins) + " " + c.to_string(), us, cub_us);
+        for (const kiln::Config& c : configs_of(*v, dev)) {
+          if (!v->supports(p, dev, c).ok) continue;
+          const double us = timer.time(*v, c, args, p, bins, got);
+          CHECK(got == expected);
+          print("f32", n, 4 * n, v->name() + " bins=" + std::to_string(nbins) + " " + c.to_string(), us, cub_us);
+        }
       }
     }
   }
