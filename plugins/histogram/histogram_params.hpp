@@ -30,23 +30,32 @@ Config global_atomic_default(const DeviceInfo& device);
 ParamSpace smem_space();
 Config smem_default(const DeviceInfo& device);
 
-// histogram[_range]_thread_private: block (256, 512 or 768 threads; 256 or 288 bytes of shared
-// memory each), blocks_per_sm, and for u8 ilp (counter updates in flight per thread: 1 or 2) and
-// adaptive (0: the private counters only; 1: a batch of loads that are all 16 equal bytes in
-// every lane of a warp is one +16 per load; 2: also shared atomics for batches whose sampled
-// bytes take few values).  block, ilp and adaptive are template arguments: all 18 u8 triples and
-// the three f32 blocks are instantiated.  The tuner draws uniform bytes, where adaptive only
-// costs, so its default comes from the skewed-data timings in the README, not from tuning.
+// histogram[_range]_thread_private: block (256, 512 or 768 threads; 256 bytes of shared memory
+// each, 288 with adaptive 2), blocks_per_sm, and for u8 ilp (counter updates in flight per
+// thread: 1 or 2) and adaptive (0: the private counters only; 1: a batch of loads that are all 16
+// equal bytes in every lane of a warp is one +16 per load; 2: also shared atomics for batches
+// whose sampled bytes take few values).  block, ilp and adaptive are template arguments: all 18
+// u8 triples and the three f32 blocks are instantiated.  The tuner draws uniform bytes, so the
+// default of adaptive comes from the other data kinds' timings in the README, not from tuning.
 // histogram_range needs bins <= kMaxThreadPrivateBins.
 inline constexpr int kMaxThreadPrivateBins = 256;
 inline constexpr int kDefaultAdaptive = 1;  // see thread_private_default
-// Shared memory per thread: 256 8-bit counters, plus (u8, adaptive > 0) a 1 KiB 32-bit histogram
+// Shared memory per thread: 256 8-bit counters, plus (u8, adaptive 2) a 1 KiB 32-bit histogram
 // per warp.
 constexpr std::size_t thread_private_smem_per_thread(bool range, int adaptive) {
-  return range || adaptive == 0 ? 256 : 256 + 32;
+  return range || adaptive != 2 ? 256 : 256 + 32;
 }
 ParamSpace thread_private_space(bool range);
 Config thread_private_default(const DeviceInfo& device, bool range);
+
+// histogram[_range]_spill: block (256, 512 or 768 threads; 256 bytes of shared memory each, plus
+// 1 KiB of spill counts per block), blocks_per_sm, and for u8 adaptive (0: every byte updates
+// its counter; 1: a warp picks per batch between that, one update per run of equal bytes, and
+// SIMD counting of a few hot values).  block and adaptive are template arguments, all
+// instantiated (6 u8 kernels, 3 f32).  histogram_range needs bins <= kMaxThreadPrivateBins.
+inline constexpr std::size_t kSpillBytesPerBlock = 256 * 4;
+ParamSpace spill_space(bool range);
+Config spill_default(const DeviceInfo& device, bool range);
 
 // histogram[_range]_warp_private: warps (per block), copies (private sub-histograms per block),
 // by_lane (0: warp w uses copy w % copies, copies stored one after another; 1: lane l uses copy

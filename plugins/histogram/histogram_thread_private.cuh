@@ -45,9 +45,12 @@ inline constexpr int kFewBins = 8;           // kAdaptive = 2: distinct sampled 
 // the DRAM bandwidth (768 threads per SM); bytes are bound by the counters, not by the loads.
 template <class Bins>
 inline constexpr int kBatch = std::is_same_v<Bins, RangeBins> ? 6 : 5;
-// Shared memory of the per-warp 32-bit histograms (bytes only), per thread of the block.
-template <class Bins>
-inline constexpr int kWarpHistBytesPerThread = std::is_same_v<Bins, ByteBins> ? 256 * 4 / 32 : 0;
+// Shared memory of the per-warp 32-bit histograms (bytes with kAdaptive = 2 only), per thread of
+// the block.  The others keep to 256 bytes per thread: three 256-thread blocks then fit an SM's
+// 196 KiB shared-memory carveout, which leaves 60 KiB of L1 for the loads in flight; 288 bytes
+// need the 228 KiB carveout (28 KiB of L1), measured 6-9% slower (README).
+template <class Bins, int kAdaptive>
+inline constexpr int kWarpHistBytesPerThread = std::is_same_v<Bins, ByteBins> && kAdaptive == 2 ? 256 * 4 / 32 : 0;
 
 // 16-byte loads per thread between flushes: 15 for bytes, 60 for floats.
 template <class Bins>
@@ -226,7 +229,7 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
   const int tid = threadIdx.x;
   {
     uint4* words = reinterpret_cast<uint4*>(tile);
-    constexpr int kWords = (256 + kWarpHistBytesPerThread<Bins>) * kBlock / 16;
+    constexpr int kWords = (256 + kWarpHistBytesPerThread<Bins, kAdaptive>) * kBlock / 16;
     for (int i = tid; i < kWords; i += kBlock) words[i] = make_uint4(0, 0, 0, 0);
   }
   const unsigned where = counter_where(tid);
@@ -285,7 +288,7 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
     flush_tile(tile, tid, total);
     __syncthreads();
   }
-  if constexpr (kWarpHistBytesPerThread<Bins> > 0) {  // group 0 adds the warps' histograms
+  if constexpr (kWarpHistBytesPerThread<Bins, kAdaptive> > 0) {  // group 0 adds the warps' histograms
     if (tid < 256) {
       for (int w = 0; w < kBlock / 32; ++w) total += warp_hists[256 * w + tid];
     }

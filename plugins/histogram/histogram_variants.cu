@@ -12,6 +12,7 @@
 #include "histogram_kernels.cuh"
 #include "histogram_params.hpp"
 #include "histogram_reference.hpp"
+#include "histogram_spill.cuh"
 #include "histogram_thread_private.cuh"
 
 namespace kiln::histogram {
@@ -299,10 +300,83 @@ class ThreadPrivate final : public Variant {
   bool range_;
 };
 
+// Both ops: thread_private's counters without the periodic flush; a counter passing 255 spills
+// into 32-bit block counts (histogram_spill.cuh).  histogram_range needs bins <= 256.  Ranked
+// below thread_private (faster on most data and sizes, README), above the vendor's 35: a tuning
+// candidate for long runs of equal bytes and small float inputs.
+class Spill final : public Variant {
+ public:
+  explicit Spill(bool range)
+      : Variant(desc_of("spill", range, 38,
+                        range ? "per-thread 8-bit counters in shared memory that spill on overflow (bins <= 256), "
+                                "no barrier in the main loop, 16-byte loads"
+                              : "per-thread 8-bit counters in shared memory that spill on overflow, no barrier in "
+                                "the main loop, 16-byte loads; runs and hot values counted in SIMD"),
+                spill_space(range)),
+        range_(range) {}
+  Config default_config(const DeviceInfo& d) const override { return spill_default(d, range_); }
+  Support supports(const Problem& p, const DeviceInfo&, const Config&) const override {
+    if (!range_) return Support::yes();
+    if (bins_of(p, true) > kMaxThreadPrivateBins)
+      return Support::no("bins > 256: the 8-bit counters of a thread cover at most 256 bins");
+    return range_alignment(p);
+  }
+  Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
+    Launch l;
+    Status st = prepare_launch(name(), range_, args, p, stream, l);
+    if (!st.ok() || l.n == 0) return st;
+    if (l.nbins > kMaxThreadPrivateBins) {
+      return Status::fail(ErrorKind::argument, name() + ": at most 256 bins (bins = " + std::to_string(l.nbins) + ")");
+    }
+    const int block = c.get_or("block", 256);
+    const int adaptive = range_ ? 0 : c.get_or("adaptive", 1);
+    // At least one batch of 16-byte loads per thread (as thread_private).
+    const int per_vector = range_ ? RangeBins::kPerVector : ByteBins::kPerVector;
+    const std::int64_t nvec = (l.n + per_vector - 1) / per_vector;
+    const int batch = range_ ? kBatch<RangeBins> : kBatch<ByteBins>;
+    const unsigned grid = grid_for((nvec + batch - 1) / batch, block, c.get_or("blocks_per_sm", 3), l.sms);
+    switch (block * 10 + adaptive) {
+      case 2560: return run<256, 0>(grid, l);
+      case 2561: return run<256, 1>(grid, l);
+      case 5120: return run<512, 0>(grid, l);
+      case 5121: return run<512, 1>(grid, l);
+      case 7680: return run<768, 0>(grid, l);
+      case 7681: return run<768, 1>(grid, l);
+      default:
+        return Status::fail(ErrorKind::argument, name() + ": block must be 256, 512 or 768 and adaptive 0 or 1");
+    }
+  }
+
+ private:
+  template <int kBlock, int kAdaptive>
+  Status run(unsigned grid, const Launch& l) const {
+    const std::size_t smem = std::size_t(kBlock) * 256 + kSpillBytesPerBlock;
+    if (range_) {
+      if constexpr (kAdaptive == 0) {
+        auto* kernel = histogram_spill_kernel<RangeBins, kBlock, 0>;
+        Status st = allow_smem(kernel, smem, name());
+        if (!st.ok()) return st;
+        kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const float*>(l.data), l.n, RangeBins{l.range}, l.nbins,
+                                                 l.out);
+      }
+    } else {
+      auto* kernel = histogram_spill_kernel<ByteBins, kBlock, kAdaptive>;
+      Status st = allow_smem(kernel, smem, name());
+      if (!st.ok()) return st;
+      kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n, ByteBins{}, kByteBins,
+                                               l.out);
+    }
+    return cuda_launch_status(name());
+  }
+
+  bool range_;
+};
+
 }  // namespace
 
 void add_histogram_cuda_variants(Registry& registry) {
   for (bool range : {false, true}) {
+    registry.add_variant(std::make_shared<Spill>(range));
     registry.add_variant(std::make_shared<ThreadPrivate>(range));
     registry.add_variant(std::make_shared<GlobalAtomic>(range));
     registry.add_variant(std::make_shared<Smem>(range));

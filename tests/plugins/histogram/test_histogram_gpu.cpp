@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,10 +32,22 @@ kiln::Registry make_registry() {
   return reg;
 }
 
+// KILN_HISTOGRAM_TEST_ONLY (a comma list of name parts, e.g. "spill,thread_private") keeps only
+// the variants whose name contains one of them: the sanitizers on the variants a change touched.
+bool selected(const std::string& name) {
+  const char* only = std::getenv("KILN_HISTOGRAM_TEST_ONLY");
+  if (only == nullptr || *only == 0) return true;
+  std::stringstream ss(only);
+  for (std::string part; std::getline(ss, part, ',');)
+    if (!part.empty() && name.find(part) != std::string::npos) return true;
+  return false;
+}
+bool filtered() { return std::getenv("KILN_HISTOGRAM_TEST_ONLY") != nullptr; }
+
 std::vector<const kiln::Variant*> cuda_variants(const kiln::Registry& reg, const std::string& op) {
   std::vector<const kiln::Variant*> out;
   for (const kiln::Variant* v : reg.variants(op))
-    if (v->device_kind() == kiln::DeviceKind::cuda) out.push_back(v);
+    if (v->device_kind() == kiln::DeviceKind::cuda && selected(v->name())) out.push_back(v);
   return out;
 }
 
@@ -79,20 +93,33 @@ std::vector<std::uint32_t> reference(kiln::Runtime& rt, const kiln::OpSchema& sc
   return bins.to_host<std::uint32_t>();
 }
 
-// Bytes for the data kinds of the constant-data test (see there).
-void fill_bytes(std::vector<std::uint8_t>& host, int fill, std::mt19937_64& rng) {
-  std::size_t i = 0;
-  while (i < host.size()) {
+// Bytes of one data kind (see the constant-data test) into host[i, end).
+void fill_kind(std::vector<std::uint8_t>& host, std::size_t i, std::size_t end, int fill, std::mt19937_64& rng) {
+  while (i < end) {
     if (fill >= 0) {
       host[i++] = std::uint8_t(fill);
     } else if (fill == -1) {
       host[i++] = std::uint8_t(rng() & 0xFF);
     } else if (fill == -2) {
       host[i++] = rng() % 10 != 0 ? std::uint8_t(0x37) : std::uint8_t(rng() & 0xFF);
-    } else {
+    } else if (fill == -3) {
       const std::uint8_t b = std::uint8_t(rng() & 0xFF);
-      for (std::size_t run = 1 + rng() % 64; run > 0 && i < host.size(); --run) host[i++] = b;
+      for (std::size_t run = 1 + rng() % 64; run > 0 && i < end; --run) host[i++] = b;
+    } else {  // -4: four values, random
+      host[i++] = std::uint8_t(0x90 + (rng() & 3) * 0x21);
     }
+  }
+}
+
+// -5: segments of 1 to 40000 bytes, each of a random kind of the others, so that the adaptive
+// kernels change path inside a block, a warp's batch and a load.
+void fill_bytes(std::vector<std::uint8_t>& host, int fill, std::mt19937_64& rng) {
+  if (fill != -5) return fill_kind(host, 0, host.size(), fill, rng);
+  for (std::size_t i = 0; i < host.size();) {
+    const std::size_t end = std::min(host.size(), i + 1 + rng() % 40000);
+    const int kinds[] = {-1, -2, -3, -4, 0xC3};
+    fill_kind(host, i, end, kinds[rng() % 5], rng);
+    i = end;
   }
 }
 
@@ -106,7 +133,7 @@ TEST_CASE("every CUDA histogram variant and config matches the host reference", 
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   const auto variants = cuda_variants(rt.registry(), "histogram");
-  REQUIRE(variants.size() == 4);
+  REQUIRE(variants.size() == (filtered() ? variants.size() : 5));
 
   std::uint64_t seed = 100;
   for (std::int64_t n : kSizes) {
@@ -136,7 +163,7 @@ TEST_CASE("every CUDA histogram_range variant and config matches the host refere
   const kiln::Device gpu = kiln::Device::cuda(0);
   const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   const auto variants = cuda_variants(rt.registry(), "histogram_range");
-  REQUIRE(variants.size() == 4);
+  REQUIRE(variants.size() == (filtered() ? variants.size() : 5));
 
   struct Case {
     std::int64_t n, bins;
@@ -165,7 +192,7 @@ TEST_CASE("every CUDA histogram_range variant and config matches the host refere
         if (!s.ok) {
           // The one-histogram-per-block variant is limited by the shared memory, the per-thread
           // 8-bit counters by 256 bins.
-          if (v->name() == "histogram_range_thread_private") {
+          if (v->name() == "histogram_range_thread_private" || v->name() == "histogram_range_spill") {
             CHECK(cs.bins > 256);
             CHECK(contains(s.reason, "256"));
           } else {
@@ -193,12 +220,16 @@ TEST_CASE("histogram variants handle constant data and views at every misalignme
   kiln::Buffer bins = kiln::Buffer::alloc(gpu, kiln::u32, {256});
 
   // 2^26 + 3: several flush rounds per thread of thread_private, counters near their 8-bit limit.
-  for (std::int64_t n : {std::int64_t(1), std::int64_t(17), std::int64_t(40), std::int64_t(1000003),
+  // 40009 (kept under KILN_TEST_QUICK): a few batches per thread, so the sanitizers see the
+  // adaptive paths change.
+  for (std::int64_t n : {std::int64_t(1), std::int64_t(17), std::int64_t(40), std::int64_t(40009), std::int64_t(1000003),
                          (std::int64_t(1) << 24) | 5, (std::int64_t(1) << 26) + 3}) {
     if (kiln_test::skip_when_quick(double(n))) continue;
     // -1: random bytes; -2: skewed (nine in ten bytes 0x37, the rest random); -3: runs of 1 to 64
-    // equal bytes (some loads all one byte, some mixed); else every byte `fill`.
-    for (int fill : {-1, -2, -3, 0, 0x5A, 255}) {
+    // equal bytes (some loads all one byte, some mixed); -4: four values; -5: segments of all
+    // these kinds; else every byte `fill`.
+    for (int fill : {-1, -2, -3, -4, -5, 0, 0x5A, 255}) {
+      if (kiln_test::quick_mode() && n > 1000 && fill != -5) continue;  // the sanitizers: the mix only
       std::vector<std::uint8_t> host(static_cast<std::size_t>(n));
       std::mt19937_64 rng(std::uint64_t(n) * 7 + std::uint64_t(fill + 3));
       fill_bytes(host, fill, rng);
@@ -207,8 +238,10 @@ TEST_CASE("histogram variants handle constant data and views at every misalignme
       const std::vector<std::uint32_t> expected = reference(rt, schema, h, 256, {});
       kiln::Buffer base = kiln::Buffer::alloc(gpu, kiln::u8, {n + 16});
       const bool big = n > 1000003;
+      // Two offsets for large inputs (and, under the sanitizers, for 40009 bytes).
+      const bool few_offsets = big || (kiln_test::quick_mode() && n > 1000);
       for (int offset : {0, 1, 3, 8, 15}) {
-        if (big && offset != 0 && offset != 3) continue;
+        if (few_offsets && offset != 0 && offset != 3) continue;
         const kiln::TensorRef view =
             kiln::TensorRef::vector(static_cast<std::uint8_t*>(base.data()) + offset, kiln::u8, n, gpu);
         kiln::copy(view, h.ref());
@@ -264,7 +297,8 @@ TEST_CASE("histogram_range variants handle scalars, NaN, constant data and 4-byt
             for (const kiln::Config& c : configs_for(*v, dev, p, n > 1000 ? 12 : 40)) {
               INFO(v->name() << " " << c.to_string() << " n=" << n << " bins=" << nbins << " kind=" << kind
                              << " offset=" << offset);
-              if (v->name() == "histogram_range_thread_private" && nbins > 256) {
+              if ((v->name() == "histogram_range_thread_private" || v->name() == "histogram_range_spill") &&
+                  nbins > 256) {
                 CHECK(!v->supports(p, dev, c).ok);  // at most 256 bins
                 continue;
               }
