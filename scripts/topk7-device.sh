@@ -47,6 +47,7 @@ bf_shapes=${BF_SHAPES:-$bf_shapes}
 shapes=${SHAPES:-$shapes}
 tests=${TESTS:-$tests}
 for stage in "$@"; do
+  say "stage $stage at $SECONDS s"
   case $stage in
     tests)
       for t in $tests; do left "$t" || continue
@@ -55,7 +56,7 @@ for stage in "$@"; do
         grep -B3 -A12 "FAILED" "$out/tests-$t.log" | head -40
       done ;;
     san)
-      for t in test_topk_warp_select_gpu test_topk_sample_select_gpu; do for tool in memcheck racecheck; do
+      for t in ${SAN_TESTS:-test_topk_warp_select_gpu test_topk_sample_select_gpu}; do for tool in memcheck racecheck; do
         left "$tool $t" || continue
         KILN_TEST_QUICK=1 timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 $b/bin/$t >"$out/san.log" 2>&1
         say "$tool $t rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test cases' "$out/san.log" | tail -2 | tr '\n' ' ')"
@@ -81,7 +82,7 @@ for stage in "$@"; do
       for vs in ${TUNE:-$ws:16384x4096x64 $ws:16384x2048x32 $ws:16384x4096x256 $ws:5000x5000x5}; do
         left "tune $vs" || continue
         timeout 40 $b/bin/kiln tune topk --shape ${vs#*:} --variants ${vs%%:*} --force --no-store --runs 10 \
-          --budget-seconds 20 --json >"$out/tune.json" 2>/dev/null
+          --budget-seconds ${TUNE_SECONDS:-12} --json >"$out/tune.json" 2>/dev/null
         python3 - "$out/tune.json" <<'PY' | tee -a "$sum"
 import json, sys
 try:

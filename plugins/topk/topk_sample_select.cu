@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
 #include <cuda_runtime.h>
 
 #include "topk_params.hpp"
+#include "topk_resident_grid.hpp"
 #include "topk_sample_select.cuh"
 #include "topk_sample_select_params.hpp"
 #include "topk_variants.hpp"
@@ -46,26 +45,6 @@ SampleLayout layout_of(const Problem& p, const Config& c) {
   r.cands_bytes = rows * std::size_t(r.plan.cand_cap) * sizeof(std::uint64_t);
   if (p.dims[2] == 1) r.argmax_bytes = rows * std::size_t(r.filter.chunks) * sizeof(std::uint64_t);
   return r;
-}
-
-// The cooperative fallback's grid: kSampleFallbackGrid blocks, or as many as the current device
-// holds at once (a cooperative launch needs them all resident), per device and kernel, measured
-// once.  0 if the kernel cannot be resident at all.
-int cooperative_grid(const void* kernel, int block) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, const void*>, int> grids;
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return 0;
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto it = grids.find({device, kernel});
-  if (it != grids.end()) return it->second;
-  int sms = 0, per_sm = 0;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0) != cudaSuccess)
-    return 0;
-  const int grid = std::min(kSampleFallbackGrid, sms * per_sm);
-  grids[{device, kernel}] = grid;
-  return grid;
 }
 
 template <class T, int BLOCK, int ITEMS>
@@ -126,7 +105,9 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
   int k = l.k, largest = l.largest;
   std::int64_t chunk_len = r.fallback.chunk_len;
   auto* passes = &sample_fallback_passes_kernel<T, FB, FI>;
-  const int grid = cooperative_grid(reinterpret_cast<const void*>(passes), FB);
+  // A cooperative launch needs every block resident: at most kSampleFallbackGrid, fewer where the
+  // device holds fewer.
+  const int grid = std::min(kSampleFallbackGrid, resident_grid(reinterpret_cast<const void*>(passes), FB, 0));
   if (grid <= 0) return cudaErrorCooperativeLaunchTooLarge;
   void* args[] = {&failed, &x, &x_stride, &n, &k, &largest, &chunk_len, &chunks, &cap,
                   &radix_states, &hists, &cands};

@@ -1,4 +1,5 @@
 // topk_warp_select's row-per-block tiles (row_warps > 1): the launch over the instantiated tiles.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <utility>
@@ -6,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "topk_warp_group_select.cuh"
+#include "topk_resident_grid.hpp"
 #include "topk_warp_group_select.hpp"
 
 namespace kiln::topk {
@@ -17,10 +19,20 @@ cudaError_t launch_group_as(const TopkLaunch& l, int cap, cudaStream_t stream) {
   constexpr int vec = 16 / int(sizeof(T));
   const bool vector_loads = reinterpret_cast<std::uintptr_t>(l.x) % 16 == 0 && l.n % vec == 0 &&
                             (l.rows == 1 || l.x_stride % vec == 0);
-  const std::size_t smem = std::size_t(cap) * sizeof(std::uint64_t);
-  warp_group_select_kernel<T, WARPS, ITEMS><<<unsigned(l.rows), WARPS * 32, smem, stream>>>(
-      static_cast<const T*>(l.x), l.x_stride, int(l.n), l.k, l.largest, cap, vector_loads ? 1 : 0,
-      static_cast<T*>(l.values), l.v_stride, l.indices, l.i_stride);
+  // Pipelined (vector_loads): a persistent grid, each block with a row buffer; else a block per row.
+  auto* kernel = &warp_group_select_kernel<T, WARPS, ITEMS>;
+  const std::size_t list_bytes = std::size_t(cap) * sizeof(std::uint64_t);
+  std::size_t smem = list_bytes;
+  std::int64_t grid = l.rows;
+  if (vector_loads) {
+    smem += std::size_t(WARPS) * 32 * ITEMS * sizeof(T);
+    const int resident = resident_grid(reinterpret_cast<const void*>(kernel), WARPS * 32, smem);
+    if (resident <= 0) return cudaErrorInvalidConfiguration;
+    grid = std::min<std::int64_t>(grid, resident);
+  }
+  kernel<<<unsigned(grid), WARPS * 32, smem, stream>>>(static_cast<const T*>(l.x), l.x_stride, l.rows, int(l.n), l.k,
+                                                      l.largest, cap, vector_loads ? 1 : 0, static_cast<T*>(l.values),
+                                                      l.v_stride, l.indices, l.i_stride);
   return cudaGetLastError();
 }
 

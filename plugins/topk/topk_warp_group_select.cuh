@@ -1,19 +1,26 @@
-// Kernel of topk_warp_select's row-group tiles (row_warps > 1): one block of WARPS warps per row,
-// for rows of 1025 to 16384 elements, where a single warp would hold too many items per lane (168
-// registers at 4096: 12 warps per SM, a serial chain of 128 loads and compares per lane).  The
-// algorithm is topk_warp_select's (topk_warp_select.cuh); only the counts are block-wide:
+// Kernel of topk_warp_select's row-per-block tiles (row_warps > 1): one block of WARPS warps per
+// row, for rows of 1025 to 16384 elements, where a single warp would hold too many items per lane
+// (168 registers at 4096: 12 warps per SM, a serial chain of 128 loads and compares per lane).
+// The algorithm is topk_warp_select's (topk_warp_select.cuh); only the counts are block-wide:
 //
-// - The row is read once into registers as rank keys: element j = (g * THREADS + t) * VEC + e is
-//   item g * VEC + e of thread t (VEC elements of 16 bytes per load), so a thread's loads are
-//   ITEMS / VEC 16-byte loads at compile-time offsets from one address.  Rows that are not
-//   16-byte aligned (base, stride or n) take scalar loads of the same elements.
-// - The k-th rank T is bounded (the largest rank above; for k <= 2 * THREADS the smallest
-//   thread's first or second largest below), then searched bit by bit from the top; each step is
+// - The row is held in registers as rank keys: element j = (g * THREADS + t) * VEC + e is item
+//   g * VEC + e of thread t (VEC elements of 16 bytes).
+// - Rows on 16-byte boundaries (base, stride and n) are pipelined: the grid is persistent (as many
+//   blocks as are resident) and each block copies its next row into shared memory (cp.async, 16
+//   bytes a thread and chunk, each thread the chunks it will read itself, so no barrier guards the
+//   buffer) while it selects on the current one; so a block's row is on its way from DRAM while
+//   its search, filter and sort run, which one row per block left idle (measured on an H100,
+//   2026-11-26: 16384 rows of 4096, k = 64, 339 us against 100 us for k = 1, the loads alone).
+//   Other rows: one row per block, scalar loads (all issued first).
+// - The k-th rank T is bounded (the largest rank above; below, from each warp's j-th largest of
+//   its lanes' first and second largest ranks), then searched bit by bit from the top; each step is
 //   one compare per item, a warp reduction, and one block barrier (counts double-buffered in
 //   shared memory, so one barrier per step suffices).
 // - The filter appends the ranks >= the threshold to the row's list in shared memory (one shared
-//   atomic per warp and non-empty ballot); the list is bitonic-sorted as 64-bit keys (rank, ~index)
-//   and the first k written.  The keys carry the index, so the order of appends does not matter.
+//   atomic per warp and non-empty ballot).  The keys (rank, ~index) carry the index, so the order
+//   of the appends does not matter.  A list of at most kRankSortMax keys is ordered by counting
+//   (each key's place is the number of larger keys: no barrier), a longer one bitonic-sorted; the
+//   first k are written.
 // - A tie class at the k-th place that leaves more than `cap` keys (every rank bit decided): the
 //   ranks above T, and of those equal to T the first in index order, found by the same bitwise
 //   search on the index (count of ties below a candidate index).
@@ -27,69 +34,58 @@
 
 namespace kiln::topk {
 
-// Dynamic shared memory: cap 8-byte keys (cap a power of two, k <= cap / 2).
+// Lists of up to this many keys are ordered by counting (count^2 compares over the block, no
+// barrier); longer ones by a bitonic sort (log^2 barriers).
+inline constexpr int kRankSortMax = 128;
+
+// The j-th largest (1 <= j <= 32) of v over the lanes of a warp: a bitonic sort of the 32 values
+// by shuffles, descending, then lane j - 1's.
+__device__ __forceinline__ std::uint32_t warp_kth_largest(std::uint32_t v, int j, int lane) {
+#pragma unroll
+  for (int size = 2; size <= 32; size <<= 1) {
+#pragma unroll
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      const std::uint32_t other = __shfl_xor_sync(0xFFFFFFFFu, v, stride);
+      const bool descending = (lane & size) == 0 || size == 32;  // runs alternate; the last descends
+      const bool lower = (lane & stride) == 0;
+      v = lower == descending ? max(v, other) : min(v, other);
+    }
+  }
+  return __shfl_sync(0xFFFFFFFFu, v, j - 1);
+}
+
+template <int WARPS>
+struct GroupShared {
+  std::uint32_t partial[2][WARPS];  // per-warp counts of a search step, double-buffered
+  std::uint32_t list_count;
+};
+
+// The selection on one row whose ranks are in rk (padding items rank 0): search, filter, sort,
+// write.  Every thread of the block calls it; it ends with a barrier, so that the list and the
+// counters can be reused for the next row.
 template <class T, int WARPS, int ITEMS>
-__global__ void __launch_bounds__(WARPS * 32)
-    warp_group_select_kernel(const T* __restrict__ x, std::int64_t x_stride, int n, int k, int largest, int cap,
-                             int vector_loads, T* __restrict__ values, std::int64_t v_stride,
-                             std::int32_t* __restrict__ indices, std::int64_t i_stride) {
+__device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS], const T* __restrict__ xr, int n,
+                                                 int k, int cap, std::uint64_t* list, GroupShared<WARPS>& sh,
+                                                 T* __restrict__ values_row, std::int32_t* __restrict__ indices_row) {
   constexpr int THREADS = WARPS * 32;
   constexpr int VEC = 16 / int(sizeof(T));
-  static_assert(ITEMS % VEC == 0, "whole 16-byte loads per thread");
-  constexpr int GROUPS = ITEMS / VEC;
   constexpr unsigned kAll = 0xFFFFFFFFu;
   constexpr int kRankBits = sizeof(T) == 2 ? 16 : 32;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  std::uint64_t* list = reinterpret_cast<std::uint64_t*>(smem_raw);
-  __shared__ std::uint32_t partial[2][WARPS];  // per-warp counts of a step, double-buffered
-  __shared__ std::uint32_t list_count;
   const int t = int(threadIdx.x), warp = t >> 5, lane = t & 31;
-  const std::int64_t row = blockIdx.x;
-  const T* xr = x + row * x_stride;
-  if (t == 0) list_count = 0;  // first read after the first barrier below
-
-  // Item i = g * VEC + e of this thread is element (g * THREADS + t) * VEC + e.
   auto index = [&](int i) { return ((i / VEC) * THREADS + t) * VEC + (i % VEC); };
-
-  // Every load first, unconditional (past the end re-read the last vector or element, rank 0),
-  // so that all of a thread's loads are in flight at once.
-  std::uint32_t rk[ITEMS];
-  if (vector_loads) {
-    const int last = n / VEC - 1;  // n % VEC == 0 here
-    uint4 raw[GROUPS];
-#pragma unroll
-    for (int g = 0; g < GROUPS; ++g)
-      raw[g] = __ldg(reinterpret_cast<const uint4*>(xr) + min(g * THREADS + t, last));
-#pragma unroll
-    for (int g = 0; g < GROUPS; ++g) {
-      const std::uint32_t w[4] = {raw[g].x, raw[g].y, raw[g].z, raw[g].w};
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) {
-        const std::uint32_t bits = VEC == 4 ? w[e] : (w[e / 2] >> (16 * (e % 2))) & 0xFFFFu;
-        rk[g * VEC + e] = rank_key(bits, largest != 0, Element<T>::kFormat);
-      }
-    }
-  } else {
-    T v[ITEMS];
-#pragma unroll
-    for (int i = 0; i < ITEMS; ++i) v[i] = __ldg(xr + min(index(i), n - 1));
-#pragma unroll
-    for (int i = 0; i < ITEMS; ++i) rk[i] = rank_of(v[i], largest != 0);
-  }
-#pragma unroll
-  for (int i = 0; i < ITEMS; ++i) rk[i] = index(i) < n ? rk[i] >> (32 - kRankBits) : 0u;
+  if (t == 0) sh.list_count = 0;  // read after the barrier before the filter
 
   // Block-wide sum / max / min of one value per thread: a warp reduction, one barrier (the slots
   // alternate, so a slot is rewritten only after the barrier that follows its readers).
   int parity = 0;
   auto combine = [&](std::uint32_t v, int op) {
     v = op == 0 ? __reduce_add_sync(kAll, v) : op == 1 ? __reduce_max_sync(kAll, v) : __reduce_min_sync(kAll, v);
-    if (lane == 0) partial[parity][warp] = v;
+    if (lane == 0) sh.partial[parity][warp] = v;
     __syncthreads();
-    std::uint32_t s = partial[parity][0];
+    std::uint32_t s = sh.partial[parity][0];
 #pragma unroll
     for (int w = 1; w < WARPS; ++w) {
-      const std::uint32_t o = partial[parity][w];
+      const std::uint32_t o = sh.partial[parity][w];
       s = op == 0 ? s + o : op == 1 ? max(s, o) : min(s, o);
     }
     parity ^= 1;
@@ -108,9 +104,10 @@ __global__ void __launch_bounds__(WARPS * 32)
       if (index(i) < n && rk[i] == top) at = min(at, std::uint32_t(index(i)));
     const std::uint32_t j = combine(at, kMin);
     if (t == 0) {
-      indices[row * i_stride] = std::int32_t(j);
-      values[row * v_stride] = xr[j];
+      indices_row[0] = std::int32_t(j);
+      values_row[0] = xr[j];
     }
+    __syncthreads();  // the partial slots of this row are read before the next row writes them
     return;
   }
 
@@ -121,23 +118,25 @@ __global__ void __launch_bounds__(WARPS * 32)
   std::uint32_t prefix = 0, count_ge = std::uint32_t(n), top = kUnknown;
   int b = kRankBits - 1;
   if (count_ge > capu) {
-    // T <= top (the largest rank); T >= low, the smallest over threads of each thread's m-th
-    // largest (m = 1 or 2), when m * THREADS >= k.  The bits above the highest one where they
-    // differ are T's.
+    // T <= top (the largest rank) and T >= low, where at least k ranks are >= low: in each warp
+    // the j1-th largest of the lanes' largest ranks (j1 lanes, one rank each) and the j2-th largest
+    // of their second largest (j2 lanes, two each), with WARPS * j1 >= k and 2 * WARPS * j2 >= k,
+    // whichever is larger; low is the smallest over the warps.  Far tighter than the smallest
+    // lane's largest (16384 x 4096, k = 64, 8 warps: about 75 ranks >= low against about 1200), so
+    // the search below starts a few bits above T's last and often has nothing left to do.  The
+    // bits above the highest one where low and top differ are T's.
     std::uint32_t best = 0, second = 0;
-    if (k <= THREADS) {
 #pragma unroll
-      for (int i = 0; i < ITEMS; ++i) best = max(best, rk[i]);
-      second = best;
-    } else {
-#pragma unroll
-      for (int i = 0; i < ITEMS; ++i) {
-        second = max(second, min(best, rk[i]));
-        best = max(best, rk[i]);
-      }
+    for (int i = 0; i < ITEMS; ++i) {
+      second = max(second, min(best, rk[i]));
+      best = max(best, rk[i]);
     }
     top = combine(best, kMax);
-    const std::uint32_t low = k <= 2 * THREADS ? combine(second, kMin) : 0u;
+    const int j1 = (k + WARPS - 1) / WARPS, j2 = (k + 2 * WARPS - 1) / (2 * WARPS);
+    std::uint32_t low_w = 0;
+    if (j1 <= 32) low_w = warp_kth_largest(best, j1, lane);
+    if (j2 <= 32 && j1 > 1) low_w = max(low_w, warp_kth_largest(second, j2, lane));
+    const std::uint32_t low = j2 <= 32 ? combine(low_w, kMin) : 0u;
     const std::uint32_t differ = low ^ top;
     b = differ == 0 ? -1 : 31 - __clz(differ);
     prefix = b < 0 ? top : top & ~((2u << b) - 1u);  // b = 31: 2u << 31 wraps to 0, no bit kept
@@ -191,28 +190,116 @@ __global__ void __launch_bounds__(WARPS * 32)
     if (ballot != 0) {
       const int leader = __ffs(ballot) - 1;
       std::uint32_t base = 0;
-      if (lane == leader) base = atomicAdd(&list_count, std::uint32_t(__popc(ballot)));
+      if (lane == leader) base = atomicAdd(&sh.list_count, std::uint32_t(__popc(ballot)));
       base = __shfl_sync(kAll, base, leader);
       if (take) list[base + __popc(ballot & below)] = (std::uint64_t(rk[i]) << 32) | std::uint32_t(~std::uint32_t(j));
     }
   }
   __syncthreads();
-  const int count = int(list_count);
-  int p = 2;
-  while (p < count) p <<= 1;  // count <= cap, a power of two
-  for (int i = count + t; i < p; i += THREADS) list[i] = kNoElement;
-  __syncthreads();
-  if (p <= 64) {
-    // A short list: one warp sorts it with no block barrier; the others are done.
-    if (warp != 0) return;
-    warp_bitonic_sort_desc(list, p, lane);
+  const int count = int(sh.list_count);
+  if (count <= kRankSortMax) {
+    // Each key's place in the answer is the number of larger keys (keys are unique).
+    for (int i = t; i < count; i += THREADS) {
+      const std::uint64_t key = list[i];
+      int place = 0;
+#pragma unroll 4
+      for (int q = 0; q < count; ++q) place += list[q] > key ? 1 : 0;
+      if (place < k) {
+        const std::uint32_t j = index_of(key);
+        indices_row[place] = std::int32_t(j);
+        values_row[place] = xr[j];
+      }
+    }
   } else {
+    int p = 2;
+    while (p < count) p <<= 1;  // count <= cap, a power of two
+    for (int i = count + t; i < p; i += THREADS) list[i] = kNoElement;
+    __syncthreads();
     bitonic_sort_desc<THREADS>(list, p);
+    for (int i = t; i < k; i += THREADS) {
+      const std::uint32_t j = index_of(list[i]);
+      indices_row[i] = std::int32_t(j);
+      values_row[i] = xr[j];
+    }
   }
-  for (int i = (p <= 64 ? lane : t); i < k; i += (p <= 64 ? 32 : THREADS)) {
-    const std::uint32_t j = index_of(list[i]);
-    indices[row * i_stride + i] = std::int32_t(j);
-    values[row * v_stride + i] = xr[j];
+  __syncthreads();  // the list and the counters are read before the next row writes them
+}
+
+// Dynamic shared memory: cap 8-byte keys (cap a power of two, k <= cap / 2), then, for pipelined
+// launches (vector_loads), the row buffer of THREADS * ITEMS elements.  Pipelined launches may
+// have fewer blocks than rows (each block takes rows blockIdx.x, + gridDim.x, ...); the others
+// have one block per row.
+// Blocks per SM the compiler must leave room for: at most 64 registers a thread for tiles of up to
+// 16 items (60 to 80 without the bound; 3 blocks of 8 warps per SM instead of 4), 128 for 32.
+template <int WARPS, int ITEMS>
+inline constexpr int kGroupMinBlocks = (ITEMS <= 16 ? 32 : 16) / WARPS > 0 ? (ITEMS <= 16 ? 32 : 16) / WARPS : 1;
+
+template <class T, int WARPS, int ITEMS>
+__global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
+    warp_group_select_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t rows, int n, int k,
+                             int largest, int cap, int vector_loads, T* __restrict__ values, std::int64_t v_stride,
+                             std::int32_t* __restrict__ indices, std::int64_t i_stride) {
+  constexpr int THREADS = WARPS * 32;
+  constexpr int VEC = 16 / int(sizeof(T));
+  static_assert(ITEMS % VEC == 0, "whole 16-byte chunks per thread");
+  constexpr int GROUPS = ITEMS / VEC;
+  constexpr int kRankBits = sizeof(T) == 2 ? 16 : 32;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  std::uint64_t* list = reinterpret_cast<std::uint64_t*>(smem_raw);
+  __shared__ GroupShared<WARPS> sh;
+  const int t = int(threadIdx.x);
+  auto index = [&](int i) { return ((i / VEC) * THREADS + t) * VEC + (i % VEC); };
+  std::uint32_t rk[ITEMS];
+
+  if (!vector_loads) {
+    // One row per block.  Every load first, unconditional (past the end re-read the last
+    // element, rank 0), so that all of a thread's loads are in flight at once.
+    const std::int64_t row = blockIdx.x;
+    const T* xr = x + row * x_stride;
+    T v[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) v[i] = __ldg(xr + min(index(i), n - 1));
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i)
+      rk[i] = index(i) < n ? rank_of(v[i], largest != 0) >> (32 - kRankBits) : 0u;
+    group_select_row<T, WARPS, ITEMS>(rk, xr, n, k, cap, list, sh, values + row * v_stride, indices + row * i_stride);
+    return;
+  }
+
+  // Pipelined: chunk c = g * THREADS + t of the row (16 bytes, VEC elements) goes to buf[c] and
+  // is read back by the thread that copied it.  Chunks past the end copy the last one (rank 0).
+  uint4* buf = reinterpret_cast<uint4*>(smem_raw + std::size_t(cap) * sizeof(std::uint64_t));
+  const int last = n / VEC - 1;  // n % VEC == 0 here
+  auto copy_row = [&](std::int64_t row) {
+    const uint4* src = reinterpret_cast<const uint4*>(x + row * x_stride);
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g) {
+      const unsigned dst = unsigned(__cvta_generic_to_shared(buf + g * THREADS + t));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src + min(g * THREADS + t, last))
+                   : "memory");
+    }
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+  };
+  std::int64_t row = blockIdx.x;
+  if (row >= rows) return;
+  copy_row(row);
+  for (; row < rows; row += gridDim.x) {
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g) {
+      const uint4 raw = buf[g * THREADS + t];
+      const std::uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        const std::uint32_t bits = VEC == 4 ? w[e] : (w[e / 2] >> (16 * (e % 2))) & 0xFFFFu;
+        const int i = g * VEC + e;
+        rk[i] = index(i) < n ? rank_key(bits, largest != 0, Element<T>::kFormat) >> (32 - kRankBits) : 0u;
+      }
+    }
+    // This thread's chunks are in registers: its copies of the next row may overwrite them.
+    if (row + gridDim.x < rows) copy_row(row + gridDim.x);
+    group_select_row<T, WARPS, ITEMS>(rk, x + row * x_stride, n, k, cap, list, sh, values + row * v_stride,
+                                      indices + row * i_stride);
   }
 }
 

@@ -106,6 +106,39 @@ TEST_CASE("topk_warp_select matches the host reference on random rows", "[topk][
   }
 }
 
+// Aligned rows (16-byte base, stride and n) go through a persistent grid that copies each block's
+// next row into shared memory while it selects on the current one: more rows than resident blocks
+// (the default tile of 1032 and of 2048 holds about 5 blocks per SM), so blocks take several rows.
+// Run in quick mode too (compute-sanitizer), with the default config and one other.
+TEST_CASE("topk_warp_select pipelines many aligned rows through a persistent grid", "[topk][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_warp_select");
+  REQUIRE(v != nullptr);
+  kiln_test::DeviceWorkspace ws;
+  const Shape shapes[] = {{1200, 1032, 8}, {1500, 2048, 64}, {2000, 4096, 200}};
+  std::uint64_t seed = 1300;
+  for (kiln::DType t : {kiln::f32, kiln::bf16}) {
+    for (const Shape& s : shapes) {
+      if (kiln_test::quick_mode() && s.n > 1032) continue;
+      for (int largest : {1, 0}) {
+        const kiln::Problem wanted = schema.problem_from_dims(t, {s.rows, s.n, s.k, largest}, gpu);
+        kiln::ProblemData data(schema, wanted, gpu, seed++, {largest == 0, true});
+        const kiln::Problem& p = data.problem();
+        for (const kiln::Config& c : configs_for(*v, dev, p)) {
+          INFO(name_of(t) << " " << c.to_string() << " on " << p.key());
+          data.poison_outputs();
+          REQUIRE(v->launch(data.device_args(), p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
+          kStream.synchronize();
+          CHECK(data.error() == 0.0);
+        }
+      }
+    }
+  }
+}
+
 namespace {
 
 enum class Fill { ties, specials, one_value, straddle, sorted };
