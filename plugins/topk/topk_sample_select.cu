@@ -1,5 +1,6 @@
 // topk_sample_select: the adapter (support, workspace layout, the launch sequence, dispatch over
 // the instantiated filter tiles).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -8,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include "topk_params.hpp"
+#include "topk_resident_grid.hpp"
 #include "topk_sample_select.cuh"
 #include "topk_sample_select_params.hpp"
 #include "topk_variants.hpp"
@@ -44,10 +46,6 @@ SampleLayout layout_of(const Problem& p, const Config& c) {
   if (p.dims[2] == 1) r.argmax_bytes = rows * std::size_t(r.filter.chunks) * sizeof(std::uint64_t);
   return r;
 }
-
-// Digits of the 64-bit key for the fallback passes (as topk_radix_select's).
-constexpr int kShift[kRadixPasses] = {53, 42, 32, 21, 10, 0};
-constexpr int kWidth[kRadixPasses] = {11, 11, 10, 11, 11, 10};
 
 template <class T, int BLOCK, int ITEMS>
 cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* workspace, cudaStream_t stream) {
@@ -97,19 +95,26 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
     sample_select_kernel<T, kSampleSelectBlock><<<rows, kSampleSelectBlock, 0, stream>>>(
         x, l.x_stride, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
         l.v_stride, l.indices, l.i_stride);
-  // The fallback: topk_radix_select's passes for the rows whose candidates missed the answer
-  // (fewer than k, or more than the buffer holds).  Queued always (no host sync); with no failed
-  // row each launch is kSampleFallbackGrid blocks that return at once.
+  // The fallback: topk_radix_select's passes and gather for the rows whose candidates missed the
+  // answer (fewer than k, or more than the buffer holds), then its sort.  Queued always (no host
+  // sync); with no failed row both launches are small grids that return at once.
   constexpr int FB = kSampleFallbackTile.block, FI = kSampleFallbackTile.items;
-  const int cap = r.plan.fallback_cap;
-  const int chunks = int(r.fallback.chunks);
-  for (int pass = 0; pass < kRadixPasses; ++pass) {
-    sample_fallback_hist_kernel<T, FB, FI><<<kSampleFallbackGrid, FB, 0, stream>>>(
-        failed, x, l.x_stride, l.n, l.k, l.largest, kShift[pass], kWidth[pass], r.fallback.chunk_len, chunks, cap, pass,
-        radix_states, hists);
-  }
-  sample_fallback_gather_kernel<T, FB, FI><<<kSampleFallbackGrid, FB, 0, stream>>>(
-      failed, x, l.x_stride, l.n, l.largest, r.fallback.chunk_len, chunks, cap, radix_states, cands);
+  int cap = r.plan.fallback_cap;
+  int chunks = int(r.fallback.chunks);
+  std::int64_t n = l.n, x_stride = l.x_stride;
+  int k = l.k, largest = l.largest;
+  std::int64_t chunk_len = r.fallback.chunk_len;
+  auto* passes = &sample_fallback_passes_kernel<T, FB, FI>;
+  // A cooperative launch needs every block resident: at most kSampleFallbackGrid, fewer where the
+  // device holds fewer.
+  const int grid = std::min(kSampleFallbackGrid, resident_grid(reinterpret_cast<const void*>(passes), FB, 0));
+  if (grid <= 0) return cudaErrorCooperativeLaunchTooLarge;
+  void* args[] = {&failed, &x, &x_stride, &n, &k, &largest, &chunk_len, &chunks, &cap,
+                  &radix_states, &hists, &cands};
+  if (cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(passes), dim3(unsigned(grid)),
+                                                  dim3(FB), args, 0, stream);
+      e != cudaSuccess)
+    return e;
   sample_fallback_sort_kernel<T, kSortBlock>
       <<<kSampleFallbackGrid, kSortBlock, std::size_t(cap) * sizeof(std::uint64_t), stream>>>(
           failed, x, l.x_stride, l.k, cap, radix_states, cands, static_cast<T*>(l.values), l.v_stride, l.indices,

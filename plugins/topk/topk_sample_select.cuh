@@ -14,15 +14,18 @@
 //                            digits starting below their common prefix), bitonic sort of the
 //                            <= kSampleSortCap best, the first k written.  Otherwise the row is
 //                            appended to the list of failed rows
-//   sample_fallback_*_kernel (kSampleFallbackGrid blocks) topk_radix_select's passes, gather and
-//                            sort (its block bodies) over the chunks of the failed rows only: with
-//                            none, each launch is a small grid whose blocks return at once
+//   sample_fallback_passes_kernel (cooperative, at most kSampleFallbackGrid blocks) and
+//   sample_fallback_sort_kernel (kSampleFallbackGrid blocks) topk_radix_select's passes, gather
+//                            and sort (its block bodies) over the chunks of the failed rows only:
+//                            with none, two launches of small grids whose blocks return at once
 //   sample_argmax_*_kernel   k = 1 only, instead of all of the above: the largest key of every
 //                            (row, chunk), then of every row
 // Exact for every input: the candidates are a superset of the answer whenever the row succeeds,
 // and the fallback is exact.  Ties, NaN and -0.0 follow topk_key.hpp.
 #pragma once
 #include <cstdint>
+
+#include <cooperative_groups.h>
 
 #include "topk_device.cuh"
 #include "topk_radix_select.cuh"
@@ -496,29 +499,38 @@ __global__ void __launch_bounds__(BLOCK)
   write_row<BLOCK>(list, k, x + row * x_stride, values + row * v_stride, indices + row * i_stride);
 }
 
-// The fallback: topk_radix_select's kernels over the chunks of the failed rows (chunks per row),
-// a fixed grid looping over them.  A block may take several chunks of a row in one pass: the
-// last to arrive (of any block) picks the digit, as in topk_radix_select.
+// The fallback: topk_radix_select's passes and gather over the chunks of the failed rows (chunks
+// per row), one cooperative launch of a grid that loops over them, a grid barrier between the
+// passes (where topk_radix_select has a launch boundary; the barrier also orders the memory).
+// With no failed row every block returns at once, before any barrier: one empty launch where
+// there were seven.  A block may take several chunks of a row in one pass: the last to arrive
+// (of any block) picks the digit, as in topk_radix_select.  Launch it with
+// cudaLaunchCooperativeKernel and a grid that is resident at once.
 template <class T, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK)
-    sample_fallback_hist_kernel(const std::uint32_t* __restrict__ failed, const T* __restrict__ x,
-                                std::int64_t x_stride, std::int64_t n, int k, int largest, int shift, int width,
-                                std::int64_t chunk_len, int chunks, int cap, int pass, RadixRowState* __restrict__ states,
-                                std::uint32_t* __restrict__ hists) {
-  const std::int64_t items = std::int64_t(failed[0]) * chunks;
-  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    radix_hist_block<T, BLOCK, ITEMS>(failed[1 + item / chunks], int(item % chunks), x, x_stride, n, k, largest, shift,
-                                      width, chunk_len, chunks, cap, pass, 0, states, hists, nullptr);
-    __syncthreads();  // the next item reuses the block's shared memory
+    sample_fallback_passes_kernel(const std::uint32_t* __restrict__ failed, const T* __restrict__ x,
+                                  std::int64_t x_stride, std::int64_t n, int k, int largest, std::int64_t chunk_len,
+                                  int chunks, int cap, RadixRowState* __restrict__ states,
+                                  std::uint32_t* __restrict__ hists, std::uint64_t* __restrict__ selected) {
+  const std::uint32_t failed_rows = failed[0];  // the same for every block: the grid leaves together
+  if (failed_rows == 0) return;
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const std::int64_t items = std::int64_t(failed_rows) * chunks;
+#pragma unroll 1
+  for (int pass = 0; pass < kRadixPasses; ++pass) {
+    // Digits of the 64-bit key (as topk_radix_select's): 11 + 11 + 10 value bits, then 11 + 11 +
+    // 10 of the index, from the top (shifts 53, 42, 32, 21, 10, 0; computed, not a table, which
+    // would live in local memory).
+    const int width = pass % 3 == 2 ? 10 : 11;
+    const int shift = 64 - 11 * (pass + 1) + (pass >= 2) + (pass >= 5);
+    for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+      radix_hist_block<T, BLOCK, ITEMS>(failed[1 + item / chunks], int(item % chunks), x, x_stride, n, k, largest,
+                                        shift, width, chunk_len, chunks, cap, pass, 0, states, hists,
+                                        nullptr);
+      __syncthreads();  // the next item reuses the block's shared memory
+    }
+    grid.sync();
   }
-}
-
-template <class T, int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK)
-    sample_fallback_gather_kernel(const std::uint32_t* __restrict__ failed, const T* __restrict__ x,
-                                  std::int64_t x_stride, std::int64_t n, int largest, std::int64_t chunk_len, int chunks,
-                                  int cap, RadixRowState* __restrict__ states, std::uint64_t* __restrict__ selected) {
-  const std::int64_t items = std::int64_t(failed[0]) * chunks;
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x)
     radix_gather_block<T, BLOCK, ITEMS>(failed[1 + item / chunks], int(item % chunks), x, x_stride, n, largest,
                                         chunk_len, chunks, cap, 0, states, nullptr, selected);

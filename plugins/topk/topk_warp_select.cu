@@ -8,6 +8,7 @@
 
 #include "topk_params.hpp"
 #include "topk_variants.hpp"
+#include "topk_warp_group_select.hpp"
 #include "topk_warp_select.cuh"
 #include "topk_warp_select_params.hpp"
 
@@ -38,7 +39,11 @@ using Launcher = cudaError_t (*)(const TopkLaunch&, int, cudaStream_t);
 template <std::size_t I>
 cudaError_t launch_entry(const TopkLaunch& l, int cap, cudaStream_t s) {
   constexpr WarpTile t = kWarpSelectTiles[I];
-  return launch_warps<t.warps, t.items>(l, cap, s);
+  if constexpr (t.row_warps != 1) {
+    return launch_warp_group_select(l, kWarpSelectTiles[I], cap, s);  // topk_warp_group_select.cu
+  } else {
+    return launch_warps<t.warps, t.items>(l, cap, s);
+  }
 }
 
 template <std::size_t... I>
@@ -52,8 +57,8 @@ class WarpSelect final : public Variant {
  public:
   WarpSelect()
       : Variant(VariantDesc{"topk_warp_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 57,
-                            "one warp per row held in registers; bitwise threshold search with warp reductions, "
-                            "one filter, warp sort of the list (n <= 4096, k <= 256)",
+                            "one warp (rows of up to 4096) or one block (up to 16384) per row held in registers; "
+                            "bitwise threshold search with warp reductions, one filter, sort of the list (k <= 256)",
                             false, false},
                 warp_select_space()) {}
   Config default_config(const DeviceInfo& d) const override { return warp_select_default(d); }
@@ -72,20 +77,15 @@ class WarpSelect final : public Variant {
     if (Status st = topk_check_indices(l, "topk_warp_select"); !st.ok()) return st;
     if (const Support s = warp_select_supports(l.n, l.k, c); !s.ok)
       return Status::fail(ErrorKind::unsupported, "topk_warp_select: " + s.reason);
-    const int warps = c.get_or("warps", 8), items = c.get_or("items_per_thread", 32);
-    if ((l.rows + warps - 1) / warps > 2147483647)
+    const WarpTile* tile = warp_select_tile(c);  // not null: warp_select_supports checked it
+    const int rows_per_block = tile->row_warps == 1 ? tile->warps : 1;
+    if ((l.rows + rows_per_block - 1) / rows_per_block > 2147483647)
       return Status::fail(ErrorKind::unsupported, "topk_warp_select: more than 2^31 - 1 blocks of rows");
     const int cap = warp_select_cap(c.get_or("cap", 64), l.k);
-    for (std::size_t i = 0; i < kTiles; ++i) {
-      if (kWarpSelectTiles[i].warps != warps || kWarpSelectTiles[i].items != items) continue;
-      const cudaError_t e = kLaunchers[i](l, cap, static_cast<cudaStream_t>(stream.handle()));
-      if (e != cudaSuccess)
-        return Status::fail(ErrorKind::cuda, std::string("topk_warp_select: ") + cudaGetErrorString(e));
-      return Status::success();
-    }
-    return Status::fail(ErrorKind::argument, "topk_warp_select: (warps, items_per_thread) = (" +
-                                                 std::to_string(warps) + ", " + std::to_string(items) +
-                                                 ") is not instantiated");
+    const cudaError_t e = kLaunchers[std::size_t(tile - kWarpSelectTiles)](l, cap, static_cast<cudaStream_t>(stream.handle()));
+    if (e != cudaSuccess)
+      return Status::fail(ErrorKind::cuda, std::string("topk_warp_select: ") + cudaGetErrorString(e));
+    return Status::success();
   }
 };
 

@@ -13,12 +13,12 @@ int warp_select_cap(int cap, std::int64_t k) {
 
 ParamSpace warp_select_space() {
   ParamSpace s;
-  s.param("warps", {2, 4, 8}).param("items_per_thread", {8, 16, 32, 64, 128}).param("cap", {64, 128, 256, 512});
-  s.constraint("(warps, items_per_thread) instantiated", [](const Config& c, const DeviceInfo&, const Problem&) {
-    const int warps = c.get("warps"), items = c.get("items_per_thread");
-    return std::any_of(std::begin(kWarpSelectTiles), std::end(kWarpSelectTiles),
-                       [&](const WarpTile& t) { return t.warps == warps && t.items == items; });
-  });
+  s.param("warps", {2, 4, 8, 16})
+      .param("items_per_thread", {8, 16, 32, 64, 128})
+      .param("cap", {64, 128, 256, 512})
+      .param("row_warps", {1, 4, 8, 16});
+  s.constraint("(warps, items_per_thread, row_warps) instantiated",
+               [](const Config& c, const DeviceInfo&, const Problem&) { return warp_select_tile(c) != nullptr; });
   return s;
 }
 
@@ -26,21 +26,35 @@ ParamSpace warp_select_space() {
 // `kiln tune` (H200, 2026-11-24): 75.5 us against 91.2 (128), 96.0 (256), 103.7 (512) at 16384 x
 // 1024, k = 8; 170.0 against 187.8 (128) at 16384 x 2048, k = 32; 332.8 against 333.0 (128) and
 // 372.6 (256) at 16384 x 4096, k = 64.
-Config warp_select_default(const DeviceInfo&) { return {{"warps", 4}, {"items_per_thread", 32}, {"cap", 64}}; }
+Config warp_select_default(const DeviceInfo&) {
+  return {{"warps", 4}, {"items_per_thread", 32}, {"cap", 64}, {"row_warps", 1}};
+}
 
 Config warp_select_default_for(const DeviceInfo& device, std::int64_t n, std::int64_t k) {
   (void)k;
+  const bool one_warp = n <= kWarpSelectOneWarpMaxN;
   for (const WarpTile& t : kWarpSelectTiles)  // listed by row length, the default first
-    if (32 * std::int64_t(t.items) >= n) return {{"warps", t.warps}, {"items_per_thread", t.items}, {"cap", 64}};
+    if ((t.row_warps == 1) == one_warp && t.length() >= n)
+      return {{"warps", t.warps}, {"items_per_thread", t.items}, {"cap", 64}, {"row_warps", t.row_warps}};
   return warp_select_default(device);
+}
+
+const WarpTile* warp_select_tile(const Config& c) {
+  const int warps = c.get_or("warps", 0), items = c.get_or("items_per_thread", 0), row_warps = c.get_or("row_warps", 1);
+  for (const WarpTile& t : kWarpSelectTiles)
+    if (t.warps == warps && t.items == items && t.row_warps == row_warps) return &t;
+  return nullptr;
 }
 
 Support warp_select_supports(std::int64_t n, std::int64_t k, const Config& c) {
   if (n > kWarpSelectMaxN)
     return Support::no("n = " + std::to_string(n) + " > " + std::to_string(kWarpSelectMaxN) +
-                       ": a warp keeps the row in registers");
-  const std::int64_t len = 32 * std::int64_t(c.get_or("items_per_thread", 0));
-  if (n > len) return Support::no("n = " + std::to_string(n) + " > 32 * items_per_thread = " + std::to_string(len));
+                       ": a block keeps the row in registers");
+  const WarpTile* t = warp_select_tile(c);
+  if (t == nullptr) return Support::no("(warps, items_per_thread, row_warps) is not an instantiated tile");
+  if (n > t->length())
+    return Support::no("n = " + std::to_string(n) + " > the tile's " + std::to_string(t->length()) +
+                       " (32 * items_per_thread * row_warps)");
   if (k > kWarpSelectMaxK)
     return Support::no("k = " + std::to_string(k) + " > " + std::to_string(kWarpSelectMaxK) +
                        ": the list of a warp is sorted in shared memory");

@@ -300,15 +300,22 @@ TEST_CASE("topk_warp_select picks the smallest warp tile that holds the row and 
           "[topk]") {
   namespace tk = kiln::topk;
   const kiln::DeviceInfo d;
-  auto len = [](const kiln::Config& c) { return 32 * c.get("items_per_thread"); };
+  auto len = [](const kiln::Config& c) { return 32 * c.get("items_per_thread") * c.get("row_warps"); };
   CHECK(len(tk::warp_select_default_for(d, 256, 8)) == 256);
   CHECK(tk::warp_select_default_for(d, 256, 8).get("warps") == 8);
   CHECK(len(tk::warp_select_default_for(d, 257, 8)) == 512);
   const kiln::Config c1024 = tk::warp_select_default_for(d, 1024, 8);
   CHECK(len(c1024) == 1024);
   CHECK(c1024.get("warps") == 4);  // (4, 32) is listed before (8, 32): the faster one measured
+  CHECK(c1024.get("row_warps") == 1);
+  // Past 1024 a row per block (row_warps = warps), up to 16384.
+  const kiln::Config c1025 = tk::warp_select_default_for(d, 1025, 32);
+  CHECK(len(c1025) == 2048);
+  CHECK(c1025.get("row_warps") == c1025.get("warps"));
   CHECK(len(tk::warp_select_default_for(d, 2049, 32)) == 4096);
-  for (std::int64_t n : {1, 31, 300, 1024, 2048, 4095, 4096}) {
+  CHECK(len(tk::warp_select_default_for(d, 5000, 5)) == 8192);
+  CHECK(len(tk::warp_select_default_for(d, 16384, 5)) == 16384);
+  for (std::int64_t n : {1, 31, 300, 1024, 2048, 4095, 4096, 5000, 8193, 16384}) {
     const kiln::Config c = tk::warp_select_default_for(d, n, 1);
     CAPTURE(n);
     CHECK(tk::warp_select_space().contains(c));
@@ -322,6 +329,9 @@ TEST_CASE("topk_warp_select picks the smallest warp tile that holds the row and 
   const kiln::Support too_long = tk::warp_select_supports(4097, 8, tk::warp_select_default(d));
   CHECK(!too_long.ok);
   CHECK(contains(too_long.reason, "n = 4097"));
+  const kiln::Support beyond = tk::warp_select_supports(16385, 8, tk::warp_select_default_for(d, 16384, 8));
+  CHECK(!beyond.ok);
+  CHECK(contains(beyond.reason, "16384"));
   const kiln::Support tile_short =
       tk::warp_select_supports(300, 8, kiln::Config{{"warps", 8}, {"items_per_thread", 8}, {"cap", 64}});
   CHECK(!tile_short.ok);
@@ -329,10 +339,14 @@ TEST_CASE("topk_warp_select picks the smallest warp tile that holds the row and 
   const kiln::Support big_k = tk::warp_select_supports(1000, 257, tk::warp_select_default(d));
   CHECK(!big_k.ok);
   CHECK(contains(big_k.reason, "k = 257"));
-  // Only the listed (warps, items_per_thread) pairs are in the space.
+  // Only the listed (warps, items_per_thread, row_warps) tiles are in the space; a config without
+  // row_warps (tuned before it existed) is a row per warp.
   const kiln::Problem p;
-  CHECK(tk::warp_select_space().violated(kiln::Config{{"warps", 2}, {"items_per_thread", 8}, {"cap", 64}}, d, p));
-  CHECK(!tk::warp_select_space().violated(kiln::Config{{"warps", 4}, {"items_per_thread", 128}, {"cap", 512}}, d, p));
+  CHECK(tk::warp_select_space().violated(kiln::Config{{"warps", 2}, {"items_per_thread", 8}, {"cap", 64}, {"row_warps", 1}}, d, p));
+  CHECK(tk::warp_select_space().violated(kiln::Config{{"warps", 8}, {"items_per_thread", 16}, {"cap", 64}, {"row_warps", 4}}, d, p));
+  CHECK(!tk::warp_select_space().violated(kiln::Config{{"warps", 4}, {"items_per_thread", 128}, {"cap", 512}, {"row_warps", 1}}, d, p));
+  CHECK(!tk::warp_select_space().violated(kiln::Config{{"warps", 16}, {"items_per_thread", 32}, {"cap", 64}, {"row_warps", 16}}, d, p));
+  CHECK(tk::warp_select_tile(kiln::Config{{"warps", 4}, {"items_per_thread", 128}, {"cap", 512}}) != nullptr);
 }
 
 // f16 and bf16 keys: order_key16 against the values themselves (every bit pattern), then the

@@ -1,4 +1,4 @@
-// topk_warp_select (one warp per small row, bitwise threshold search, one filter, warp sort)
+// topk_warp_select (one warp or one block per small row, bitwise threshold search, one filter, sort)
 // against the host reference, f32, f16 and bf16, largest = 1 and 0, dense and pitched, outputs
 // poisoned first: kiln::ProblemData for fresh random rows at sizes that are not multiples of the
 // tiles (row counts not multiples of the warps per block, n below, at and above 32 * items), k at
@@ -79,7 +79,11 @@ TEST_CASE("topk_warp_select matches the host reference on random rows", "[topk][
   const Shape shapes[] = {{1, 1, 1},     {5, 2, 2},        {37, 31, 2},    {33, 33, 1},     {17, 255, 2},
                           {9, 257, 32},  {65, 1000, 8},    {13, 1024, 64}, {7, 1023, 256},  {5, 2049, 128},
                           {3, 4096, 256}, {11, 4095, 33},  {6, 200, 200},  {5, 256, 256},   {4, 64, 64},
-                          {1001, 513, 17}, {3, 3001, 3},   {2, 4096, 1}};
+                          {1001, 513, 17}, {3, 3001, 3},   {2, 4096, 1},
+                          // Row-per-block tiles (n > 1024): 16-byte loads (n a multiple of 4 for f32, of 8
+                          // for f16/bf16) and scalar loads (odd n), n at and just above 8192 and 16384.
+                          {3, 2049, 40},   {2, 5000, 5},    {5, 4100, 64},   {2, 8191, 100},  {3, 8192, 2},
+                          {2, 8193, 1},    {2, 16384, 256}, {1, 16383, 31},  {7, 6000, 17}};
   std::uint64_t seed = 1100;
   for (kiln::DType t : {kiln::f32, kiln::f16, kiln::bf16}) {
     for (const Shape& s : shapes) {
@@ -96,6 +100,39 @@ TEST_CASE("topk_warp_select matches the host reference on random rows", "[topk][
             kStream.synchronize();
             CHECK(data.error() == 0.0);
           }
+        }
+      }
+    }
+  }
+}
+
+// Aligned rows (16-byte base, stride and n) go through a persistent grid that copies each block's
+// next row into shared memory while it selects on the current one: more rows than resident blocks
+// (the default tile of 1032 and of 2048 holds about 5 blocks per SM), so blocks take several rows.
+// Run in quick mode too (compute-sanitizer), with the default config and one other.
+TEST_CASE("topk_warp_select pipelines many aligned rows through a persistent grid", "[topk][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_warp_select");
+  REQUIRE(v != nullptr);
+  kiln_test::DeviceWorkspace ws;
+  const Shape shapes[] = {{1200, 1032, 8}, {1500, 2048, 64}, {2000, 4096, 200}};
+  std::uint64_t seed = 1300;
+  for (kiln::DType t : {kiln::f32, kiln::bf16}) {
+    for (const Shape& s : shapes) {
+      if (kiln_test::quick_mode() && s.n > 1032) continue;
+      for (int largest : {1, 0}) {
+        const kiln::Problem wanted = schema.problem_from_dims(t, {s.rows, s.n, s.k, largest}, gpu);
+        kiln::ProblemData data(schema, wanted, gpu, seed++, {largest == 0, true});
+        const kiln::Problem& p = data.problem();
+        for (const kiln::Config& c : configs_for(*v, dev, p)) {
+          INFO(name_of(t) << " " << c.to_string() << " on " << p.key());
+          data.poison_outputs();
+          REQUIRE(v->launch(data.device_args(), p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
+          kStream.synchronize();
+          CHECK(data.error() == 0.0);
         }
       }
     }
@@ -174,7 +211,7 @@ TEST_CASE("topk_warp_select handles ties, NaN, signed zeros, a tie class beyond 
   REQUIRE(v != nullptr);
   kiln_test::DeviceWorkspace ws;
   const Shape shapes[] = {{7, 1000, 8}, {5, 4095, 200}, {9, 300, 64}, {3, 33, 33}, {4, 4096, 2}, {6, 100, 1},
-                          {3, 2000, 256}};
+                          {3, 2000, 256}, {2, 9000, 7}, {3, 5000, 100}, {1, 16384, 3}};
   std::uint64_t seed = 1200;
   for (kiln::DType t : {kiln::f32, kiln::f16, kiln::bf16}) {
     for (const Shape& s : shapes) {

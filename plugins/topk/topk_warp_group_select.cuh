@@ -1,0 +1,306 @@
+// Kernel of topk_warp_select's row-per-block tiles (row_warps > 1): one block of WARPS warps per
+// row, for rows of 1025 to 16384 elements, where a single warp would hold too many items per lane
+// (168 registers at 4096: 12 warps per SM, a serial chain of 128 loads and compares per lane).
+// The algorithm is topk_warp_select's (topk_warp_select.cuh); only the counts are block-wide:
+//
+// - The row is held in registers as rank keys: element j = (g * THREADS + t) * VEC + e is item
+//   g * VEC + e of thread t (VEC elements of 16 bytes).
+// - Rows on 16-byte boundaries (base, stride and n) are pipelined: the grid is persistent (as many
+//   blocks as are resident) and each block copies its next row into shared memory (cp.async, 16
+//   bytes a thread and chunk, each thread the chunks it will read itself, so no barrier guards the
+//   buffer) while it selects on the current one; so a block's row is on its way from DRAM while
+//   its search, filter and sort run, which one row per block left idle (measured on an H100,
+//   2026-11-26: 16384 rows of 4096, k = 64, 339 us against 100 us for k = 1, the loads alone).
+//   Other rows: one row per block, scalar loads (all issued first).
+// - The k-th rank T is bounded (the largest rank above; below, from each warp's j-th largest of
+//   its lanes' first and second largest ranks), then searched bit by bit from the top; each step is
+//   one compare per item, a warp reduction, and one block barrier (counts double-buffered in
+//   shared memory, so one barrier per step suffices).
+// - The filter appends the ranks >= the threshold to the row's list in shared memory (one shared
+//   atomic per warp and non-empty ballot).  The keys (rank, ~index) carry the index, so the order
+//   of the appends does not matter.  A list of at most kRankSortMax keys is ordered by counting
+//   (each key's place is the number of larger keys: no barrier), a longer one bitonic-sorted; the
+//   first k are written.
+// - A tie class at the k-th place that leaves more than `cap` keys (every rank bit decided): the
+//   ranks above T, and of those equal to T the first in index order, found by the same bitwise
+//   search on the index (count of ties below a candidate index).
+// Ties, NaN and -0.0 as in topk_key.hpp.  k = 1: the largest rank, then the smallest index
+// holding it (two block reductions).
+#pragma once
+#include <cstdint>
+
+#include "topk_device.cuh"
+#include "topk_warp_select.cuh"
+
+namespace kiln::topk {
+
+// Lists of up to this many keys are ordered by counting (count^2 compares over the block, no
+// barrier); longer ones by a bitonic sort (log^2 barriers).
+inline constexpr int kRankSortMax = 128;
+
+// The j-th largest (1 <= j <= 32) of v over the lanes of a warp: a bitonic sort of the 32 values
+// by shuffles, descending, then lane j - 1's.
+__device__ __forceinline__ std::uint32_t warp_kth_largest(std::uint32_t v, int j, int lane) {
+#pragma unroll
+  for (int size = 2; size <= 32; size <<= 1) {
+#pragma unroll
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      const std::uint32_t other = __shfl_xor_sync(0xFFFFFFFFu, v, stride);
+      const bool descending = (lane & size) == 0 || size == 32;  // runs alternate; the last descends
+      const bool lower = (lane & stride) == 0;
+      v = lower == descending ? max(v, other) : min(v, other);
+    }
+  }
+  return __shfl_sync(0xFFFFFFFFu, v, j - 1);
+}
+
+template <int WARPS>
+struct GroupShared {
+  std::uint32_t partial[2][WARPS];  // per-warp counts of a search step, double-buffered
+  std::uint32_t list_count;
+};
+
+// The selection on one row whose ranks are in rk (padding items rank 0): search, filter, sort,
+// write.  Every thread of the block calls it; it ends with a barrier, so that the list and the
+// counters can be reused for the next row.
+template <class T, int WARPS, int ITEMS>
+__device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS], const T* __restrict__ xr, int n,
+                                                 int k, int cap, std::uint64_t* list, GroupShared<WARPS>& sh,
+                                                 T* __restrict__ values_row, std::int32_t* __restrict__ indices_row) {
+  constexpr int THREADS = WARPS * 32;
+  constexpr int VEC = 16 / int(sizeof(T));
+  constexpr unsigned kAll = 0xFFFFFFFFu;
+  constexpr int kRankBits = sizeof(T) == 2 ? 16 : 32;
+  const int t = int(threadIdx.x), warp = t >> 5, lane = t & 31;
+  auto index = [&](int i) { return ((i / VEC) * THREADS + t) * VEC + (i % VEC); };
+  if (t == 0) sh.list_count = 0;  // read after the barrier before the filter
+
+  // Block-wide sum / max / min of one value per thread: a warp reduction, one barrier (the slots
+  // alternate, so a slot is rewritten only after the barrier that follows its readers).
+  int parity = 0;
+  auto combine = [&](std::uint32_t v, int op) {
+    v = op == 0 ? __reduce_add_sync(kAll, v) : op == 1 ? __reduce_max_sync(kAll, v) : __reduce_min_sync(kAll, v);
+    if (lane == 0) sh.partial[parity][warp] = v;
+    __syncthreads();
+    std::uint32_t s = sh.partial[parity][0];
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w) {
+      const std::uint32_t o = sh.partial[parity][w];
+      s = op == 0 ? s + o : op == 1 ? max(s, o) : min(s, o);
+    }
+    parity ^= 1;
+    return s;
+  };
+  constexpr int kSum = 0, kMax = 1, kMin = 2;
+
+  if (k == 1) {
+    std::uint32_t best = 0;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) best = max(best, rk[i]);
+    const std::uint32_t top = combine(best, kMax);
+    std::uint32_t at = 0xFFFFFFFFu;
+#pragma unroll
+    for (int i = ITEMS - 1; i >= 0; --i)
+      if (index(i) < n && rk[i] == top) at = min(at, std::uint32_t(index(i)));
+    const std::uint32_t j = combine(at, kMin);
+    if (t == 0) {
+      indices_row[0] = std::int32_t(j);
+      values_row[0] = xr[j];
+    }
+    __syncthreads();  // the partial slots of this row are read before the next row writes them
+    return;
+  }
+
+  // As in topk_warp_select: prefix is the largest threshold found with at least k ranks >= it,
+  // count_ge how many (kUnknown: not counted, at least k).
+  constexpr std::uint32_t kUnknown = 0xFFFFFFFFu;
+  const std::uint32_t ku = std::uint32_t(k), capu = std::uint32_t(cap);
+  std::uint32_t prefix = 0, count_ge = std::uint32_t(n), top = kUnknown;
+  int b = kRankBits - 1;
+  if (count_ge > capu) {
+    // T <= top (the largest rank) and T >= low, where at least k ranks are >= low: in each warp
+    // the j1-th largest of the lanes' largest ranks (j1 lanes, one rank each) and the j2-th largest
+    // of their second largest (j2 lanes, two each), with WARPS * j1 >= k and 2 * WARPS * j2 >= k,
+    // whichever is larger; low is the smallest over the warps.  Far tighter than the smallest
+    // lane's largest (16384 x 4096, k = 64, 8 warps: about 75 ranks >= low against about 1200), so
+    // the search below starts a few bits above T's last and often has nothing left to do.  The
+    // bits above the highest one where low and top differ are T's.
+    std::uint32_t best = 0, second = 0;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      second = max(second, min(best, rk[i]));
+      best = max(best, rk[i]);
+    }
+    top = combine(best, kMax);
+    const int j1 = (k + WARPS - 1) / WARPS, j2 = (k + 2 * WARPS - 1) / (2 * WARPS);
+    std::uint32_t low_w = 0;
+    if (j1 <= 32) low_w = warp_kth_largest(best, j1, lane);
+    if (j2 <= 32 && j1 > 1) low_w = max(low_w, warp_kth_largest(second, j2, lane));
+    const std::uint32_t low = j2 <= 32 ? combine(low_w, kMin) : 0u;
+    const std::uint32_t differ = low ^ top;
+    b = differ == 0 ? -1 : 31 - __clz(differ);
+    prefix = b < 0 ? top : top & ~((2u << b) - 1u);  // b = 31: 2u << 31 wraps to 0, no bit kept
+    if (prefix != 0) count_ge = kUnknown;
+  }
+  for (; b >= 0 && count_ge > capu; --b) {
+    const std::uint32_t cand = prefix | (1u << b);
+    if (cand > top) continue;  // no rank is that large
+    std::uint32_t c0 = 0, c1 = 0;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i += 2) {
+      c0 += rk[i] >= cand ? 1u : 0u;
+      if (i + 1 < ITEMS) c1 += rk[i + 1] >= cand ? 1u : 0u;
+    }
+    const std::uint32_t c = combine(c0 + c1, kSum);
+    if (c >= ku) {
+      prefix = cand;
+      count_ge = c;
+    }
+  }
+
+  // A tie class at the k-th place beyond the list (every bit decided: prefix is T exactly, fewer
+  // than k ranks are above it): the ranks above T and the first `need` equal to T in index order.
+  // The largest index bound with fewer than `need` ties below it is the need-th tie's index.
+  const bool ties = count_ge > capu;
+  std::uint32_t last_eq = 0;
+  if (ties) {
+    std::uint32_t c = 0;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) c += rk[i] > prefix ? 1u : 0u;
+    const std::uint32_t need = ku - combine(c, kSum);
+    const int index_bits = 32 - __clz(std::uint32_t(n - 1));
+    for (int ib = index_bits - 1; ib >= 0; --ib) {
+      const std::uint32_t cand = last_eq | (1u << ib);
+      std::uint32_t e = 0;
+#pragma unroll
+      for (int i = 0; i < ITEMS; ++i) e += (rk[i] == prefix && index(i) < n && std::uint32_t(index(i)) < cand) ? 1u : 0u;
+      if (combine(e, kSum) < need) last_eq = cand;
+    }
+  }
+  __syncthreads();  // list_count's reset is seen (no count above may have had a barrier)
+
+  // The filter: one shared atomic per warp and non-empty ballot.
+  const unsigned below = (1u << lane) - 1u;
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    const int j = index(i);
+    const bool take = j < n && (ties ? rk[i] > prefix || (rk[i] == prefix && std::uint32_t(j) <= last_eq)
+                                     : rk[i] >= prefix);
+    const unsigned ballot = __ballot_sync(kAll, take);
+    if (ballot != 0) {
+      const int leader = __ffs(ballot) - 1;
+      std::uint32_t base = 0;
+      if (lane == leader) base = atomicAdd(&sh.list_count, std::uint32_t(__popc(ballot)));
+      base = __shfl_sync(kAll, base, leader);
+      if (take) list[base + __popc(ballot & below)] = (std::uint64_t(rk[i]) << 32) | std::uint32_t(~std::uint32_t(j));
+    }
+  }
+  __syncthreads();
+  const int count = int(sh.list_count);
+  if (count <= kRankSortMax) {
+    // Each key's place in the answer is the number of larger keys (keys are unique).
+    for (int i = t; i < count; i += THREADS) {
+      const std::uint64_t key = list[i];
+      int place = 0;
+#pragma unroll 4
+      for (int q = 0; q < count; ++q) place += list[q] > key ? 1 : 0;
+      if (place < k) {
+        const std::uint32_t j = index_of(key);
+        indices_row[place] = std::int32_t(j);
+        values_row[place] = xr[j];
+      }
+    }
+  } else {
+    int p = 2;
+    while (p < count) p <<= 1;  // count <= cap, a power of two
+    for (int i = count + t; i < p; i += THREADS) list[i] = kNoElement;
+    __syncthreads();
+    bitonic_sort_desc<THREADS>(list, p);
+    for (int i = t; i < k; i += THREADS) {
+      const std::uint32_t j = index_of(list[i]);
+      indices_row[i] = std::int32_t(j);
+      values_row[i] = xr[j];
+    }
+  }
+  __syncthreads();  // the list and the counters are read before the next row writes them
+}
+
+// Dynamic shared memory: cap 8-byte keys (cap a power of two, k <= cap / 2), then, for pipelined
+// launches (vector_loads), the row buffer of THREADS * ITEMS elements.  Pipelined launches may
+// have fewer blocks than rows (each block takes rows blockIdx.x, + gridDim.x, ...); the others
+// have one block per row.
+// Blocks per SM the compiler must leave room for: at most 64 registers a thread for tiles of up to
+// 16 items (60 to 80 without the bound; 3 blocks of 8 warps per SM instead of 4), 128 for 32.
+template <int WARPS, int ITEMS>
+inline constexpr int kGroupMinBlocks = (ITEMS <= 16 ? 32 : 16) / WARPS > 0 ? (ITEMS <= 16 ? 32 : 16) / WARPS : 1;
+
+template <class T, int WARPS, int ITEMS>
+__global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
+    warp_group_select_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t rows, int n, int k,
+                             int largest, int cap, int vector_loads, T* __restrict__ values, std::int64_t v_stride,
+                             std::int32_t* __restrict__ indices, std::int64_t i_stride) {
+  constexpr int THREADS = WARPS * 32;
+  constexpr int VEC = 16 / int(sizeof(T));
+  static_assert(ITEMS % VEC == 0, "whole 16-byte chunks per thread");
+  constexpr int GROUPS = ITEMS / VEC;
+  constexpr int kRankBits = sizeof(T) == 2 ? 16 : 32;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  std::uint64_t* list = reinterpret_cast<std::uint64_t*>(smem_raw);
+  __shared__ GroupShared<WARPS> sh;
+  const int t = int(threadIdx.x);
+  auto index = [&](int i) { return ((i / VEC) * THREADS + t) * VEC + (i % VEC); };
+  std::uint32_t rk[ITEMS];
+
+  if (!vector_loads) {
+    // One row per block.  Every load first, unconditional (past the end re-read the last
+    // element, rank 0), so that all of a thread's loads are in flight at once.
+    const std::int64_t row = blockIdx.x;
+    const T* xr = x + row * x_stride;
+    T v[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) v[i] = __ldg(xr + min(index(i), n - 1));
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i)
+      rk[i] = index(i) < n ? rank_of(v[i], largest != 0) >> (32 - kRankBits) : 0u;
+    group_select_row<T, WARPS, ITEMS>(rk, xr, n, k, cap, list, sh, values + row * v_stride, indices + row * i_stride);
+    return;
+  }
+
+  // Pipelined: chunk c = g * THREADS + t of the row (16 bytes, VEC elements) goes to buf[c] and
+  // is read back by the thread that copied it.  Chunks past the end copy the last one (rank 0).
+  uint4* buf = reinterpret_cast<uint4*>(smem_raw + std::size_t(cap) * sizeof(std::uint64_t));
+  const int last = n / VEC - 1;  // n % VEC == 0 here
+  auto copy_row = [&](std::int64_t row) {
+    const uint4* src = reinterpret_cast<const uint4*>(x + row * x_stride);
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g) {
+      const unsigned dst = unsigned(__cvta_generic_to_shared(buf + g * THREADS + t));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src + min(g * THREADS + t, last))
+                   : "memory");
+    }
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+  };
+  std::int64_t row = blockIdx.x;
+  if (row >= rows) return;
+  copy_row(row);
+  for (; row < rows; row += gridDim.x) {
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g) {
+      const uint4 raw = buf[g * THREADS + t];
+      const std::uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        const std::uint32_t bits = VEC == 4 ? w[e] : (w[e / 2] >> (16 * (e % 2))) & 0xFFFFu;
+        const int i = g * VEC + e;
+        rk[i] = index(i) < n ? rank_key(bits, largest != 0, Element<T>::kFormat) >> (32 - kRankBits) : 0u;
+      }
+    }
+    // This thread's chunks are in registers: its copies of the next row may overwrite them.
+    if (row + gridDim.x < rows) copy_row(row + gridDim.x);
+    group_select_row<T, WARPS, ITEMS>(rk, x + row * x_stride, n, k, cap, list, sh, values + row * v_stride,
+                                      indices + row * i_stride);
+  }
+}
+
+}  // namespace kiln::topk
