@@ -10,6 +10,7 @@
 #include "gemm_schema.hpp"
 #include "wgmma_configs.hpp"
 #include "wgmma_split_k.hpp"
+#include "wgmma_stream_k.hpp"
 
 namespace kiln::gemm {
 
@@ -17,15 +18,16 @@ Config wgmma_config(int index) {
   const WgmmaConfig& r = kWgmmaConfigs[index];
   return {{"BM", r.bm}, {"BN", r.bn}, {"BK", r.bk}, {"stages", r.stages}, {"consumers", r.consumers},
           {"pingpong", r.pingpong}, {"cluster", r.cluster}, {"group", r.group}, {"splits", r.splits},
-          {"swap", r.swap}};
+          {"swap", r.swap}, {"streamk", r.streamk}};
 }
 
 int wgmma_index(const Config& c) {
-  // A config written before `splits` (`swap`) existed (a database entry) names an unsplit
-  // (unswapped) row.
+  // A config written before `splits` (`swap`, `streamk`) existed (a database entry) names an
+  // unsplit (unswapped, data-parallel) row.
   Config full = c;
   if (!full.has("splits")) full.set("splits", 1);
   if (!full.has("swap")) full.set("swap", 0);
+  if (!full.has("streamk")) full.set("streamk", 0);
   for (int i = 0; i < kWgmmaConfigCount; ++i)
     if (wgmma_config(i) == full) return i;
   return -1;
@@ -40,8 +42,20 @@ bool wgmma_split_useful(const DeviceInfo& d, const Problem& p, int index) {
   return tiles < 2 * std::max(1, d.sm_count);
 }
 
+bool wgmma_streamk_useful(const DeviceInfo& d, const Problem& p, int index) {
+  if (index < 0 || !kWgmmaConfigs[index].streamk) return true;
+  if (p.n_dims <= kDimBatch) return true;  // no problem: every row
+  if (p.dtype == DType::f32 && p.n_dims > kDimTf32 && p.dims[kDimTf32] == 2) return false;  // 3xTF32
+  const WgmmaConfig& r = kWgmmaConfigs[index];
+  const std::int64_t k_block = p.dtype == DType::f32 ? 32 : 64;
+  const std::int64_t tiles = ((p.dims[kDimM] + r.bm - 1) / r.bm) * ((p.dims[kDimN] + r.bn - 1) / r.bn) *
+                             std::max<std::int64_t>(1, p.dims[kDimBatch]);
+  return wgmma_streamk_plan(tiles, (p.dims[kDimK] + k_block - 1) / k_block, d.sm_count, r.bm, r.bn, r.consumers)
+             .sk_tiles > 0;
+}
+
 ParamSpace wgmma_space() {
-  std::vector<int> bm, bn, bk, stages, consumers, pingpong, cluster, group, splits, swap;
+  std::vector<int> bm, bn, bk, stages, consumers, pingpong, cluster, group, splits, swap, streamk;
   auto add = [](std::vector<int>& v, int x) {
     if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
   };
@@ -50,11 +64,12 @@ ParamSpace wgmma_space() {
     add(group, r.group);
     add(splits, r.splits);
     add(swap, r.swap);
+    add(streamk, r.streamk);
   }
   ParamSpace s;
   s.param("BM", bm).param("BN", bn).param("BK", bk).param("stages", stages).param("consumers", consumers)
       .param("pingpong", pingpong).param("cluster", cluster).param("group", group).param("splits", splits)
-      .param("swap", swap);
+      .param("swap", swap).param("streamk", streamk);
   std::vector<Config> rows;
   for (int i = 0; i < kWgmmaConfigCount; ++i) rows.push_back(wgmma_config(i));
   s.only(std::move(rows));
@@ -80,6 +95,11 @@ ParamSpace wgmma_space() {
                      p.dims[kDimTf32] == 2)
                    return false;
                  return wgmma_split_useful(d, p, i);
+               });
+  s.constraint("stream-k (streamk = 1) only where its plan shares k blocks out (tiles leave a partial wave), not 3xTF32",
+               [](const Config& c, const DeviceInfo& d, const Problem& p) {
+                 const int i = wgmma_index(c);
+                 return i < 0 || !kWgmmaConfigs[i].streamk || wgmma_streamk_useful(d, p, i);
                });
   s.constraint("the swapped small-m rows (swap = 1) only for m <= 256 (past that each X tile re-reads all of W)",
                [](const Config& c, const DeviceInfo&, const Problem& p) {
@@ -146,6 +166,29 @@ double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
   const double sm_rate = std::min(in_flight / latency_us, kDramBytes / 1e6 / active);  // bytes per us
   const double memory_us = bytes / sm_rate;
   const double per_unit_us = 0.5;  // pipeline fill and epilogue
+  if (r.streamk) {
+    const std::int64_t k_blocks = (k + k_block - 1) / k_block;
+    const std::int64_t tiles = tiles_m * tiles_n * batch;
+    const WgmmaStreamKPlan sk = wgmma_streamk_plan(tiles, k_blocks, static_cast<int>(sms), r.bm, r.bn, r.consumers);
+    if (sk.sk_tiles > 0) {
+      // Every block runs the same number of iterations (the stream-k share plus its whole
+      // data-parallel tiles), at the rate of `grid` blocks streaming at once.  A tile cut
+      // between blocks costs its finisher the partials of the blocks that started inside it,
+      // each read back from L2 (about 100 GB/s per SM: a 128 x 256 f32 partial in 1.3 us) after
+      // its own was written; plus the kernel that zeroes the flags and the hand-over.
+      const double grid = sk.grid;
+      const double sk_active = std::min(grid, sms);
+      const double latency_sk = 1.5 + 4.2 * sk_active / sms;
+      const double rate_sk = std::min(in_flight / latency_sk, kDramBytes / 1e6 / sk_active);
+      const double iters =
+          (static_cast<double>(sk.sk_iters) + static_cast<double>(tiles - sk.sk_tiles) * k_blocks) / grid;
+      const double tiles_per_block = std::ceil(static_cast<double>(tiles) / grid);
+      const double partial_us = r.bm * r.bn * 4.0 / 100e3;
+      const double contributors = std::max(1.0, grid / static_cast<double>(sk.sk_tiles));
+      return iters * std::max(compute_us, bytes / rate_sk) + per_unit_us * (tiles_per_block + 1) +
+             partial_us * (1.0 + contributors) + 1.0;
+    }
+  }
   double us = waves * (plan.kb_per_split * std::max(compute_us, memory_us) + per_unit_us);
   if (plan.splits > 1) {  // the partials written and read back (mostly L2), C written, the second kernel
     // (about 4.4 us for a 1 x 4096 C under Nsight Compute, fourth session)
@@ -203,6 +246,7 @@ Config wgmma_default_for(const DeviceInfo& d, const Problem& p) {
     if ((tf32 && !wgmma_tf32_row(i)) || (mn && !wgmma_layout_row(i, p.dims[kDimTa] == 1, p.dims[kDimTb] == 0)))
       continue;
     if (r.splits > 1 && !wgmma_split_useful(d, p, i)) continue;
+    if (r.streamk && !wgmma_streamk_useful(d, p, i)) continue;
     const WgmmaSplitPlan plan = wgmma_split_plan(p.dims[kDimM], p.dims[kDimN], p.dims[kDimK],
                                                  std::max<std::int64_t>(1, p.dims[kDimBatch]), r.splits, tf32 ? 32 : 64);
     if ((r.splits > 1 && plan.splits == 1) || plan.bytes > kWgmmaSplitMaxWorkspace) continue;

@@ -15,6 +15,9 @@ int wgmma_index(const Config& c);  // -1 when not instantiated; no `splits` read
 // Whether row `index` is worth its split: unsplit rows always; a split row while its unsplit tiles
 // fill less than two waves of the device's SMs.
 bool wgmma_split_useful(const DeviceInfo& d, const Problem& p, int index);
+// Whether stream-k row `index` shares k blocks out on `p` (wgmma_stream_k.hpp: the tiles leave a
+// partial wave); rows without stream-k always.  Otherwise the row would repeat its plain row.
+bool wgmma_streamk_useful(const DeviceInfo& d, const Problem& p, int index);
 Config wgmma_default(const DeviceInfo& d);
 // A rough time model of row `index` on `p` (microseconds, H200-like rates): waves of work units,
 // each k block bound by tensor-core or DRAM time, plus the split-k reduction; for a swapped row
