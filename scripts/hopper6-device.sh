@@ -4,8 +4,13 @@
 # the new rows (KILN_TEST_QUICK=1); then `kiln bench gemm ... --variants gemm_wgmma --vs vendor` over
 # the LLM sweep (design and held-out shapes) and the square shapes, summarised per set.
 #
-#   scripts/hopper6-device.sh OUT [stage...]    stages: build test sanitize bench square sass
+#   scripts/hopper6-device.sh OUT [stage...]    stages: build test sanitize bench square tune sass
 #                                               (default: build test sanitize bench square)
+#   tune: `kiln tune --no-store --csv` per TUNE_SHAPES item (set:MxNxK,tb=T): every gemm_wgmma row
+#   and cuBLASLt algo, so both the default's and the tuned ratio come out (oracle-checked: no
+#   host reference of the whole product, which `kiln bench` computes and which costs tens of
+#   seconds of host time at 4096^3 and up).
+#   PREBUILT: a build folder (bin/, lib/) carried in; the build stage only checks that it runs.
 #   DEADLINE (seconds from the start, default 280): no stage or bench row starts after it, and
 #   each is cut at what is left, so the script ends before the device call's timeout.
 #   TEST_FILTER narrows the test stage (Catch2 tags); SAN_TESTS the sanitizer's ("[streamk]").
@@ -19,7 +24,8 @@ cd "$(dirname "$0")/.."
 start=$SECONDS
 deadline=${DEADLINE:-280}
 left() { echo $((deadline - (SECONDS - start))); }
-B=$(realpath -m "${KILN_BUILD_DIR:-build-gpu}")
+B=$(realpath -m "${PREBUILT:-${KILN_BUILD_DIR:-build-gpu}}")
+export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
 S="$out/summary.txt"
 note() { echo "$*" | tee -a "$S"; }
 export KILN_CACHE_DIR=$B/cache KILN_PLUGIN_PATH=$B/lib/kiln/plugins KILN_CONFIG_PATH=
@@ -49,6 +55,14 @@ for stage in $stages; do
   case $stage in
     build)
       nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader | tee -a "$S"
+      # A build carried in (PREBUILT: bin/ and lib/ built on the 2-core host for sm_90) saves the
+      # device minutes; it is used when it starts here, else everything is built.
+      if [ -n "${PREBUILT:-}" ] && LD_LIBRARY_PATH="$(realpath -m "$PREBUILT")/lib:${LD_LIBRARY_PATH:-}" \
+        KILN_PLUGIN_PATH="$(realpath -m "$PREBUILT")/lib/kiln/plugins" "$(realpath -m "$PREBUILT")/bin/kiln" devices >"$out/prebuilt.log" 2>&1; then
+        note "build: prebuilt $PREBUILT runs here ($((SECONDS - t0)) s)"
+        continue
+      fi
+      [ -n "${PREBUILT:-}" ] && { note "prebuilt $PREBUILT does not run here:"; tail -3 "$out/prebuilt.log" | tee -a "$S"; }
       cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/build.log" 2>&1 &&
         run_for 400 cmake --build "$B" -j16 --target kiln_cli kiln_gemm kiln_vendor test_gemm_wgmma_gpu >>"$out/build.log" 2>&1
       rc=$?
@@ -95,6 +109,25 @@ for stage in $stages; do
       DTYPE=f16 bench_set square-f16 $SQUARE
       note "square stage: $((SECONDS - t0)) s"
       ;;
+    tune)  # every gemm_wgmma row and every cuBLASLt algo per shape (first timings, same process, oracle
+      # checks): the default's ratio (cuBLASLt algo 0 / gemm_wgmma's default) and the tuned one (best
+      # cuBLASLt algo / best gemm_wgmma row).  Order: the issue's shapes first, so a deadline cuts
+      # the held-out tail, not them.
+      TUNE_SHAPES=${TUNE_SHAPES:-"square:4096x4096x4096,tb=1 square:1000x5120x5120,tb=1 square:333x4096x5120,tb=1"}
+      for item in $TUNE_SHAPES; do
+        set=${item%%:*} sh=${item#*:}
+        [ "$(left)" -le 10 ] && { note "deadline: tune $set $sh not run"; continue; }
+        dt=bf16
+        case $set in *f16*) [ "${set%bf16*}" = "$set" ] && dt=f16 ;; esac
+        run_for 45 "$K" tune gemm --dtype "$dt" --shape "$sh,c16=1" --variants gemm_wgmma,gemm_cublaslt \
+          --no-store --csv --runs "${TUNE_RUNS:-10}" --finalists 1 >"$out/.tune.tmp" 2>>"$out/tune.err" ||
+          note "tune $sh: rc=$?"
+        [ -s "$out/tune.csv" ] || head -1 "$out/.tune.tmp" | sed 's/^/set,/' >"$out/tune.csv"
+        tail -n +2 "$out/.tune.tmp" | sed "s/^/$set,/" >>"$out/tune.csv"
+      done
+      rm -f "$out/.tune.tmp"
+      note "tune stage: $((SECONDS - t0)) s"
+      ;;
     sass)  # local loads / stores in the gemm kernels (spills), next to their wgmma count
       so=$(find "$B" -name 'libkiln_gemm*.so' | head -1)
       cuobjdump -sass "$so" 2>/dev/null | awk '/Function :/ {f=$3} /HGMMA/ {h[f]++} /LDL|STL/ {l[f]++}
@@ -136,6 +169,58 @@ for name, rs in sets.items():
 llm = [x for n, rs in sets.items() if not n.startswith("square") for x in rs]
 if llm:
     print(f"LLM all: {len(llm)} shapes, geomean {gm(llm):.3f}, min {min(llm):.3f}, below 0.85: {sum(x < 0.85 for x in llm)}")
+PYEOF
+fi
+# Per tuned shape: the default and the best of each, ratios, and geomeans per set.
+if [ -s "$out/tune.csv" ]; then
+  python3 - "$out/tune.csv" <<'PYEOF' | tee -a "$S"
+import csv, math
+import sys
+by = {}
+order = []
+for r in csv.DictReader(open(sys.argv[1])):
+    if not r.get("median_us"):
+        continue
+    key = (r["set"], r["problem"])
+    if key not in by:
+        by[key] = []
+        order.append(key)
+    by[key].append(r)
+def short(cfg):
+    return " ".join(x for x in cfg.split() if x.split("=")[0] in ("BM", "BN", "stages", "consumers", "pingpong", "group", "splits", "swap", "streamk", "algo"))
+sets = {}
+for key in order:
+    rows = by[key]
+    w = [r for r in rows if r["variant"] == "gemm_wgmma"]
+    c = [r for r in rows if r["variant"] == "gemm_cublaslt"]
+    if not w or not c:
+        print(f"{key[0]} {key[1]}: missing a variant")
+        continue
+    t = lambda r: float(r["median_us"])
+    wb, cb = min(w, key=t), min(c, key=t)
+    wd = [r for r in w if r["default_config"] == "1"]
+    cd = [r for r in c if r["default_config"] == "1"]
+    d_ratio = t(cd[0]) / t(wd[0]) if wd and cd else float("nan")
+    b_ratio = t(cb) / t(wb)
+    sets.setdefault(key[0], []).append((d_ratio, b_ratio))
+    dflt = f"default {t(wd[0]):.1f} us [{short(wd[0]['config'])}]" if wd else "default not timed"
+    print(f"{key[0]} {key[1].split('|tf32')[0]}: {dflt} best {t(wb):.1f} us [{short(wb['config'])}] | cuBLASLt algo0 "
+          f"{t(cd[0]) if cd else float('nan'):.1f} best {t(cb):.1f} [{short(cb['config'])}] | default ratio {d_ratio:.3f} tuned ratio {b_ratio:.3f}")
+def gm(xs):
+    xs = [x for x in xs if x == x]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+allp = []
+for name, rs in sets.items():
+    d = [x[0] for x in rs]
+    b = [x[1] for x in rs]
+    allp += rs if not name.startswith("square") else []
+    print(f"{name}: {len(rs)} shapes, default geomean {gm(d):.3f} min {min(d):.3f}, tuned geomean {gm(b):.3f} min {min(b):.3f}, "
+          f"tuned below 0.85: {sum(x < 0.85 for x in b)}")
+if allp:
+    d = [x[0] for x in allp]
+    b = [x[1] for x in allp]
+    print(f"LLM all: {len(allp)} shapes, default geomean {gm(d):.3f} min {min(d):.3f}, tuned geomean {gm(b):.3f} min {min(b):.3f}, "
+          f"tuned below 0.85: {sum(x < 0.85 for x in b)}")
 PYEOF
 fi
 note "total: $((SECONDS - start)) s"

@@ -139,7 +139,8 @@ Status launch_config(const WgmmaGemmArgs& g, const WgmmaConfig& row, cudaStream_
     return Status::fail(ErrorKind::argument, "gemm_wgmma: split k needs a 16-byte aligned workspace of " +
                                                  std::to_string(plan.bytes) + " bytes");
   if (split && SPLIT3) return Status::fail(ErrorKind::argument, "gemm_wgmma: 3xTF32 does not split k");
-  // Stream-k: the plan (no sharing where the tiles fill whole waves) and its workspace.
+  // Stream-k (runs or sliced tiles): the plan (none where the tiles fill whole waves) and its
+  // workspace.
   const std::int64_t k_blocks = (g.k + 128 / elem_bytes - 1) / (128 / elem_bytes);  // 64 16-bit or 32 f32 elements
   const std::int64_t tiles = static_cast<std::int64_t>((g.m + c.bm - 1) / c.bm) * ((g.n + c.bn - 1) / c.bn) * g.batch;
   WgmmaStreamKPlan sk;
@@ -147,8 +148,8 @@ Status launch_config(const WgmmaGemmArgs& g, const WgmmaConfig& row, cudaStream_
     if (c.cluster != 1 || c.pingpong || SPLIT3 || split)
       return Status::fail(ErrorKind::argument, "gemm_wgmma: stream-k runs on cooperative rows without a cluster, "
                                                "split k or 3xTF32");
-    sk = wgmma_streamk_plan(tiles, k_blocks, g.sm_count, c.bm, c.bn, c.consumers);
-    if (sk.sk_tiles > 0 && (g.partials == nullptr || reinterpret_cast<std::uintptr_t>(g.partials) % 16 != 0))
+    sk = wgmma_streamk_plan(row.streamk, tiles, k_blocks, g.sm_count, c.bm, c.bn, c.consumers);
+    if (sk.active() && (g.partials == nullptr || reinterpret_cast<std::uintptr_t>(g.partials) % 16 != 0))
       return Status::fail(ErrorKind::argument, "gemm_wgmma: stream-k needs a 16-byte aligned workspace of " +
                                                    std::to_string(sk.bytes) + " bytes");
   }
@@ -207,9 +208,11 @@ Status launch_config(const WgmmaGemmArgs& g, const WgmmaConfig& row, cudaStream_
     last.key = key;
     last.valid = true;
   }
-  if (sk.sk_tiles > 0) {
+  if (sk.active()) {
     k.sk_tiles = static_cast<int>(sk.sk_tiles);
     k.sk_iters = static_cast<int>(sk.sk_iters);
+    k.fix_slices = sk.slices;
+    k.fix_kb = sk.slice_kb;
     k.sk_flags = static_cast<int*>(g.partials);
     k.sk_partials = reinterpret_cast<float*>(static_cast<unsigned char*>(g.partials) + sk.flags_bytes);
   }
@@ -243,9 +246,9 @@ Status launch_config(const WgmmaGemmArgs& g, const WgmmaConfig& row, cudaStream_
   }
   launch.gridDim = dim3(static_cast<unsigned>(c.cluster * std::min(units, resident)));
   cudaLaunchAttribute pdl{};
-  if (sk.sk_tiles > 0) {  // the plan's grid (at most one block per SM), after the flags are zeroed
+  if (sk.active()) {  // the plan's grid (at most one block per SM), after the flags are zeroed
     launch.gridDim = dim3(static_cast<unsigned>(sk.grid));
-    const int flags = sk.grid * c.consumers;
+    const int flags = static_cast<int>(sk.flags);
     wgmma_streamk_clear_flags<<<1, 256, 0, stream>>>(static_cast<int*>(g.partials), flags);
     const Status cleared = cuda_launch_status("gemm_wgmma stream-k flags");
     if (!cleared.ok()) return cleared;

@@ -73,6 +73,11 @@ struct WgmmaKernelArgs {
   int sk_tiles, sk_iters;
   int* sk_flags;
   float* sk_partials;
+  // Sliced tiles fixed up in the kernel (wgmma_stream_k.hpp; fix_slices <= 1: none): work unit u is
+  // slice u % fix_slices (k blocks [slice * fix_kb, + fix_kb)) of tile u / fix_slices, so the
+  // slices of a tile run side by side; the last slice adds the others' partials (sk_partials: slot
+  // tile * (fix_slices - 1) + slice, flags alike) and stores the tile.
+  int fix_slices, fix_kb;
 };
 
 namespace wgmma_detail {
@@ -310,6 +315,10 @@ __global__ void __launch_bounds__(384, 1)
   static_assert(CLUSTER == 1 || (CLUSTER == 2 && !PINGPONG), "clusters of 2, cooperative consumers only");
   static_assert((BN / CLUSTER) * 128 % 1024 == 0, "each block's share of the B tile stays 1024-byte aligned");
 
+  // Stream-k (g.sk_tiles > 0) and sliced tiles (g.fix_slices > 1) is built into the kernels of the stream-k rows (cooperative, no
+  // cluster), not 3xTF32 (wgmma_stream_k.hpp); the launch never asks it of the others.
+  constexpr bool kStreamK = !PINGPONG && CLUSTER == 1 && !SPLIT3 && wgmma_streamk_kernel(BM, BN, STAGES, CONSUMERS);
+
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) std::uint64_t full_bar[STAGES];
   __shared__ __align__(8) std::uint64_t empty_bar[STAGES];
@@ -343,24 +352,31 @@ __global__ void __launch_bounds__(384, 1)
   const long long first_unit = blockIdx.x / CLUSTER, unit_step = gridDim.x / CLUSTER;
   const int units_m = (g.tiles_m + CLUSTER - 1) / CLUSTER;
   const int units_per_batch = units_m * g.tiles_n;
-  const long long total_units = static_cast<long long>(units_per_batch) * g.batch * g.splits;
+  const int fix_slices = kStreamK && g.fix_slices > 1 ? g.fix_slices : 1;
+  const long long total_units = static_cast<long long>(units_per_batch) * g.batch * g.splits * fix_slices;
   const int k_blocks = (g.k + BK - 1) / BK;
   // Pipeline steps per unit: one per k block of its slice (kb_count of them from kb0), three
   // times over with SPLIT3 (segment s = step / kb_count: 0 = A_lo * B_hi, 1 = A_hi * B_lo, 2 =
   // A_hi * B_hi).  Producer and consumers derive the same counts from the unit.
   constexpr int kSegments = SPLIT3 ? 3 : 1;
-  // Stream-k (g.sk_tiles > 0) is built into the kernels of the stream-k rows (cooperative, no
-  // cluster), not 3xTF32 (wgmma_stream_k.hpp); the launch never asks it of the others.
-  constexpr bool kStreamK = !PINGPONG && CLUSTER == 1 && !SPLIT3 && wgmma_streamk_kernel(BM, BN, STAGES, CONSUMERS);
   // bz: the batch entry; sz: where the unit's output goes along the third dimension of map_c
   // (the batch entry, or with split k the partial's slice * batch + entry).
   auto tile_origin = [&](long long unit, int& m0, int& n0, int& bz, int& sz, int& kb0, int& kb_count) {
+    int fix_slice = 0;
+    if (fix_slices > 1) {  // sliced tiles (fixed up in the kernel): the slice is the fastest index
+      fix_slice = static_cast<int>(unit % fix_slices);
+      unit /= fix_slices;
+    }
     const long long entry = unit / units_per_batch;
     bz = static_cast<int>(entry % g.batch);
     const int slice = static_cast<int>(entry / g.batch);
     sz = static_cast<int>(entry);
     kb0 = slice * g.kb_per_split;
     kb_count = max(0, min(g.kb_per_split, k_blocks - kb0));
+    if (fix_slices > 1) {
+      kb0 = fix_slice * g.fix_kb;
+      kb_count = max(0, min(g.fix_kb, k_blocks - kb0));
+    }
     int um, tn;
     grouped_tile(static_cast<int>(unit % units_per_batch), units_m, g.tiles_n, g.group, um, tn);
     m0 = (um * CLUSTER + static_cast<int>(rank)) * BM;  // past m when tiles_m is odd: all zeros, nothing stored
@@ -497,56 +513,59 @@ __global__ void __launch_bounds__(384, 1)
         }
       }
     };
+    // Stream-k and sliced tiles: this consumer's share of a partial tile, 128 threads x kMIters x
+    // BN / 2 floats, in fragment order (float4 q of acc[i] of thread t at (i * BN / 8 + q) * 128 +
+    // t), which the finisher's same consumer thread reads back into the same registers: coalesced,
+    // no shuffle.  Slot `slot` has one flag per consumer (zeroed before the launch).
+    constexpr int kPartialFloats = kMIters * (BN / 2) * 128;
+    auto partial = [&](long long slot) {
+      return reinterpret_cast<float4*>(g.sk_partials + (slot * CONSUMERS + consumer) * kPartialFloats);
+    };
+    auto leave_partial = [&](long long slot) {
+      float4* out = partial(slot);
+#pragma unroll
+      for (int i = 0; i < kMIters; ++i)
+#pragma unroll
+        for (int q = 0; q < BN / 8; ++q)
+          out[(i * (BN / 8) + q) * 128 + wg_thread] =
+              make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]);
+      __threadfence();
+      hopper::named_barrier_sync(1 + consumer, 128);
+      if (wg_thread == 0) hopper::st_release_gpu(&g.sk_flags[slot * CONSUMERS + consumer], 1);
+    };
+    auto add_partial = [&](long long slot) {
+      if (wg_thread == 0)
+        while (hopper::ld_acquire_gpu(&g.sk_flags[slot * CONSUMERS + consumer]) == 0) {
+        }
+      hopper::named_barrier_sync(1 + consumer, 128);
+      const float4* in = partial(slot);
+#pragma unroll
+      for (int i = 0; i < kMIters; ++i)
+#pragma unroll
+        for (int q = 0; q < BN / 8; ++q) {
+          const float4 v = __ldcg(&in[(i * (BN / 8) + q) * 128 + wg_thread]);
+          acc[i][4 * q] += v.x;
+          acc[i][4 * q + 1] += v.y;
+          acc[i][4 * q + 2] += v.z;
+          acc[i][4 * q + 3] += v.w;
+        }
+    };
     if constexpr (kStreamK) {
+      // The flags were zeroed by the kernel launched just before this one (a programmatic
+      // dependent launch: the loads may already run, the flags wait for it).
+      if (g.sk_tiles > 0 || fix_slices > 1) hopper::grid_dependency_wait();
       if (g.sk_tiles > 0) {
-        // The flags were zeroed by the kernel launched just before this one (a programmatic
-        // dependent launch: the loads above may already run, the flags wait for it).
-        hopper::grid_dependency_wait();
         const int runs = static_cast<int>(gridDim.x), run = runs - 1 - static_cast<int>(blockIdx.x);
-        // This consumer's share of a partial tile: 128 threads x kMIters x BN / 2 floats, stored
-        // in fragment order (float4 q of acc[i] of thread t at (i * BN / 8 + q) * 128 + t), which
-        // the finisher's same consumer thread reads back into the same registers: coalesced, no
-        // shuffle.
-        constexpr int kPartialFloats = kMIters * (BN / 2) * 128;
-        auto partial = [&](int r) {
-          return reinterpret_cast<float4*>(g.sk_partials +
-                                           static_cast<long long>(r * CONSUMERS + consumer) * kPartialFloats);
-        };
         wgmma_detail::for_each_streamk_item(g, k_blocks, [&](int unit, int kb0, int kb_end) {
           mainloop(kb_end - kb0);
           if (kb0 > 0) {  // the tile started in an earlier run: leave the partial to its finisher
-            float4* out = partial(run);
-#pragma unroll
-            for (int i = 0; i < kMIters; ++i)
-#pragma unroll
-              for (int q = 0; q < BN / 8; ++q)
-                out[(i * (BN / 8) + q) * 128 + wg_thread] =
-                    make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]);
-            __threadfence();
-            hopper::named_barrier_sync(1 + consumer, 128);
-            if (wg_thread == 0) hopper::st_release_gpu(&g.sk_flags[run * CONSUMERS + consumer], 1);
+            leave_partial(run);
             return;
           }
           // This run holds the tile's first k block: add the partials of the later runs that
           // cover the rest of it, in run order (the sum does not depend on timing).
           const int last = kb_end < k_blocks ? wgmma_detail::streamk_run_of(g, (unit + 1) * k_blocks - 1, runs) : run;
-          for (int r = run + 1; r <= last; ++r) {
-            if (wg_thread == 0)
-              while (hopper::ld_acquire_gpu(&g.sk_flags[r * CONSUMERS + consumer]) == 0) {
-              }
-            hopper::named_barrier_sync(1 + consumer, 128);
-            const float4* in = partial(r);
-#pragma unroll
-            for (int i = 0; i < kMIters; ++i)
-#pragma unroll
-              for (int q = 0; q < BN / 8; ++q) {
-                const float4 v = __ldcg(&in[(i * (BN / 8) + q) * 128 + wg_thread]);
-                acc[i][4 * q] += v.x;
-                acc[i][4 * q + 1] += v.y;
-                acc[i][4 * q + 2] += v.z;
-                acc[i][4 * q + 3] += v.w;
-              }
-          }
+          for (int r = run + 1; r <= last; ++r) add_partial(r);
           int m0, n0, bz, sz, unit_kb0, unit_kb_count;  // after the k loop: fewer registers live across it
           tile_origin(unit, m0, n0, bz, sz, unit_kb0, unit_kb_count);
           store(m0, n0, bz, sz);
@@ -567,6 +586,20 @@ __global__ void __launch_bounds__(384, 1)
         hopper::mbarrier_wait(&turn_bar[prev], static_cast<unsigned>((turn - 1) / CONSUMERS) & 1);
       }
       mainloop(k_iters);
+      if constexpr (kStreamK) {
+        if (fix_slices > 1) {
+          // Sliced tile: every slice but the last leaves its partial; the last (the highest unit
+          // of the tile, so it waits only on lower units: no block waits on one not yet running)
+          // adds them in slice order and stores the tile.
+          const int slice = static_cast<int>(unit % fix_slices);
+          const long long first_slot = unit / fix_slices * (fix_slices - 1);
+          if (slice < fix_slices - 1) {
+            leave_partial(first_slot + slice);
+            continue;
+          }
+          for (int sl = 0; sl < fix_slices - 1; ++sl) add_partial(first_slot + sl);
+        }
+      }
       store(m0, n0, bz, sz);
     }
     if (g.c_tma && wg_thread == 0) hopper::bulk_wait<0>();  // the last stores have landed

@@ -47,13 +47,14 @@ WgmmaSplitPlan split_plan(const Problem& p, int index) {
                           p.dtype == DType::f32 ? 32 : 64);
 }
 
-// Stream-k: how config row `index` shares out its tiles' k blocks on `p` over `sms` SMs.
+// Stream-k: how config row `index` shares out its tiles' k blocks on `p` over `sms` SMs (runs or
+// sliced tiles, by the row's `streamk`).
 WgmmaStreamKPlan streamk_plan(const Problem& p, int index, int sms) {
   const WgmmaConfig& r = kWgmmaConfigs[index];
   const std::int64_t k_block = p.dtype == DType::f32 ? 32 : 64;
   const std::int64_t tiles = ((p.dims[kDimM] + r.bm - 1) / r.bm) * ((p.dims[kDimN] + r.bn - 1) / r.bn) *
                              std::max<std::int64_t>(1, p.dims[kDimBatch]);
-  return wgmma_streamk_plan(tiles, (p.dims[kDimK] + k_block - 1) / k_block, sms, r.bm, r.bn, r.consumers);
+  return wgmma_streamk_plan(r.streamk, tiles, (p.dims[kDimK] + k_block - 1) / k_block, sms, r.bm, r.bn, r.consumers);
 }
 
 // 3xTF32: queues the split of A and B into the workspace (any layout in, K-major out) and points
@@ -164,7 +165,7 @@ Status run_wgmma(int config_index, int sms, const Args& args, const Problem& p, 
     } else if (kWgmmaConfigs[config_index].streamk) {  // stream-k: flags and partial tiles
       g.partials = workspace;
       const WgmmaStreamKPlan plan = streamk_plan(p, config_index, sms);
-      if (plan.sk_tiles > 0 && workspace == nullptr)
+      if (plan.active() && workspace == nullptr)
         return Status::fail(ErrorKind::argument, "gemm_wgmma: stream-k needs a workspace of " +
                                                      std::to_string(plan.bytes) + " bytes, got none");
     }

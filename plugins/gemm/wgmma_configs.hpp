@@ -35,6 +35,8 @@ struct WgmmaConfig {
   int streamk;     // 1: stream-k (wgmma_stream_k.hpp): every persistent block takes an equal run of
                    // the (tile, k block) iterations; a tile cut between blocks is finished by the
                    // block with its first k block, which adds the others' f32 partials (workspace).
+                   // 2: sliced tiles, each tile cut into k slices that run side by side as work
+                   // units, the last slice adding the others' partials (no second kernel).
                    // Cooperative rows without a cluster, splits = 1, not 3xTF32.  A launch argument.
 };
 
@@ -101,6 +103,12 @@ inline constexpr WgmmaConfig kWgmmaConfigs[] = {
     {128, 256, 64, 4, 2, 0, 1, 8, 1, 0, 1},
     {128, 128, 64, 5, 2, 0, 1, 8, 1, 0, 1},
     {64, 256, 64, 5, 1, 0, 1, 8, 1, 0, 1},
+    // Sliced tiles fixed up in the kernel (streamk = 2): the same kernels, each tile cut into 2-8 k
+    // slices that run side by side (the slice count from the tile and SM counts), so waves stay in
+    // step and share A and B, which stream-k runs do not (wgmma_stream_k.hpp).
+    {128, 256, 64, 4, 2, 0, 1, 8, 1, 0, 2},
+    {128, 128, 64, 5, 2, 0, 1, 8, 1, 0, 2},
+    {64, 256, 64, 5, 1, 0, 1, 8, 1, 0, 2},
 };
 inline constexpr int kWgmmaConfigCount = static_cast<int>(sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]));
 inline constexpr int kWgmmaDefault = 0;  // 128 x 256

@@ -50,8 +50,9 @@ bool wgmma_streamk_useful(const DeviceInfo& d, const Problem& p, int index) {
   const std::int64_t k_block = p.dtype == DType::f32 ? 32 : 64;
   const std::int64_t tiles = ((p.dims[kDimM] + r.bm - 1) / r.bm) * ((p.dims[kDimN] + r.bn - 1) / r.bn) *
                              std::max<std::int64_t>(1, p.dims[kDimBatch]);
-  return wgmma_streamk_plan(tiles, (p.dims[kDimK] + k_block - 1) / k_block, d.sm_count, r.bm, r.bn, r.consumers)
-             .sk_tiles > 0;
+  return wgmma_streamk_plan(r.streamk, tiles, (p.dims[kDimK] + k_block - 1) / k_block, d.sm_count, r.bm, r.bn,
+                            r.consumers)
+      .active();
 }
 
 ParamSpace wgmma_space() {
@@ -96,7 +97,8 @@ ParamSpace wgmma_space() {
                    return false;
                  return wgmma_split_useful(d, p, i);
                });
-  s.constraint("stream-k (streamk = 1) only where its plan shares k blocks out (tiles leave a partial wave), not 3xTF32",
+  s.constraint("stream-k (streamk = 1 runs, 2 sliced tiles) only where its plan shares k blocks out (the tiles "
+               "leave a partial wave), not 3xTF32",
                [](const Config& c, const DeviceInfo& d, const Problem& p) {
                  const int i = wgmma_index(c);
                  return i < 0 || !kWgmmaConfigs[i].streamk || wgmma_streamk_useful(d, p, i);
@@ -169,23 +171,32 @@ double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
   if (r.streamk) {
     const std::int64_t k_blocks = (k + k_block - 1) / k_block;
     const std::int64_t tiles = tiles_m * tiles_n * batch;
-    const WgmmaStreamKPlan sk = wgmma_streamk_plan(tiles, k_blocks, static_cast<int>(sms), r.bm, r.bn, r.consumers);
+    const WgmmaStreamKPlan sk =
+        wgmma_streamk_plan(r.streamk, tiles, k_blocks, static_cast<int>(sms), r.bm, r.bn, r.consumers);
+    const double partial_us = r.bm * r.bn * 4.0 / 100e3;  // a 128 x 256 f32 partial read back from L2 in 1.3 us
+    if (sk.slices > 1) {
+      // Sliced tiles: waves of (tile, slice) units in step like whole tiles (the slices of a wave
+      // share A and B as a data-parallel wave does), plus the last slice reading the others'
+      // partials (about 100 GB/s per SM from L2) and the kernel that zeroes the flags.
+      const double units = static_cast<double>(tiles) * sk.slices;
+      const double active = std::min(units, sms);
+      const double lat = 1.5 + 4.2 * active / sms;
+      const double rate = std::min(in_flight / lat, kDramBytes / 1e6 / active);
+      return std::ceil(units / sms) * (sk.slice_kb * std::max(compute_us, bytes / rate) + per_unit_us) +
+             partial_us * (sk.slices - 1) + 1.5;
+    }
     if (sk.sk_tiles > 0) {
-      // Every block runs the same number of iterations (the stream-k share plus its whole
-      // data-parallel tiles), at the rate of `grid` blocks streaming at once.  A tile cut
-      // between blocks costs its finisher the partials of the blocks that started inside it,
-      // each read back from L2 (about 100 GB/s per SM: a 128 x 256 f32 partial in 1.3 us) after
-      // its own was written; plus the kernel that zeroes the flags and the hand-over.
+      // Runs: every block runs the same number of iterations, but the blocks that share an A or B
+      // tile run at different k, so (measured on the H100, 512 x 4096 x 11008: 114 us where the
+      // balance alone says 60) each k block streams its own A and B tiles: no sharing.
       const double grid = sk.grid;
-      const double sk_active = std::min(grid, sms);
-      const double latency_sk = 1.5 + 4.2 * sk_active / sms;
-      const double rate_sk = std::min(in_flight / latency_sk, kDramBytes / 1e6 / sk_active);
+      const double lat = 1.5 + 4.2 * std::min(grid, sms) / sms;
+      const double own = 128.0 * (r.bn + a_rows);
+      const double rate = std::min(in_flight / lat, kDramBytes / 1e6 / std::min(grid, sms));
       const double iters =
           (static_cast<double>(sk.sk_iters) + static_cast<double>(tiles - sk.sk_tiles) * k_blocks) / grid;
-      const double tiles_per_block = std::ceil(static_cast<double>(tiles) / grid);
-      const double partial_us = r.bm * r.bn * 4.0 / 100e3;
       const double contributors = std::max(1.0, grid / static_cast<double>(sk.sk_tiles));
-      return iters * std::max(compute_us, bytes / rate_sk) + per_unit_us * (tiles_per_block + 1) +
+      return iters * std::max(compute_us, own / rate) + per_unit_us * (std::ceil(tiles / grid) + 1) +
              partial_us * (1.0 + contributors) + 1.0;
     }
   }

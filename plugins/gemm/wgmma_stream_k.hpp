@@ -1,5 +1,6 @@
 // Stream-k for gemm_wgmma: how a `streamk` row shares the output tiles' k blocks among the
-// persistent blocks, and the workspace that carries partial tiles between them.  Plain C++ (no
+// persistent blocks, and the workspace that carries partial tiles between them.  Two modes:
+// `streamk` = 1, equal runs of iterations (below), and 2, sliced tiles (further below).  Plain C++ (no
 // CUDA headers): the variant uses the plan for workspace_bytes(), gemm_wgmma.cu for the launch.
 //
 // Why: a persistent grid of one block per SM computes ceil(tiles / SMs) tiles per block, so 160
@@ -16,9 +17,21 @@
 // the grid is cut so that each block keeps at least kWgmmaStreamKMinIters k blocks (a shorter run
 // is mostly pipeline fill).
 //
+// Sliced tiles (`streamk` = 2): measured on the H100 (sixth session), runs of stream-k lose the
+// operand sharing of a data-parallel wave: the blocks that share an A or B tile run at different
+// k (each run starts at its own offset into its tile), so more of A and B come from DRAM
+// (512 x 4096 x 11008: 114 us against 67 us for 128 x 128 tiles).  Sliced tiles keep the waves
+// in step: each tile is cut into `slices` equal k ranges, a work unit is one (tile, slice) with
+// the slice fastest, so a wave holds whole tiles' slices and slice j of every tile runs at the
+// same k.  The slice count is the one with the fewest k blocks per block (waves x blocks per
+// slice) plus the hand-over (2 k blocks per partial read back, 1.5 for the flags kernel), 2 to 8,
+// at least 4 k blocks a slice, 3 % better than whole tiles or none.  The last slice of a tile (its
+// highest unit) adds the others' partials and stores the tile.
+//
 // Workspace: `grid * consumers` flags (ints; zeroed by a small kernel before each launch, so a
 // workspace shared with other variants needs no state), rounded up to 256 bytes, then one partial
-// tile per block (bm * bn floats: each block writes at most one, the tile its run starts inside).
+// tile per block (bm * bn floats: each block writes at most one, the tile its run starts inside);
+// sliced tiles: a flag per consumer and a partial tile per (tile, slice but the last).
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -27,21 +40,52 @@
 namespace kiln::gemm {
 
 inline constexpr int kWgmmaStreamKMinIters = 8;
+inline constexpr int kWgmmaSliceMinIters = 4;
+inline constexpr int kWgmmaMaxSlices = 8;
+inline constexpr std::size_t kWgmmaFixupMaxWorkspace = std::size_t(1) << 30;
 
 struct WgmmaStreamKPlan {
   int grid = 0;                // persistent blocks
-  std::int64_t sk_tiles = 0;   // tiles shared out as iterations (0: no stream-k), the first ones
+  std::int64_t sk_tiles = 0;   // streamk 1: tiles shared out as iterations (0: none), the first ones
   std::int64_t sk_iters = 0;   // sk_tiles * k_blocks
-  std::size_t flags_bytes = 0;  // the flags' part of the workspace
-  std::size_t bytes = 0;        // workspace (0 without stream-k)
+  int slices = 1;              // streamk 2: k slices per tile (1: none)
+  int slice_kb = 0;            // k blocks per slice
+  std::int64_t flags = 0;       // flags (ints) at the start of the workspace
+  std::size_t flags_bytes = 0;  // their part of the workspace, rounded up to 256 bytes
+  std::size_t bytes = 0;        // workspace (0: the row runs its plain tiles)
+  bool active() const { return sk_tiles > 0 || slices > 1; }
 };
 
-inline WgmmaStreamKPlan wgmma_streamk_plan(std::int64_t tiles, std::int64_t k_blocks, int sms, int bm, int bn,
-                                           int consumers) {
+// `mode`: the row's `streamk` (1 runs, 2 sliced tiles).  An inactive plan (the tiles fill whole
+// waves, k is too short, the workspace would pass 1 GiB) runs the row's plain persistent tiles.
+inline WgmmaStreamKPlan wgmma_streamk_plan(int mode, std::int64_t tiles, std::int64_t k_blocks, int sms, int bm,
+                                           int bn, int consumers) {
   WgmmaStreamKPlan p;
   sms = std::max(1, sms);
   p.grid = static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(tiles, 1), sms));
   if (tiles <= 0 || k_blocks < 2) return p;
+  const WgmmaStreamKPlan none = p;
+  const std::size_t tile_bytes = static_cast<std::size_t>(bm) * bn * sizeof(float);
+  if (mode == 2) {
+    double best = static_cast<double>((tiles + sms - 1) / sms * k_blocks);
+    for (int s = 2; s <= kWgmmaMaxSlices; ++s) {
+      const std::int64_t per = (k_blocks + s - 1) / s;
+      if (per < kWgmmaSliceMinIters || (k_blocks + per - 1) / per != s) continue;  // no empty or tiny slices
+      const std::int64_t waves = (tiles * s + sms - 1) / sms;
+      const double cost = static_cast<double>(waves * per) + 2.0 * (s - 1) + 1.5;
+      if (cost < best * 0.97) {
+        best = cost;
+        p.slices = s;
+        p.slice_kb = static_cast<int>(per);
+      }
+    }
+    if (p.slices == 1) return none;
+    p.grid = static_cast<int>(std::min<std::int64_t>(tiles * p.slices, sms));
+    p.flags = tiles * (p.slices - 1) * consumers;
+    p.flags_bytes = (static_cast<std::size_t>(p.flags) * sizeof(int) + 255) / 256 * 256;
+    p.bytes = p.flags_bytes + static_cast<std::size_t>(tiles) * (p.slices - 1) * tile_bytes;
+    return p.bytes <= kWgmmaFixupMaxWorkspace ? p : none;
+  }
   const std::int64_t full = tiles / sms, rem = tiles % sms;
   if (rem == 0) return p;
   if (full == 0) {
@@ -55,13 +99,10 @@ inline WgmmaStreamKPlan wgmma_streamk_plan(std::int64_t tiles, std::int64_t k_bl
     p.sk_tiles = rem + sms;
   }
   p.sk_iters = p.sk_tiles * k_blocks;
-  if (p.sk_iters > INT32_MAX) {  // the kernel counts iterations in 32 bits: plain tiles instead
-    p = WgmmaStreamKPlan{};
-    p.grid = static_cast<int>(std::min<std::int64_t>(tiles, sms));
-    return p;
-  }
-  p.flags_bytes = (static_cast<std::size_t>(p.grid) * consumers * sizeof(int) + 255) / 256 * 256;
-  p.bytes = p.flags_bytes + static_cast<std::size_t>(p.grid) * bm * bn * sizeof(float);
+  if (p.sk_iters > INT32_MAX) return none;  // the kernel counts iterations in 32 bits
+  p.flags = static_cast<std::int64_t>(p.grid) * consumers;
+  p.flags_bytes = (static_cast<std::size_t>(p.flags) * sizeof(int) + 255) / 256 * 256;
+  p.bytes = p.flags_bytes + static_cast<std::size_t>(p.grid) * tile_bytes;
   return p;
 }
 
