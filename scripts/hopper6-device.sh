@@ -113,7 +113,20 @@ for stage in $stages; do
       # checks): the default's ratio (cuBLASLt algo 0 / gemm_wgmma's default) and the tuned one (best
       # cuBLASLt algo / best gemm_wgmma row).  Order: the issue's shapes first, so a deadline cuts
       # the held-out tail, not them.
-      TUNE_SHAPES=${TUNE_SHAPES:-"square:4096x4096x4096,tb=1 square:1000x5120x5120,tb=1 square:333x4096x5120,tb=1"}
+      # The issue's squares, then its rows below 0.85x, the other design shapes, the held-out ones
+      # (the fifth session's plus seven new, none looked at while choosing defaults) and 8192^3.
+      TUNE_SHAPES=${TUNE_SHAPES:-"square-bf16:4096x4096x4096,tb=1 square-f16:4096x4096x4096,tb=1
+        heldout:1000x5120x5120,tb=1 heldout:333x4096x5120,tb=1 design:128x5120x5120,tb=1 design:128x4096x4096,tb=0
+        design:512x4096x11008,tb=1 heldout:512x28672x4096,tb=1 design:1x4096x4096,tb=1 design:16x4096x4096,tb=1
+        design:128x11008x4096,tb=1 design:1x28672x8192,tb=1 design:16x8192x28672,tb=1 design:512x14336x4096,tb=1
+        design:1x11008x4096,tb=0 design:16x14336x4096,tb=0 design:512x8192x8192,tb=0 design:2048x14336x4096,tb=1
+        design:8192x4096x4096,tb=1 design:2048x4096x11008,tb=0 design:16384x5120x5120,tb=1
+        heldout:1x4096x11008,tb=1 heldout:7x14336x4096,tb=1 heldout:4x5120x5120,tb=1 heldout:8x28672x4096,tb=0
+        heldout:12x4096x14336,tb=1 heldout:1x4096x11008,tb=0 heldout:1x28672x5120,tb=1 heldout:32x5120x14336,tb=1
+        heldout:96x11008x4096,tb=1 heldout:64x8192x28672,tb=1 heldout:96x11008x4096,tb=0 heldout:2048x14336x5120,tb=0
+        heldout:4096x5120x14336,tb=1 heldout:256x14336x5120,tb=1 heldout:700x8192x4096,tb=0
+        heldout:3000x11008x4096,tb=1 heldout:1500x4096x14336,tb=1 square-bf16:8192x8192x8192,tb=1
+        square-f16:8192x8192x8192,tb=1"}
       for item in $TUNE_SHAPES; do
         set=${item%%:*} sh=${item#*:}
         [ "$(left)" -le 10 ] && { note "deadline: tune $set $sh not run"; continue; }
