@@ -17,16 +17,17 @@
 // the grid is cut so that each block keeps at least kWgmmaStreamKMinIters k blocks (a shorter run
 // is mostly pipeline fill).
 //
-// Sliced tiles (`streamk` = 2): measured on the H100 (sixth session), runs of stream-k lose the
-// operand sharing of a data-parallel wave: the blocks that share an A or B tile run at different
-// k (each run starts at its own offset into its tile), so more of A and B come from DRAM
-// (512 x 4096 x 11008: 114 us against 67 us for 128 x 128 tiles).  Sliced tiles keep the waves
-// in step: each tile is cut into `slices` equal k ranges, a work unit is one (tile, slice) with
+// Sliced tiles (`streamk` = 2): runs measured slow on the H100 (sixth session; 512 x 4096 x 11008
+// 114 us against 70 for the plain 128 x 128 ping-pong row, 4096^3 277 against 180 for the same
+// tile without stream-k).  A likely cause, not verified: the blocks that share an A or B tile run
+// at different k (each run starts at its own offset into its tile), so the operand sharing of a
+// data-parallel wave is lost and more of A and B come from DRAM.  Sliced tiles keep the waves in
+// step: each tile is cut into `slices` equal k ranges, a work unit is one (tile, slice) with
 // the slice fastest, so a wave holds whole tiles' slices and slice j of every tile runs at the
 // same k.  The slice count is the one with the fewest k blocks per block (waves x blocks per
-// slice) plus the hand-over (2 k blocks per partial read back, 1.5 for the flags kernel), 2 to 8,
-// at least 4 k blocks a slice, 3 % better than whole tiles or none.  The last slice of a tile (its
-// highest unit) adds the others' partials and stores the tile.
+// slice) plus the hand-over (kWgmmaPartialReadIters per partial read back, per wave, and 1.5 for
+// the flags kernel), 2 to 8, at least 4 k blocks a slice, 3 % better than whole tiles, or none.
+// The last slice of a tile (its highest unit) adds the others' partials and stores the tile.
 //
 // Workspace: `grid * consumers` flags (ints; zeroed by a small kernel before each launch, so a
 // workspace shared with other variants needs no state), rounded up to 256 bytes, then one partial
@@ -43,6 +44,12 @@ inline constexpr int kWgmmaStreamKMinIters = 8;
 inline constexpr int kWgmmaSliceMinIters = 4;
 inline constexpr int kWgmmaMaxSlices = 8;
 inline constexpr std::size_t kWgmmaFixupMaxWorkspace = std::size_t(1) << 30;
+// What the last slice pays per partial it reads back, in k blocks of its tile: measured on the H100
+// (sixth session) at about 5 us per 128 x 256 f32 partial (512 x 14336 x 4096 in 4 slices: 193 us
+// where whole tiles take 96, 7 waves x 3 partials; 1000 x 5120 x 5120: 148 against 110 and 74 by
+// the k blocks alone), 7 k blocks of 0.7 us.  Its likely cause: 128 accumulators leave the
+// thread no registers to keep many of the partial's loads in flight.
+inline constexpr double kWgmmaPartialReadIters = 7.0;
 
 struct WgmmaStreamKPlan {
   int grid = 0;                // persistent blocks
@@ -72,7 +79,7 @@ inline WgmmaStreamKPlan wgmma_streamk_plan(int mode, std::int64_t tiles, std::in
       const std::int64_t per = (k_blocks + s - 1) / s;
       if (per < kWgmmaSliceMinIters || (k_blocks + per - 1) / per != s) continue;  // no empty or tiny slices
       const std::int64_t waves = (tiles * s + sms - 1) / sms;
-      const double cost = static_cast<double>(waves * per) + 2.0 * (s - 1) + 1.5;
+      const double cost = static_cast<double>(waves * per) + kWgmmaPartialReadIters * (s - 1) * waves + 1.5;
       if (cost < best * 0.97) {
         best = cost;
         p.slices = s;
