@@ -16,7 +16,6 @@
 #include "wgmma_configs.hpp"
 #include "wgmma_launch.hpp"
 #include "wgmma_split_k.hpp"
-#include "wgmma_stream_k.hpp"
 #include "wgmma_swap.hpp"
 #include "wgmma_tensor_map.hpp"
 
@@ -71,14 +70,6 @@ Status encode_matrix(CUtensorMap& map, const void* base, CUtensorMapDataType typ
   if (r != CUDA_SUCCESS)
     return Status::fail(ErrorKind::cuda, "gemm_wgmma: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(r) + ")");
   return Status::success();
-}
-
-// Stream-k: zeroes the flags before the gemm (launched as its programmatic dependent, so the gemm's
-// blocks start and load while this runs; they wait for it before the first flag).  The workspace
-// is shared with other variants and launches, so the flags hold nothing from earlier.
-__global__ void wgmma_streamk_clear_flags(int* flags, int count) {
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  for (int i = static_cast<int>(threadIdx.x); i < count; i += static_cast<int>(blockDim.x)) flags[i] = 0;
 }
 
 // What the two tensor maps of a launch are encoded from.
@@ -139,20 +130,6 @@ Status launch_config(const WgmmaGemmArgs& g, const WgmmaConfig& row, cudaStream_
     return Status::fail(ErrorKind::argument, "gemm_wgmma: split k needs a 16-byte aligned workspace of " +
                                                  std::to_string(plan.bytes) + " bytes");
   if (split && SPLIT3) return Status::fail(ErrorKind::argument, "gemm_wgmma: 3xTF32 does not split k");
-  // Stream-k (runs or sliced tiles): the plan (none where the tiles fill whole waves) and its
-  // workspace.
-  const std::int64_t k_blocks = (g.k + 128 / elem_bytes - 1) / (128 / elem_bytes);  // 64 16-bit or 32 f32 elements
-  const std::int64_t tiles = static_cast<std::int64_t>((g.m + c.bm - 1) / c.bm) * ((g.n + c.bn - 1) / c.bn) * g.batch;
-  WgmmaStreamKPlan sk;
-  if (row.streamk) {
-    if (c.cluster != 1 || c.pingpong || SPLIT3 || split)
-      return Status::fail(ErrorKind::argument, "gemm_wgmma: stream-k runs on cooperative rows without a cluster, "
-                                               "split k or 3xTF32");
-    sk = wgmma_streamk_plan(row.streamk, tiles, k_blocks, g.sm_count, c.bm, c.bn, c.consumers);
-    if (sk.active() && (g.partials == nullptr || reinterpret_cast<std::uintptr_t>(g.partials) % 16 != 0))
-      return Status::fail(ErrorKind::argument, "gemm_wgmma: stream-k needs a 16-byte aligned workspace of " +
-                                                   std::to_string(sk.bytes) + " bytes");
-  }
   void* const out = split ? g.partials : g.c;
   const bool out_half = !split && g.c_half;
   WgmmaKernelArgs k{out, g.m, g.n, g.k, g.batch, split ? plan.ld : g.ldc, split ? 0 : g.stride_c,
@@ -208,14 +185,6 @@ Status launch_config(const WgmmaGemmArgs& g, const WgmmaConfig& row, cudaStream_
     last.key = key;
     last.valid = true;
   }
-  if (sk.active()) {
-    k.sk_tiles = static_cast<int>(sk.sk_tiles);
-    k.sk_iters = static_cast<int>(sk.sk_iters);
-    k.fix_slices = sk.slices;
-    k.fix_kb = sk.slice_kb;
-    k.sk_flags = static_cast<int*>(g.partials);
-    k.sk_partials = reinterpret_cast<float*>(static_cast<unsigned char*>(g.partials) + sk.flags_bytes);
-  }
   k.a_batched = last.a_batched ? 1 : 0;
   k.b_batched = last.b_batched ? 1 : 0;
   k.c_batched = last.c_batched ? 1 : 0;
@@ -245,18 +214,6 @@ Status launch_config(const WgmmaGemmArgs& g, const WgmmaConfig& row, cudaStream_
     if (max_clusters > 0) resident = std::min<long long>(resident, max_clusters);
   }
   launch.gridDim = dim3(static_cast<unsigned>(c.cluster * std::min(units, resident)));
-  cudaLaunchAttribute pdl{};
-  if (sk.active()) {  // the plan's grid (at most one block per SM), after the flags are zeroed
-    launch.gridDim = dim3(static_cast<unsigned>(sk.grid));
-    const int flags = static_cast<int>(sk.flags);
-    wgmma_streamk_clear_flags<<<1, 256, 0, stream>>>(static_cast<int*>(g.partials), flags);
-    const Status cleared = cuda_launch_status("gemm_wgmma stream-k flags");
-    if (!cleared.ok()) return cleared;
-    pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    pdl.val.programmaticStreamSerializationAllowed = 1;
-    launch.attrs = &pdl;  // (never with a cluster attribute: stream-k rows have none)
-    launch.numAttrs = 1;
-  }
   const cudaError_t err = cudaLaunchKernelEx(&launch, kernel, last.a, last.b, last.c, last.a_lo, last.b_lo, k);
   if (err != cudaSuccess)
     return Status::fail(ErrorKind::cuda, std::string("gemm_wgmma: launch: ") + cudaGetErrorString(err));

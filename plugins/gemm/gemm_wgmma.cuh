@@ -32,11 +32,6 @@
 //  - Split k (g.splits > 1): a work unit is a (tile, k slice) pair; its f32 partial tile goes to
 //    the workspace through the same TMA store (alpha 1), and wgmma_split_reduce.cu adds the
 //    slices in order and applies alpha and beta.
-//  - Stream-k (g.sk_tiles > 0, cooperative kernels without a cluster): the first sk_tiles tiles
-//    are shared out as equal runs of (tile, k block) iterations, one run per block, before the
-//    block's whole tiles.  A run that starts inside a tile writes its f32 accumulators to the
-//    workspace and raises a flag; the run holding the tile's first k block adds those partials
-//    (in run order) and stores the tile (wgmma_stream_k.hpp).
 #pragma once
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -66,18 +61,6 @@ struct WgmmaKernelArgs {
   // With splits > 1, map_c is the workspace of f32 partials (3-D: slice * batch + entry), alpha
   // is 1 and c_tma 1 (launch_wgmma); the reduction kernel (wgmma_split_reduce.cu) writes C.
   int splits, kb_per_split;
-  // Stream-k (wgmma_stream_k.hpp; 0 sk_tiles: none): the first sk_tiles work units are shared out
-  // as sk_iters (tile, k block) iterations, an equal run per block; then units sk_tiles + block,
-  // + grid, ... whole.  sk_flags: one per (run, consumer), zeroed before the launch; sk_partials:
-  // one partial tile per run (each consumer's share in its fragment order).
-  int sk_tiles, sk_iters;
-  int* sk_flags;
-  float* sk_partials;
-  // Sliced tiles fixed up in the kernel (wgmma_stream_k.hpp; fix_slices <= 1: none): work unit u is
-  // slice u % fix_slices (k blocks [slice * fix_kb, + fix_kb)) of tile u / fix_slices, so the
-  // slices of a tile run side by side; the last slice adds the others' partials (sk_partials: slot
-  // tile * (fix_slices - 1) + slice, flags alike) and stores the tile.
-  int fix_slices, fix_kb;
 };
 
 namespace wgmma_detail {
@@ -203,38 +186,6 @@ __device__ __forceinline__ void stage_chunk(unsigned char* buf, const float (&ac
   }
 }
 
-// Where run `run` of `runs` begins in the stream-k iterations: runs are equal to within one
-// (32-bit: the launch keeps sk_iters below 2^31, and the producer's 40 registers have no room
-// for 64-bit division).
-__device__ __forceinline__ int streamk_run_begin(const WgmmaKernelArgs& g, int run, int runs) {
-  const int base = g.sk_iters / runs, extra = g.sk_iters % runs;
-  return run * base + min(run, extra);
-}
-
-// The run that holds iteration x (the inverse of streamk_run_begin).
-__device__ __forceinline__ int streamk_run_of(const WgmmaKernelArgs& g, int x, int runs) {
-  const int base = g.sk_iters / runs, extra = g.sk_iters % runs;
-  const int long_part = extra * (base + 1);  // the first `extra` runs are one iteration longer
-  return x < long_part ? x / (base + 1) : extra + (x - long_part) / base;
-}
-
-// Calls f(unit, kb0, kb_end) for each tile this block's stream-k run touches, in order: k blocks
-// [kb0, kb_end) of the tile.  Block b takes run gridDim.x - 1 - b, so a finisher (the block whose
-// run holds a tile's first k block) waits only on lower-numbered blocks, which the hardware
-// starts first: no wait on a block that is not running.
-template <typename F>
-__device__ __forceinline__ void for_each_streamk_item(const WgmmaKernelArgs& g, int k_blocks, F&& f) {
-  const int runs = static_cast<int>(gridDim.x), run = runs - 1 - static_cast<int>(blockIdx.x);
-  const int end = streamk_run_begin(g, run + 1, runs);
-  for (int x = streamk_run_begin(g, run, runs); x < end;) {
-    const int unit = x / k_blocks, unit_begin = unit * k_blocks;
-    const int kb0 = x - unit_begin;
-    const int kb_end = min(k_blocks, end - unit_begin);
-    f(unit, kb0, kb_end);
-    x = unit_begin + kb_end;
-  }
-}
-
 }  // namespace wgmma_detail
 
 // Stores one consumer's tile (rows [row0, row0 + 64 M_ITERS), columns [n0, n0 + BN)) through the
@@ -315,10 +266,6 @@ __global__ void __launch_bounds__(384, 1)
   static_assert(CLUSTER == 1 || (CLUSTER == 2 && !PINGPONG), "clusters of 2, cooperative consumers only");
   static_assert((BN / CLUSTER) * 128 % 1024 == 0, "each block's share of the B tile stays 1024-byte aligned");
 
-  // Stream-k (g.sk_tiles > 0) and sliced tiles (g.fix_slices > 1) is built into the kernels of the stream-k rows (cooperative, no
-  // cluster), not 3xTF32 (wgmma_stream_k.hpp); the launch never asks it of the others.
-  constexpr bool kStreamK = !PINGPONG && CLUSTER == 1 && !SPLIT3 && wgmma_streamk_kernel(BM, BN, STAGES, CONSUMERS);
-
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) std::uint64_t full_bar[STAGES];
   __shared__ __align__(8) std::uint64_t empty_bar[STAGES];
@@ -352,8 +299,7 @@ __global__ void __launch_bounds__(384, 1)
   const long long first_unit = blockIdx.x / CLUSTER, unit_step = gridDim.x / CLUSTER;
   const int units_m = (g.tiles_m + CLUSTER - 1) / CLUSTER;
   const int units_per_batch = units_m * g.tiles_n;
-  const int fix_slices = kStreamK && g.fix_slices > 1 ? g.fix_slices : 1;
-  const long long total_units = static_cast<long long>(units_per_batch) * g.batch * g.splits * fix_slices;
+  const long long total_units = static_cast<long long>(units_per_batch) * g.batch * g.splits;
   const int k_blocks = (g.k + BK - 1) / BK;
   // Pipeline steps per unit: one per k block of its slice (kb_count of them from kb0), three
   // times over with SPLIT3 (segment s = step / kb_count: 0 = A_lo * B_hi, 1 = A_hi * B_lo, 2 =
@@ -362,21 +308,12 @@ __global__ void __launch_bounds__(384, 1)
   // bz: the batch entry; sz: where the unit's output goes along the third dimension of map_c
   // (the batch entry, or with split k the partial's slice * batch + entry).
   auto tile_origin = [&](long long unit, int& m0, int& n0, int& bz, int& sz, int& kb0, int& kb_count) {
-    int fix_slice = 0;
-    if (fix_slices > 1) {  // sliced tiles (fixed up in the kernel): the slice is the fastest index
-      fix_slice = static_cast<int>(unit % fix_slices);
-      unit /= fix_slices;
-    }
     const long long entry = unit / units_per_batch;
     bz = static_cast<int>(entry % g.batch);
     const int slice = static_cast<int>(entry / g.batch);
     sz = static_cast<int>(entry);
     kb0 = slice * g.kb_per_split;
     kb_count = max(0, min(g.kb_per_split, k_blocks - kb0));
-    if (fix_slices > 1) {
-      kb0 = fix_slice * g.fix_kb;
-      kb_count = max(0, min(g.fix_kb, k_blocks - kb0));
-    }
     int um, tn;
     grouped_tile(static_cast<int>(unit % units_per_batch), units_m, g.tiles_n, g.group, um, tn);
     m0 = (um * CLUSTER + static_cast<int>(rank)) * BM;  // past m when tiles_m is odd: all zeros, nothing stored
@@ -393,8 +330,9 @@ __global__ void __launch_bounds__(384, 1)
         hopper::prefetch_tensor_map(&map_b_lo);
       }
       unsigned it = 0;
-      // One work unit's loads: k blocks [kb0, kb0 + kb_count) of the tile at (m0, n0).
-      auto produce = [&](int m0, int n0, int bz, int kb0, int kb_count) {
+      for (long long unit = first_unit; unit < total_units; unit += unit_step) {
+        int m0, n0, bz, sz, kb0, kb_count;
+        tile_origin(unit, m0, n0, bz, sz, kb0, kb_count);
         const int k_iters = kb_count * kSegments;
         for (int step = 0; step < k_iters; ++step, ++it) {
           const int seg = SPLIT3 ? step / kb_count : 0;
@@ -419,17 +357,6 @@ __global__ void __launch_bounds__(384, 1)
             wgmma_detail::load_operand<B_MN, BN, BK>(b_tile, b_map, &full_bar[stage], kb * BK, n0, bz, g.b_batched);
           }
         }
-      };
-      if constexpr (kStreamK)
-        wgmma_detail::for_each_streamk_item(g, k_blocks, [&](int unit, int kb0, int kb_end) {
-          int m0, n0, bz, sz, unit_kb0, unit_kb_count;
-          tile_origin(unit, m0, n0, bz, sz, unit_kb0, unit_kb_count);
-          produce(m0, n0, bz, kb0, kb_end - kb0);
-        });
-      for (long long unit = first_unit + g.sk_tiles; unit < total_units; unit += unit_step) {
-        int m0, n0, bz, sz, kb0, kb_count;
-        tile_origin(unit, m0, n0, bz, sz, kb0, kb_count);
-        produce(m0, n0, bz, kb0, kb_count);
       }
     }
   } else {  // consumer warpgroup `warpgroup - 1`
@@ -450,9 +377,19 @@ __global__ void __launch_bounds__(384, 1)
     unsigned char* epi = smem + STAGES * kStageBytes + consumer * 2 * kWgmmaEpilogueChunkBytes;
     unsigned epi_count = 0;  // chunks this consumer has stored (alternating buffers)
     unsigned it = 0;
-    // The k loop of one work unit (k_iters pipeline steps) into acc, zeroed first; every stage it
-    // read is released when it returns.
-    auto mainloop = [&](int k_iters) {
+    long long turn = 0;  // this block's tile count so far
+    for (long long unit = first_unit; unit < total_units; unit += unit_step, ++turn) {
+      int m0, n0, bz, sz, kb0, kb_count;
+      tile_origin(unit, m0, n0, bz, sz, kb0, kb_count);
+      const int k_iters = kb_count * kSegments;
+      if (PINGPONG && turn % CONSUMERS != consumer) {  // the other consumer's tile: skip its stages
+        it += k_iters;
+        continue;
+      }
+      if (PINGPONG && turn > 0) {  // the previous turn's consumer has received all its stages
+        const int prev = (consumer + CONSUMERS - 1) % CONSUMERS;
+        hopper::mbarrier_wait(&turn_bar[prev], static_cast<unsigned>((turn - 1) / CONSUMERS) & 1);
+      }
 #pragma unroll
       for (int i = 0; i < kMIters; ++i)
 #pragma unroll
@@ -489,16 +426,14 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
       for (int i = 0; i < kMIters; ++i) hopper::fence_registers(acc[i]);
       if (prev_stage >= 0 && wg_thread == 0) release(prev_stage);
-    };
-    // C = alpha * acc (+ beta * C) for this consumer's rows of the tile at (m0, n0).
-    auto store = [&](int m0, int n0, int bz, int sz) {
+
       const long long c_off = static_cast<long long>(bz) * g.stride_c;
       if (g.c_tma) {
         if (!TF32 && g.c_half)  // TF32 stores f32 only
           store_tile_tma_impl<true, BF16, kMIters, BN>(acc, epi, epi_count, m0 + wg_row0, n0, sz, g, &map_c, warp, lane, wg_thread, consumer);
         else
           store_tile_tma_impl<false, BF16, kMIters, BN>(acc, epi, epi_count, m0 + wg_row0, n0, sz, g, &map_c, warp, lane, wg_thread, consumer);
-        return;
+        continue;
       }
       // Accumulator layout of m64nN: warp w holds rows 16 w + lane / 4 (+8); element 4 j + 2 h + e
       // is column 8 j + 2 (lane % 4) + e of row + 8 h.
@@ -512,95 +447,6 @@ __global__ void __launch_bounds__(384, 1)
           wgmma_detail::store_pair<BF16>(g, c_off, row + 8, col, acc[i][4 * j + 2], acc[i][4 * j + 3]);
         }
       }
-    };
-    // Stream-k and sliced tiles: this consumer's share of a partial tile, 128 threads x kMIters x
-    // BN / 2 floats, in fragment order (float4 q of acc[i] of thread t at (i * BN / 8 + q) * 128 +
-    // t), which the finisher's same consumer thread reads back into the same registers: coalesced,
-    // no shuffle.  Slot `slot` has one flag per consumer (zeroed before the launch).
-    constexpr int kPartialFloats = kMIters * (BN / 2) * 128;
-    auto partial = [&](long long slot) {
-      return reinterpret_cast<float4*>(g.sk_partials + (slot * CONSUMERS + consumer) * kPartialFloats);
-    };
-    auto leave_partial = [&](long long slot) {
-      float4* out = partial(slot);
-#pragma unroll
-      for (int i = 0; i < kMIters; ++i)
-#pragma unroll
-        for (int q = 0; q < BN / 8; ++q)
-          out[(i * (BN / 8) + q) * 128 + wg_thread] =
-              make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]);
-      __threadfence();
-      hopper::named_barrier_sync(1 + consumer, 128);
-      if (wg_thread == 0) hopper::st_release_gpu(&g.sk_flags[slot * CONSUMERS + consumer], 1);
-    };
-    auto add_partial = [&](long long slot) {
-      if (wg_thread == 0)
-        while (hopper::ld_acquire_gpu(&g.sk_flags[slot * CONSUMERS + consumer]) == 0) {
-        }
-      hopper::named_barrier_sync(1 + consumer, 128);
-      const float4* in = partial(slot);
-#pragma unroll
-      for (int i = 0; i < kMIters; ++i)
-#pragma unroll
-        for (int q = 0; q < BN / 8; ++q) {
-          const float4 v = __ldcg(&in[(i * (BN / 8) + q) * 128 + wg_thread]);
-          acc[i][4 * q] += v.x;
-          acc[i][4 * q + 1] += v.y;
-          acc[i][4 * q + 2] += v.z;
-          acc[i][4 * q + 3] += v.w;
-        }
-    };
-    if constexpr (kStreamK) {
-      // The flags were zeroed by the kernel launched just before this one (a programmatic
-      // dependent launch: the loads may already run, the flags wait for it).
-      if (g.sk_tiles > 0 || fix_slices > 1) hopper::grid_dependency_wait();
-      if (g.sk_tiles > 0) {
-        const int runs = static_cast<int>(gridDim.x), run = runs - 1 - static_cast<int>(blockIdx.x);
-        wgmma_detail::for_each_streamk_item(g, k_blocks, [&](int unit, int kb0, int kb_end) {
-          mainloop(kb_end - kb0);
-          if (kb0 > 0) {  // the tile started in an earlier run: leave the partial to its finisher
-            leave_partial(run);
-            return;
-          }
-          // This run holds the tile's first k block: add the partials of the later runs that
-          // cover the rest of it, in run order (the sum does not depend on timing).
-          const int last = kb_end < k_blocks ? wgmma_detail::streamk_run_of(g, (unit + 1) * k_blocks - 1, runs) : run;
-          for (int r = run + 1; r <= last; ++r) add_partial(r);
-          int m0, n0, bz, sz, unit_kb0, unit_kb_count;  // after the k loop: fewer registers live across it
-          tile_origin(unit, m0, n0, bz, sz, unit_kb0, unit_kb_count);
-          store(m0, n0, bz, sz);
-        });
-      }
-    }
-    long long turn = 0;  // this block's tile count so far (ping-pong)
-    for (long long unit = first_unit + g.sk_tiles; unit < total_units; unit += unit_step, ++turn) {
-      int m0, n0, bz, sz, kb0, kb_count;
-      tile_origin(unit, m0, n0, bz, sz, kb0, kb_count);
-      const int k_iters = kb_count * kSegments;
-      if (PINGPONG && turn % CONSUMERS != consumer) {  // the other consumer's tile: skip its stages
-        it += k_iters;
-        continue;
-      }
-      if (PINGPONG && turn > 0) {  // the previous turn's consumer has received all its stages
-        const int prev = (consumer + CONSUMERS - 1) % CONSUMERS;
-        hopper::mbarrier_wait(&turn_bar[prev], static_cast<unsigned>((turn - 1) / CONSUMERS) & 1);
-      }
-      mainloop(k_iters);
-      if constexpr (kStreamK) {
-        if (fix_slices > 1) {
-          // Sliced tile: every slice but the last leaves its partial; the last (the highest unit
-          // of the tile, so it waits only on lower units: no block waits on one not yet running)
-          // adds them in slice order and stores the tile.
-          const int slice = static_cast<int>(unit % fix_slices);
-          const long long first_slot = unit / fix_slices * (fix_slices - 1);
-          if (slice < fix_slices - 1) {
-            leave_partial(first_slot + slice);
-            continue;
-          }
-          for (int sl = 0; sl < fix_slices - 1; ++sl) add_partial(first_slot + sl);
-        }
-      }
-      store(m0, n0, bz, sz);
     }
     if (g.c_tma && wg_thread == 0) hopper::bulk_wait<0>();  // the last stores have landed
   }

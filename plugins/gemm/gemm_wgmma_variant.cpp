@@ -18,7 +18,6 @@
 #include "wgmma_launch.hpp"
 #include "wgmma_params.hpp"
 #include "wgmma_split_k.hpp"
-#include "wgmma_stream_k.hpp"
 
 namespace kiln::gemm {
 namespace {
@@ -45,16 +44,6 @@ Wgmma3xTf32Workspace workspace_3xtf32(const Problem& p) {
 WgmmaSplitPlan split_plan(const Problem& p, int index) {
   return wgmma_split_plan(p.dims[kDimM], p.dims[kDimN], p.dims[kDimK], p.dims[kDimBatch], kWgmmaConfigs[index].splits,
                           p.dtype == DType::f32 ? 32 : 64);
-}
-
-// Stream-k: how config row `index` shares out its tiles' k blocks on `p` over `sms` SMs (runs or
-// sliced tiles, by the row's `streamk`).
-WgmmaStreamKPlan streamk_plan(const Problem& p, int index, int sms) {
-  const WgmmaConfig& r = kWgmmaConfigs[index];
-  const std::int64_t k_block = p.dtype == DType::f32 ? 32 : 64;
-  const std::int64_t tiles = ((p.dims[kDimM] + r.bm - 1) / r.bm) * ((p.dims[kDimN] + r.bn - 1) / r.bn) *
-                             std::max<std::int64_t>(1, p.dims[kDimBatch]);
-  return wgmma_streamk_plan(r.streamk, tiles, (p.dims[kDimK] + k_block - 1) / k_block, sms, r.bm, r.bn, r.consumers);
 }
 
 // 3xTF32: queues the split of A and B into the workspace (any layout in, K-major out) and points
@@ -162,12 +151,6 @@ Status run_wgmma(int config_index, int sms, const Args& args, const Problem& p, 
         return Status::fail(ErrorKind::argument, "gemm_wgmma: split k (splits=" + std::to_string(kWgmmaConfigs[config_index].splits) +
                                                      ") needs a workspace of " + std::to_string(plan.bytes) +
                                                      " bytes, got none");
-    } else if (kWgmmaConfigs[config_index].streamk) {  // stream-k: flags and partial tiles
-      g.partials = workspace;
-      const WgmmaStreamKPlan plan = streamk_plan(p, config_index, sms);
-      if (plan.active() && workspace == nullptr)
-        return Status::fail(ErrorKind::argument, "gemm_wgmma: stream-k needs a workspace of " +
-                                                     std::to_string(plan.bytes) + " bytes, got none");
     }
     return launch_wgmma(g, config_index, stream.handle());
   } catch (const std::exception& e) {
@@ -280,11 +263,10 @@ class GemmWgmma final : public Variant {
   }
 
   // 3xTF32: the operands' hi and lo parts (wgmma_3xtf32.hpp); split k: the f32 partials
-  // (wgmma_split_k.hpp); stream-k: its flags and partial tiles (wgmma_stream_k.hpp).
+  // (wgmma_split_k.hpp).
   std::size_t workspace_bytes(const Problem& p, const Config& c) const override {
     if (is_3xtf32(p)) return workspace_3xtf32(p).bytes;
     const int i = wgmma_index(c);
-    if (i >= 0 && kWgmmaConfigs[i].streamk) return streamk_plan(p, i, sm_count(p.device)).bytes;
     return i >= 0 ? split_plan(p, i).bytes : 0;
   }
 

@@ -1,6 +1,6 @@
 // Hopper (sm_90 / sm_90a) building blocks as inline PTX, for gemm_wgmma.cuh: mbarriers, TMA tensor
-// loads, the wgmma fences and shared-memory matrix descriptors, setmaxnreg; flags between blocks.
-// Facts from the PTX ISA chapters on mbarrier, cp.async.bulk.tensor, wgmma and setmaxnreg.
+// loads, the wgmma fences and shared-memory matrix descriptors, setmaxnreg.  Facts from the PTX
+// ISA chapters on mbarrier, cp.async.bulk.tensor, wgmma and setmaxnreg.
 #pragma once
 #include <cuda.h>  // CUtensorMap (a type only: nothing here calls the driver)
 
@@ -121,24 +121,6 @@ __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.p
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-
-// --- flags between blocks (stream-k) ---------------------------------------------------------
-
-// A store that publishes this thread's earlier writes, and those it has observed (cumulative), to
-// a thread that reads `flag` with ld_acquire_gpu and sees `value`.
-__device__ __forceinline__ void st_release_gpu(int* flag, int value) {
-  asm volatile("st.release.gpu.global.s32 [%0], %1;\n" ::"l"(flag), "r"(value) : "memory");
-}
-__device__ __forceinline__ int ld_acquire_gpu(const int* flag) {
-  int v;
-  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(flag) : "memory");
-  return v;
-}
-// Programmatic dependent launch: wait until the grids this one depends on have completed and
-// their writes are visible (returns at once when launched without the attribute); and let the
-// grid launched after this one start before this one ends.
-__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
-__device__ __forceinline__ void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
 
 // tma_load_2d / 3d delivered to the same shared-memory offset of every block in `mask` (bit i:
 // cluster rank i), completing the bytes on the mbarrier at `bar`'s offset in each of them.

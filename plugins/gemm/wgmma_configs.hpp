@@ -3,8 +3,7 @@
 // for bf16 and f16 with K-major operands, the rows kWgmmaTf32Rows also for TF32 (f32 inputs),
 // kWgmma3xTf32Rows also for 3xTF32, the rows kWgmmaMnRows also for bf16 and f16 with a
 // column-major A and / or a row-major B (MN-major): 8 kernel rows (row 6 shares row 0's kernel,
-// the split-k rows, `splits` > 1, and the stream-k rows, rows 0, 1 and 13's: `splits`, `group`
-// and `streamk` are launch arguments),
+// the split-k rows, `splits` > 1, rows 0 and 13's: `splits` and `group` are launch arguments),
 // 14 + 3 + 2 + 2 x 2 x 3 + 2 = 33 kernels in gemm_wgmma.cu; the swapped small-m rows (`swap`,
 // two kernel rows) 2 x 2 x 2 = 8 more in gemm_wgmma_swap.cu (compiled for sm_90a only).
 #pragma once
@@ -32,12 +31,6 @@ struct WgmmaConfig {
                    // wgmma's M (64 rows of n per consumer warpgroup, bn = 64 * consumers) and X = A
                    // on wgmma's N (bm = 16 or 64 rows of m); no persistence, no cluster, no raster
                    // (`group` unused); `splits` as above.  0: gemm_wgmma.cuh.
-  int streamk;     // 1: stream-k (wgmma_stream_k.hpp): every persistent block takes an equal run of
-                   // the (tile, k block) iterations; a tile cut between blocks is finished by the
-                   // block with its first k block, which adds the others' f32 partials (workspace).
-                   // 2: sliced tiles, each tile cut into k slices that run side by side as work
-                   // units, the last slice adding the others' partials (no second kernel).
-                   // Cooperative rows without a cluster, splits = 1, not 3xTF32.  A launch argument.
 };
 
 // Shapes of the public Hopper write-ups (128 x 256 and 128 x 128 tiles with two consumer
@@ -49,34 +42,34 @@ struct WgmmaConfig {
 // (hopper_ptx.cuh); since then it is as fast as row 0, not faster.  Ping-pong rows with a cluster
 // (64 x 256, 128 x 128) were built and measured slower than row 0 (third session), and dropped.
 inline constexpr WgmmaConfig kWgmmaConfigs[] = {
-    // bm   bn   bk  stages consumers pingpong cluster group splits swap streamk
-    {128, 256, 64, 4, 2, 0, 1, 8, 1, 0, 0},
-    {128, 128, 64, 5, 2, 0, 1, 8, 1, 0, 0},
-    {256, 128, 64, 4, 2, 0, 1, 8, 1, 0, 0},
-    {128, 128, 64, 6, 2, 1, 1, 8, 1, 0, 0},
-    {64, 256, 64, 4, 2, 1, 1, 8, 1, 0, 0},
-    {128, 256, 64, 4, 2, 0, 2, 4, 1, 0, 0},
-    {128, 256, 64, 4, 2, 0, 1, 16, 1, 0, 0},  // row 0's kernel (no extra build), rastered 16 tile rows deep
+    // bm   bn   bk  stages consumers pingpong cluster group splits swap
+    {128, 256, 64, 4, 2, 0, 1, 8, 1, 0},
+    {128, 128, 64, 5, 2, 0, 1, 8, 1, 0},
+    {256, 128, 64, 4, 2, 0, 1, 8, 1, 0},
+    {128, 128, 64, 6, 2, 1, 1, 8, 1, 0},
+    {64, 256, 64, 4, 2, 1, 1, 8, 1, 0},
+    {128, 256, 64, 4, 2, 0, 2, 4, 1, 0},
+    {128, 256, 64, 4, 2, 0, 1, 16, 1, 0},  // row 0's kernel (no extra build), rastered 16 tile rows deep
     // Split k (few output tiles, deep k: small-m X * W^T): row 0's kernel (128 x 256 cooperative)
     // and row 13's.  Slice counts 2 to 16: wgmma_default_for picks the one that best fills the
     // SMs (wgmma_params.cpp).
-    {128, 256, 64, 4, 2, 0, 1, 8, 2, 0, 0},
-    {128, 256, 64, 4, 2, 0, 1, 8, 3, 0, 0},
-    {128, 256, 64, 4, 2, 0, 1, 8, 4, 0, 0},
-    {128, 256, 64, 4, 2, 0, 1, 8, 6, 0, 0},
-    {128, 256, 64, 4, 2, 0, 1, 8, 8, 0, 0},
-    {128, 256, 64, 4, 2, 0, 1, 8, 16, 0, 0},
+    {128, 256, 64, 4, 2, 0, 1, 8, 2, 0},
+    {128, 256, 64, 4, 2, 0, 1, 8, 3, 0},
+    {128, 256, 64, 4, 2, 0, 1, 8, 4, 0},
+    {128, 256, 64, 4, 2, 0, 1, 8, 6, 0},
+    {128, 256, 64, 4, 2, 0, 1, 8, 8, 0},
+    {128, 256, 64, 4, 2, 0, 1, 8, 16, 0},
     // 64 x 256 with one consumer warpgroup and 5 stages (217 KiB): for small m, where the time is
     // DRAM streaming B and a block's rate is the B bytes it has in flight (measured on the H200,
     // fourth session: 4 stages of 32 KiB of B streamed about 27 GB/s per SM, 5 of 16 KiB about
     // 20): 160 KiB where rows 0 and 4 have 128.  A 64-row tile wastes no tensor work on m <= 64.
-    {64, 256, 64, 5, 1, 0, 1, 8, 1, 0, 0},
-    {64, 256, 64, 5, 1, 0, 1, 8, 2, 0, 0},
-    {64, 256, 64, 5, 1, 0, 1, 8, 3, 0, 0},
-    {64, 256, 64, 5, 1, 0, 1, 8, 4, 0, 0},
-    {64, 256, 64, 5, 1, 0, 1, 8, 6, 0, 0},
-    {64, 256, 64, 5, 1, 0, 1, 8, 8, 0, 0},
-    {64, 256, 64, 5, 1, 0, 1, 8, 16, 0, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 1, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 2, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 3, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 4, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 6, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 8, 0},
+    {64, 256, 64, 5, 1, 0, 1, 8, 16, 0},
     // Swapped (fifth session): C^T = W * X^T for small m, what cuBLASLt runs there (nvjet ..._64x8_
     // ..._splitK_TNT, plugin README).  W's rows fill wgmma's M, X's few rows its N (16 or 64), so
     // no tensor work is wasted on rows past m and a stage is mostly W: 10 stages of 8 KiB of W and
@@ -84,37 +77,23 @@ inline constexpr WgmmaConfig kWgmmaConfigs[] = {
     // 64-row X tile (9 stages of 16 KiB of W and 8 KiB of X, 217 KiB).  Either way about 160
     // (144) KiB of W in flight per SM, what streaming B at the DRAM rate took in the fourth
     // session's fit.  Slices 1-8 (launch arguments).
-    {16, 64, 64, 10, 1, 0, 1, 8, 1, 1, 0},
-    {16, 64, 64, 10, 1, 0, 1, 8, 2, 1, 0},
-    {16, 64, 64, 10, 1, 0, 1, 8, 3, 1, 0},
-    {16, 64, 64, 10, 1, 0, 1, 8, 4, 1, 0},
-    {16, 64, 64, 10, 1, 0, 1, 8, 6, 1, 0},
-    {16, 64, 64, 10, 1, 0, 1, 8, 8, 1, 0},
-    {64, 128, 64, 9, 2, 0, 1, 8, 1, 1, 0},
-    {64, 128, 64, 9, 2, 0, 1, 8, 2, 1, 0},
-    {64, 128, 64, 9, 2, 0, 1, 8, 3, 1, 0},
-    {64, 128, 64, 9, 2, 0, 1, 8, 4, 1, 0},
-    {64, 128, 64, 9, 2, 0, 1, 8, 6, 1, 0},
-    {64, 128, 64, 9, 2, 0, 1, 8, 8, 1, 0},
-    // Stream-k (sixth session, wgmma_stream_k.hpp): rows 0, 1 and 13's kernels with the tiles' k
-    // blocks shared out evenly among the persistent blocks, for tile counts that leave a partial
-    // wave (1000 x 5120 x 5120: 160 tiles of 128 x 256 on 132 SMs) or fewer tiles than SMs
-    // (333 x 4096 x 5120: 48).  A launch argument: no extra kernel.
-    {128, 256, 64, 4, 2, 0, 1, 8, 1, 0, 1},
-    {128, 128, 64, 5, 2, 0, 1, 8, 1, 0, 1},
-    {64, 256, 64, 5, 1, 0, 1, 8, 1, 0, 1},
-    // Sliced tiles fixed up in the kernel (streamk = 2): the same kernels, each tile cut into 2-8 k
-    // slices that run side by side (the slice count from the tile and SM counts), so waves stay in
-    // step and share A and B, which stream-k runs do not (wgmma_stream_k.hpp).
-    {128, 256, 64, 4, 2, 0, 1, 8, 1, 0, 2},
-    {128, 128, 64, 5, 2, 0, 1, 8, 1, 0, 2},
-    {64, 256, 64, 5, 1, 0, 1, 8, 1, 0, 2},
+    {16, 64, 64, 10, 1, 0, 1, 8, 1, 1},
+    {16, 64, 64, 10, 1, 0, 1, 8, 2, 1},
+    {16, 64, 64, 10, 1, 0, 1, 8, 3, 1},
+    {16, 64, 64, 10, 1, 0, 1, 8, 4, 1},
+    {16, 64, 64, 10, 1, 0, 1, 8, 6, 1},
+    {16, 64, 64, 10, 1, 0, 1, 8, 8, 1},
+    {64, 128, 64, 9, 2, 0, 1, 8, 1, 1},
+    {64, 128, 64, 9, 2, 0, 1, 8, 2, 1},
+    {64, 128, 64, 9, 2, 0, 1, 8, 3, 1},
+    {64, 128, 64, 9, 2, 0, 1, 8, 4, 1},
+    {64, 128, 64, 9, 2, 0, 1, 8, 6, 1},
+    {64, 128, 64, 9, 2, 0, 1, 8, 8, 1},
 };
 inline constexpr int kWgmmaConfigCount = static_cast<int>(sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]));
 inline constexpr int kWgmmaDefault = 0;  // 128 x 256
 
-// Whether two rows run the same kernel (they differ only in launch arguments: group, splits,
-// streamk).
+// Whether two rows run the same kernel (they differ only in launch arguments: group, splits).
 constexpr bool wgmma_same_kernel(const WgmmaConfig& a, const WgmmaConfig& b) {
   return a.bm == b.bm && a.bn == b.bn && a.bk == b.bk && a.stages == b.stages && a.consumers == b.consumers &&
          a.pingpong == b.pingpong && a.cluster == b.cluster && a.swap == b.swap;
@@ -124,16 +103,6 @@ constexpr int wgmma_kernel_row(int index) {
   for (int i = 0; i < index; ++i)
     if (wgmma_same_kernel(kWgmmaConfigs[i], kWgmmaConfigs[index])) return i;
   return index;
-}
-
-// Whether the kernel with these template parameters serves a stream-k row (the stream-k code is
-// compiled into those kernels only: it costs the others registers for nothing).
-constexpr bool wgmma_streamk_kernel(int bm, int bn, int stages, int consumers) {
-  for (const WgmmaConfig& r : kWgmmaConfigs)
-    if (r.streamk && r.bm == bm && r.bn == bn && r.stages == stages && r.consumers == consumers && !r.pingpong &&
-        r.cluster == 1 && !r.swap)
-      return true;
-  return false;
 }
 
 // The rows also built for TF32 (allow_tf32 = 1, f32 A and B, wgmma m64nNk8 .tf32): the two
@@ -153,7 +122,7 @@ constexpr bool wgmma_tf32_row(int index) {
 // not split (the workspace holds the split operands).
 inline constexpr int kWgmma3xTf32Rows[] = {0, 1};
 constexpr bool wgmma_3xtf32_row(int index) {
-  if (kWgmmaConfigs[index].splits != 1 || kWgmmaConfigs[index].streamk) return false;
+  if (kWgmmaConfigs[index].splits != 1) return false;
   for (int r : kWgmma3xTf32Rows)
     if (r == wgmma_kernel_row(index)) return true;
   return false;

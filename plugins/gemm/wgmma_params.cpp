@@ -10,7 +10,6 @@
 #include "gemm_schema.hpp"
 #include "wgmma_configs.hpp"
 #include "wgmma_split_k.hpp"
-#include "wgmma_stream_k.hpp"
 
 namespace kiln::gemm {
 
@@ -18,16 +17,15 @@ Config wgmma_config(int index) {
   const WgmmaConfig& r = kWgmmaConfigs[index];
   return {{"BM", r.bm}, {"BN", r.bn}, {"BK", r.bk}, {"stages", r.stages}, {"consumers", r.consumers},
           {"pingpong", r.pingpong}, {"cluster", r.cluster}, {"group", r.group}, {"splits", r.splits},
-          {"swap", r.swap}, {"streamk", r.streamk}};
+          {"swap", r.swap}};
 }
 
 int wgmma_index(const Config& c) {
-  // A config written before `splits` (`swap`, `streamk`) existed (a database entry) names an
-  // unsplit (unswapped, data-parallel) row.
+  // A config written before `splits` (`swap`) existed (a database entry) names an unsplit
+  // (unswapped) row.
   Config full = c;
   if (!full.has("splits")) full.set("splits", 1);
   if (!full.has("swap")) full.set("swap", 0);
-  if (!full.has("streamk")) full.set("streamk", 0);
   for (int i = 0; i < kWgmmaConfigCount; ++i)
     if (wgmma_config(i) == full) return i;
   return -1;
@@ -42,21 +40,8 @@ bool wgmma_split_useful(const DeviceInfo& d, const Problem& p, int index) {
   return tiles < 2 * std::max(1, d.sm_count);
 }
 
-bool wgmma_streamk_useful(const DeviceInfo& d, const Problem& p, int index) {
-  if (index < 0 || !kWgmmaConfigs[index].streamk) return true;
-  if (p.n_dims <= kDimBatch) return true;  // no problem: every row
-  if (p.dtype == DType::f32 && p.n_dims > kDimTf32 && p.dims[kDimTf32] == 2) return false;  // 3xTF32
-  const WgmmaConfig& r = kWgmmaConfigs[index];
-  const std::int64_t k_block = p.dtype == DType::f32 ? 32 : 64;
-  const std::int64_t tiles = ((p.dims[kDimM] + r.bm - 1) / r.bm) * ((p.dims[kDimN] + r.bn - 1) / r.bn) *
-                             std::max<std::int64_t>(1, p.dims[kDimBatch]);
-  return wgmma_streamk_plan(r.streamk, tiles, (p.dims[kDimK] + k_block - 1) / k_block, d.sm_count, r.bm, r.bn,
-                            r.consumers)
-      .active();
-}
-
 ParamSpace wgmma_space() {
-  std::vector<int> bm, bn, bk, stages, consumers, pingpong, cluster, group, splits, swap, streamk;
+  std::vector<int> bm, bn, bk, stages, consumers, pingpong, cluster, group, splits, swap;
   auto add = [](std::vector<int>& v, int x) {
     if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
   };
@@ -65,12 +50,11 @@ ParamSpace wgmma_space() {
     add(group, r.group);
     add(splits, r.splits);
     add(swap, r.swap);
-    add(streamk, r.streamk);
   }
   ParamSpace s;
   s.param("BM", bm).param("BN", bn).param("BK", bk).param("stages", stages).param("consumers", consumers)
       .param("pingpong", pingpong).param("cluster", cluster).param("group", group).param("splits", splits)
-      .param("swap", swap).param("streamk", streamk);
+      .param("swap", swap);
   std::vector<Config> rows;
   for (int i = 0; i < kWgmmaConfigCount; ++i) rows.push_back(wgmma_config(i));
   s.only(std::move(rows));
@@ -96,12 +80,6 @@ ParamSpace wgmma_space() {
                      p.dims[kDimTf32] == 2)
                    return false;
                  return wgmma_split_useful(d, p, i);
-               });
-  s.constraint("stream-k (streamk = 1 runs, 2 sliced tiles) only where its plan shares k blocks out (the tiles "
-               "leave a partial wave), not 3xTF32",
-               [](const Config& c, const DeviceInfo& d, const Problem& p) {
-                 const int i = wgmma_index(c);
-                 return i < 0 || !kWgmmaConfigs[i].streamk || wgmma_streamk_useful(d, p, i);
                });
   s.constraint("the swapped small-m rows (swap = 1) only for m <= 256 (past that each X tile re-reads all of W)",
                [](const Config& c, const DeviceInfo&, const Problem& p) {
@@ -168,41 +146,6 @@ double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
   const double sm_rate = std::min(in_flight / latency_us, kDramBytes / 1e6 / active);  // bytes per us
   const double memory_us = bytes / sm_rate;
   const double per_unit_us = 0.5;  // pipeline fill and epilogue
-  if (r.streamk) {
-    const std::int64_t k_blocks = (k + k_block - 1) / k_block;
-    const std::int64_t tiles = tiles_m * tiles_n * batch;
-    const WgmmaStreamKPlan sk =
-        wgmma_streamk_plan(r.streamk, tiles, k_blocks, static_cast<int>(sms), r.bm, r.bn, r.consumers);
-    // A partial read back by its finisher: measured about 5 us for a 128 x 256 f32 tile on the H100
-    // (kWgmmaPartialReadIters, wgmma_stream_k.hpp).
-    const double partial_us = r.bm * r.bn * 4.0 / 26e3;
-    if (sk.slices > 1) {
-      // Sliced tiles: waves of (tile, slice) units in step like whole tiles (the slices of a wave
-      // share A and B as a data-parallel wave does), plus, per wave, the last slice reading the
-      // others' partials, and the kernel that zeroes the flags.
-      const double units = static_cast<double>(tiles) * sk.slices;
-      const double active = std::min(units, sms);
-      const double lat = 1.5 + 4.2 * active / sms;
-      const double rate = std::min(in_flight / lat, kDramBytes / 1e6 / active);
-      return std::ceil(units / sms) * (sk.slice_kb * std::max(compute_us, bytes / rate) + per_unit_us +
-                                       partial_us * (sk.slices - 1)) +
-             1.5;
-    }
-    if (sk.sk_tiles > 0) {
-      // Runs: every block runs the same number of iterations, but (measured on the H100, 512 x
-      // 4096 x 11008: 114 us where the balance alone says 60) as if each k block streamed its own
-      // A and B tiles, no sharing between the blocks (the likely cause: wgmma_stream_k.hpp).
-      const double grid = sk.grid;
-      const double lat = 1.5 + 4.2 * std::min(grid, sms) / sms;
-      const double own = 128.0 * (r.bn + a_rows);
-      const double rate = std::min(in_flight / lat, kDramBytes / 1e6 / std::min(grid, sms));
-      const double iters =
-          (static_cast<double>(sk.sk_iters) + static_cast<double>(tiles - sk.sk_tiles) * k_blocks) / grid;
-      const double contributors = std::max(1.0, grid / static_cast<double>(sk.sk_tiles));
-      return iters * std::max(compute_us, own / rate) + per_unit_us * (std::ceil(tiles / grid) + 1) +
-             partial_us * (1.0 + contributors) + 1.0;
-    }
-  }
   double us = waves * (plan.kb_per_split * std::max(compute_us, memory_us) + per_unit_us);
   if (plan.splits > 1) {  // the partials written and read back (mostly L2), C written, the second kernel
     // (about 4.4 us for a 1 x 4096 C under Nsight Compute, fourth session)
@@ -260,10 +203,6 @@ Config wgmma_default_for(const DeviceInfo& d, const Problem& p) {
     if ((tf32 && !wgmma_tf32_row(i)) || (mn && !wgmma_layout_row(i, p.dims[kDimTa] == 1, p.dims[kDimTb] == 0)))
       continue;
     if (r.splits > 1 && !wgmma_split_useful(d, p, i)) continue;
-    // Stream-k rows are left to the tuner: on the H100 (sixth session, 36 LLM shapes and the squares)
-    // none beat the plain rows by more than 1 %, and where the model picked them they lost up to
-    // 2x (docs/performance.md); wgmma_estimate_us prices them from those timings.
-    if (r.streamk) continue;
     const WgmmaSplitPlan plan = wgmma_split_plan(p.dims[kDimM], p.dims[kDimN], p.dims[kDimK],
                                                  std::max<std::int64_t>(1, p.dims[kDimBatch]), r.splits, tf32 ? 32 : 64);
     if ((r.splits > 1 && plan.splits == 1) || plan.bytes > kWgmmaSplitMaxWorkspace) continue;

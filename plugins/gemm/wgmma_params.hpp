@@ -15,9 +15,6 @@ int wgmma_index(const Config& c);  // -1 when not instantiated; no `splits` read
 // Whether row `index` is worth its split: unsplit rows always; a split row while its unsplit tiles
 // fill less than two waves of the device's SMs.
 bool wgmma_split_useful(const DeviceInfo& d, const Problem& p, int index);
-// Whether stream-k row `index` shares k blocks out on `p` (wgmma_stream_k.hpp: the tiles leave a
-// partial wave); rows without stream-k always.  Otherwise the row would repeat its plain row.
-bool wgmma_streamk_useful(const DeviceInfo& d, const Problem& p, int index);
 Config wgmma_default(const DeviceInfo& d);
 // A rough time model of row `index` on `p` (microseconds, H200-like rates): waves of work units,
 // each k block bound by tensor-core or DRAM time, plus the split-k reduction; for a swapped row
@@ -27,8 +24,7 @@ double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index);
 // 3xTF32: 128 x 256 tiles while they give every SM a tile, else 128 x 128.  Up to 16 rows of a
 // row-major A (16-bit): the swapped row (16-row X tile) whose slice count has the smallest
 // wgmma_estimate_us.  Otherwise the row (tile and splits) with the smallest wgmma_estimate_us
-// among the unswapped rows without a cluster (0-4, 13) and their split rows (never a stream-k row:
-// measured slower, they are the tuner's to pick).
+// among the unswapped rows without a cluster (0-4, 13) and their split rows.
 Config wgmma_default_for(const DeviceInfo& d, const Problem& p);
 
 }  // namespace kiln::gemm

@@ -70,11 +70,9 @@ bool switched_off(const kiln::Problem& p) {
 // A problem whose pitches or batch strides are not 16-byte aligned must be declined instead, unless
 // `must_launch` (the problem was built aligned, so a decline would hide the kernel from the test).
 // `worst`, when given, receives the largest error seen.
-// `only_split`: just the split-k rows (splits > 1); `only_swap`: just the swapped small-m rows;
-// `only_streamk`: just the stream-k rows (runs and sliced tiles).
+// `only_split`: just the split-k rows (splits > 1); `only_swap`: just the swapped small-m rows.
 int check_all_configs(kiln::ProblemData& data, const std::string& what, bool must_launch = false,
-                      double* worst = nullptr, bool only_split = false, bool only_swap = false,
-                      bool only_streamk = false) {
+                      double* worst = nullptr, bool only_split = false, bool only_swap = false) {
   kiln::Runtime& rt = runtime();
   const kiln::Variant& v = wgmma();
   const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
@@ -83,7 +81,6 @@ int check_all_configs(kiln::ProblemData& data, const std::string& what, bool mus
   for (const kiln::Config& cfg : v.space().enumerate(dev, p)) {
     if (only_split && cfg.get("splits") == 1) continue;
     if (only_swap && cfg.get("swap") != 1) continue;
-    if (only_streamk && cfg.get("streamk") == 0) continue;
     const kiln::Support s = v.supports(p, dev, cfg);
     INFO("gemm_wgmma [" << cfg.to_string() << "] on " << p.key() << " " << what << " align " << p.align_bytes << ": "
                         << s.reason);
@@ -97,9 +94,8 @@ int check_all_configs(kiln::ProblemData& data, const std::string& what, bool mus
     CHECK(s.ok);
     if (!s.ok) continue;
     data.poison_outputs();
-    // 3xTF32 splits A and B into a workspace, split k and stream-k keep their partials there (fresh
-    // per launch here and NaN-filled, so stale or unwritten partials cannot pass; stream-k's flags
-    // start as -1, so a launch that did not zero them hands NaN partials over).
+    // 3xTF32 splits A and B into a workspace, split k keeps its partials there (fresh per launch
+    // here and NaN-filled, so stale or unwritten partials cannot pass).
     const std::size_t ws_bytes = v.workspace_bytes(p, cfg);
     kiln::Buffer ws;
     if (ws_bytes > 0) {
@@ -125,16 +121,12 @@ int check_all_configs(kiln::ProblemData& data, const std::string& what, bool mus
 // 16-byte aligned in every layout, so that nothing is declined for alignment.
 // How many rows satisfy `pred` (a wgmma_configs.hpp predicate; rows sharing a kernel count too),
 // among those with splits > 1 when `split`, and offered for a problem with `m` rows (the space
-// leaves the swapped rows out past kWgmmaSwapMaxM).  The stream-k rows count only with a problem
-// `p` on which they share k blocks out (elsewhere the space leaves them out).
+// leaves the swapped rows out past kWgmmaSwapMaxM).
 template <typename Pred>
-int rows_where(Pred pred, bool split = false, long long m = 1, const kiln::Problem* p = nullptr) {
+int rows_where(Pred pred, bool split = false, long long m = 1) {
   int n = 0;
-  for (int i = 0; i < kiln::gemm::kWgmmaConfigCount; ++i) {
-    if (kiln::gemm::kWgmmaConfigs[i].streamk && (p == nullptr || !kiln::gemm::wgmma_streamk_useful(kiln::device_info(kGpu), *p, i)))
-      continue;
+  for (int i = 0; i < kiln::gemm::kWgmmaConfigCount; ++i)
     if (pred(i) && (!split || kiln::gemm::kWgmmaConfigs[i].splits > 1) && kiln::gemm::wgmma_swap_fits(i, m)) ++n;
-  }
   return n;
 }
 int split_rows(long long m) {
@@ -167,7 +159,7 @@ TEST_CASE("gemm_wgmma matches the host reference at sizes off its tiles, batches
         // Pitched rows keep every row 16-byte aligned whatever k is.
         kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
         const std::string what = std::string(kiln::dtype_name(t)) + " " + shape;
-        CHECK(check_all_configs(data, what) == rows_where([](int) { return true; }, false, p.dims[0], &p));
+        CHECK(check_all_configs(data, what) == rows_where([](int) { return true; }, false, p.dims[0]));
       }
 }
 
@@ -178,6 +170,7 @@ TEST_CASE("gemm_wgmma TF32 (allow_tf32=1) matches the host reference at sizes of
   }
   const kiln::OpSchema& s = runtime().registry().op("gemm");
   if (switched_off(s.problem_from_shape(kiln::f32, "256x256x256,tb=1,tf32=1", kGpu))) return;
+  const int kTf32Configs = rows_where(kiln::gemm::wgmma_tf32_row);
   std::uint64_t seed = 700;
   // A stage is 32 f32 of k: k = 8, 16 and 24 are below one stage, 40, 45, 71, 129, 200, 300 and
   // 1000 not multiples of it.
@@ -189,7 +182,7 @@ TEST_CASE("gemm_wgmma TF32 (allow_tf32=1) matches the host reference at sizes of
     kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
     // The gemm README's TF32 tolerance (10 mantissa bits), not the fp32 one.
     CHECK(data.tolerance() == 5e-3);
-    CHECK(check_all_configs(data, "f32 (TF32) " + shape, true) == rows_where(kiln::gemm::wgmma_tf32_row, false, 1, &p));
+    CHECK(check_all_configs(data, "f32 (TF32) " + shape, true) == kTf32Configs);
   }
 }
 
@@ -275,7 +268,7 @@ TEST_CASE("gemm_wgmma with a column-major A and / or a row-major B matches the h
           const bool a_mn = std::string(layout).find("ta=1") != std::string::npos;
           const bool b_mn = std::string(layout).find("tb=0") != std::string::npos;
           CHECK(check_all_configs(data, what, true) ==
-                rows_where([&](int i) { return kiln::gemm::wgmma_layout_row(i, a_mn, b_mn); }, false, p.dims[0], &p));
+                rows_where([&](int i) { return kiln::gemm::wgmma_layout_row(i, a_mn, b_mn); }, false, p.dims[0]));
         }
     }
 }
@@ -389,8 +382,7 @@ TEST_CASE("gemm_wgmma declines what it does not compute, with a reason", "[gemm]
       bool listed = false;
       for (const kiln::Config& e : v.space().enumerate(dev, p)) listed = listed || e == row;
       const bool built = kiln::gemm::wgmma_layout_row(i, p.dims[5] == 1, p.dims[6] == 0);
-      // (a stream-k row is listed only where it shares k blocks out: not on 4 tiles of 64 k)
-      CHECK(listed == (built && (!kiln::gemm::kWgmmaConfigs[i].streamk || kiln::gemm::wgmma_streamk_useful(dev, p, i))));
+      CHECK(listed == built);
       if (built) {
         CHECK((sup.ok || kiln_test::contains(sup.reason, "switched off")));
       } else {
@@ -489,9 +481,7 @@ TEST_CASE("gemm_wgmma split k matches the host reference: m below a tile, k off 
   }
 }
 
-// (Also the stream-k rows: 2 to 4 tiles over 4 to 8 blocks here, so every tile is finished from
-// partials, and the finisher applies alpha and beta.)
-TEST_CASE("gemm_wgmma split k: alpha and beta (C read and rescaled), beta = 0 never reads C", "[gemm][wgmma][splitk][streamk][gpu]") {
+TEST_CASE("gemm_wgmma split k: alpha and beta (C read and rescaled), beta = 0 never reads C", "[gemm][wgmma][splitk][gpu]") {
   if (!on_hopper()) {
     WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
     return;
@@ -530,12 +520,8 @@ TEST_CASE("gemm_wgmma split k: alpha and beta (C read and rescaled), beta = 0 ne
           expected.copy_from(hc0);
           REQUIRE(rt.registry().op("gemm").reference(kiln::Args({ha.ref(), b_view(hb), expected.ref()}, {0.75, beta}), p).ok());
           int ran = 0;
-          int rows = 0;
           for (int i = 0; i < kiln::gemm::kWgmmaConfigCount; ++i) {
-            const bool partials = kiln::gemm::kWgmmaConfigs[i].splits > 1 || kiln::gemm::kWgmmaConfigs[i].streamk;
-            if (!partials || !kiln::gemm::wgmma_layout_row(i, false, tb == 0)) continue;
-            if (kiln::gemm::kWgmmaConfigs[i].streamk && !kiln::gemm::wgmma_streamk_useful(dev, p, i)) continue;
-            ++rows;
+            if (kiln::gemm::kWgmmaConfigs[i].splits == 1 || !kiln::gemm::wgmma_layout_row(i, false, tb == 0)) continue;
             const kiln::Config cfg = kiln::gemm::wgmma_config(i);
             const kiln::Support sup = v.supports(p, dev, cfg);
             INFO(kiln::dtype_name(t) << " tb = " << tb << " C " << kiln::dtype_name(ct) << " beta = " << beta << " ["
@@ -561,68 +547,8 @@ TEST_CASE("gemm_wgmma split k: alpha and beta (C read and rescaled), beta = 0 ne
             CHECK(kiln_test::contains(none.message(), "workspace"));
             ++ran;
           }
-          CHECK(ran == rows);
-          CHECK(rows > rows_where([&](int i) { return kiln::gemm::wgmma_layout_row(i, false, tb == 0); }, true, m));
+          CHECK(ran == rows_where([&](int i) { return kiln::gemm::wgmma_layout_row(i, false, tb == 0); }, true, m));
         }
-}
-
-TEST_CASE("gemm_wgmma stream-k matches the host reference: tiles cut between blocks, a partial wave, batches", "[gemm][wgmma][streamk][gpu]") {
-  if (!on_hopper()) {
-    WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
-    return;
-  }
-  const kiln::OpSchema& s = runtime().registry().op("gemm");
-  const kiln::Variant& v = wgmma();
-  const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
-  std::uint64_t seed = 2500;
-  // Fewer tiles than SMs, each cut into several runs (333 x 1100 x 1500: 15 tiles of 128 x 256, 24
-  // k blocks, 45 runs of 8) or slices; m = 1; more tiles than SMs (2200 x 2000: 288 tiles of 128 x
-  // 128, 2 waves and 24 left over: 156 shared out, 132 whole; 144 of 128 x 256, all shared out)
-  // with k below 4 k blocks and not a multiple of 64 (too short to slice); batches (runs and
-  // slices cross batch entries).  Quick (sanitizer) runs: the first shape, 4 to 6 tiles cut in 31
-  // to 47 runs or 2 slices.
-  const char* shapes[] = {"130x300x4000", "333x1100x1500", "1x1100x4000", "2200x2000x200", "300x520x712,batch=3"};
-  for (const char* layout : {",tb=1", ",tb=0", ",ta=1,tb=1"})
-    for (kiln::DType t : {kiln::bf16, kiln::f16})
-      for (const char* mnk : shapes)
-        for (const char* c16 : {"", ",c16=1"}) {
-          const bool a_mn = std::string(layout).find("ta=1") != std::string::npos;
-          if (kiln_test::quick_mode() && (t == kiln::f16 || c16[0] == '\0' || mnk != shapes[0] || a_mn)) continue;
-          if (a_mn && std::string(mnk).rfind("1x", 0) == 0) continue;  // a one-row A has no column-major form
-          const std::string shape = std::string(mnk) + layout + c16;
-          const kiln::Problem p = s.problem_from_shape(t, shape, kGpu);
-          if (switched_off(p)) continue;
-          kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
-          const std::string what = std::string(kiln::dtype_name(t)) + " " + shape;
-          // Every stream-k row built for the layout, and on these shapes each shares k blocks out.
-          const int expected = rows_where(
-              [&](int i) {
-                return kiln::gemm::kWgmmaConfigs[i].streamk && kiln::gemm::wgmma_layout_row(i, p.dims[5] == 1, p.dims[6] == 0);
-              },
-              false, p.dims[0], &p);
-          // (rows 0 and 1's kernels are built for every layout, row 13's not for a column-major A)
-          CHECK(expected >= (a_mn ? 1 : 2));
-          CHECK(check_all_configs(data, what, true, nullptr, false, false, true) == expected);
-        }
-  // TF32 (allow_tf32 = 1): the stream-k rows of the TF32 kernels (rows 0 and 1).
-  for (const char* shape : {"333x1100x1500,tb=1,tf32=1", "300x520x712,tb=1,tf32=1,batch=3"}) {
-    if (kiln_test::quick_mode()) continue;
-    const kiln::Problem p = s.problem_from_shape(kiln::f32, shape, kGpu);
-    if (switched_off(p)) continue;
-    kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
-    CHECK(check_all_configs(data, std::string("f32 (TF32) ") + shape, true, nullptr, false, false, true) ==
-          rows_where([](int i) { return kiln::gemm::kWgmmaConfigs[i].streamk && kiln::gemm::wgmma_tf32_row(i); }, false, 1, &p));
-  }
-  // Where the tiles fill whole waves (or one tile per block, or k is short), the space leaves the
-  // stream-k rows out (they would repeat their plain rows), and 3xTF32 never has them.
-  for (const char* shape : {"1000x1100x300,tb=1", "4224x4096x4096,tb=1", "16896x256x512,tb=0", "256x256x256,tb=1,tf32=2"}) {
-    const kiln::Problem p = s.problem_from_shape(std::string(shape).find("tf32") != std::string::npos ? kiln::f32 : kiln::bf16,
-                                                 shape, kGpu);
-    for (const kiln::Config& c : v.space().enumerate(dev, p)) {
-      INFO(shape << " [" << c.to_string() << "]");
-      CHECK(c.get("streamk") == 0);
-    }
-  }
 }
 
 TEST_CASE("gemm_wgmma default_config_for splits k where the tiles leave SMs idle, and only there", "[gemm][wgmma][splitk][gpu]") {
