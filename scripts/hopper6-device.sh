@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# gemm_wgmma stream-k on an H200 in one command (sixth session, issue 10): build the gemm and vendor
-# plugins, the CLI and test_gemm_wgmma_gpu; run the test; compute-sanitizer memcheck and racecheck on
-# the new rows (KILN_TEST_QUICK=1); then `kiln bench gemm ... --variants gemm_wgmma --vs vendor` over
-# the LLM sweep (design and held-out shapes) and the square shapes, summarised per set.
+# gemm_wgmma against cuBLASLt on an H200 (or whatever card the device tool gives) in one command
+# (sixth session, issue 10; it measured the stream-k experiment, whose code and "[streamk]" tests
+# live in branch hopper6's history): build the gemm and vendor plugins, the CLI and
+# test_gemm_wgmma_gpu; run the test; compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1);
+# then `kiln bench` or `kiln tune` rows over the LLM sweep (design and held-out shapes) and the
+# square shapes, summarised per set.
 #
 #   scripts/hopper6-device.sh OUT [stage...]    stages: build test sanitize bench square tune sass
 #                                               (default: build test sanitize bench square)
@@ -13,7 +15,7 @@
 #   PREBUILT: a build folder (bin/, lib/) carried in; the build stage only checks that it runs.
 #   DEADLINE (seconds from the start, default 280): no stage or bench row starts after it, and
 #   each is cut at what is left, so the script ends before the device call's timeout.
-#   TEST_FILTER narrows the test stage (Catch2 tags); SAN_TESTS the sanitizer's ("[streamk]").
+#   TEST_FILTER narrows the test stage (Catch2 tags); SAN_TESTS the sanitizer's ("[splitk]").
 #   DESIGN / HELDOUT / SQUARE: the shape lists (m x n x k,tb=T); BENCH_RUNS the timed runs per row.
 set -uo pipefail
 out=${1:?usage: scripts/hopper6-device.sh OUT [stage...]}
@@ -79,8 +81,8 @@ for stage in $stages; do
       for tool in memcheck racecheck; do
         t1=$SECONDS
         KILN_TEST_QUICK=1 run_for "${SAN_TIMEOUT:-60}" compute-sanitizer --tool $tool --error-exitcode 3 "$T" \
-          "${SAN_TESTS:-[streamk]}" >"$out/san-$tool.log" 2>&1
-        note "compute-sanitizer $tool ${SAN_TESTS:-[streamk]}: rc=$? ($((SECONDS - t1)) s)"
+          "${SAN_TESTS:-[splitk]}" >"$out/san-$tool.log" 2>&1
+        note "compute-sanitizer $tool ${SAN_TESTS:-[splitk]}: rc=$? ($((SECONDS - t1)) s)"
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases|assertions" "$out/san-$tool.log" | tail -3 | tee -a "$S"
       done
       ;;
