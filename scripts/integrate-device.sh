@@ -64,7 +64,7 @@ for stage in "$@"; do
       [ $rc -eq 0 ] || status=1
       ;;
     retune)
-      rt=/tmp/kiln-retune
+      rt=$build/retune
       mkdir -p "$rt/cache"
       [ -s build-retune/tuning.yaml ] && [ ! -s "$rt/cache/tuning.yaml" ] && cp build-retune/tuning.yaml "$rt/cache/tuning.yaml"
       KILN_RETUNE_FROM=configs/h200.yaml KILN_RETUNE_CACHE=$rt/cache KILN_RETUNE_SECONDS=$(( $(left) - 15 )) \
@@ -76,12 +76,12 @@ for stage in "$@"; do
       ;;
     regret:*)
       ops=${stage#regret:}
-      plan=/tmp/heldout-$ops.yaml
+      plan=$build/heldout-$ops.yaml
       { sed -n '1,/^problems:/p' configs/plans/heldout.yaml
         if [ "$ops" = all ]; then grep -E '^  - \{op:' configs/plans/heldout.yaml
         else grep -E "^  - \{op: ($(echo "$ops" | tr ',' '|')),"  configs/plans/heldout.yaml; fi; } >"$plan"
       n=$(grep -c '^  - {op:' "$plan")
-      KILN_CACHE_DIR=/tmp/regret-cache KILN_CONFIG_PATH=$(db) timeout "$(left)" "$kiln" bench --regret --problems "$plan" \
+      KILN_CACHE_DIR=$build/regret-cache KILN_CONFIG_PATH=$(db) timeout "$(left)" "$kiln" bench --regret --problems "$plan" \
         --time-limit $(( $(left) - 30 )) --json >"$out/regret-${ops//,/-}.json" 2>>"$log"
       rc=$?
       say "regret $ops ($n problems, database $(basename "$(db)")): rc=$rc ($((SECONDS - t0)) s)"
