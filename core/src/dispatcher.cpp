@@ -463,6 +463,45 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     return false;
   };
 
+  // Stale entries (their plugin was rebuilt since they were tuned: a user file from an older kiln,
+  // a plugin edited and not yet re-tuned): the configs may not exist any more, but which variants
+  // won is still better evidence than none.  The nearest kWeighedNeighbours at the first level
+  // that has any (within the radius when `near_only`) are weighed; the best variant that runs p
+  // runs at its default for p.  Measured on the H200 (docs/performance.md, fourth session): with
+  // every topk entry stale, the vendor fallback (a CUB sort) had a geomean regret of 10.5 over 11
+  // held-out problems, these variants at their defaults about 1.3.  Since the sixth session stale
+  // entries within the radius come before a current entry past it: on an H100 with the histogram
+  // plugin rebuilt, far vendor-won entries sent 12 held-out histogram problems to CUB at a geomean
+  // of 2.06 (up to 10.6x), while the stale rule scored 1.16 on the top-k ones.
+  auto try_stale = [&](bool near_only) {
+    if (loo && loo->trust_entries) return false;
+    for (const auto& range : levels) {
+      std::vector<const detail::StoredEntry*> stale;
+      for (std::size_t i = range.first; i < range.second; ++i)
+        if (!current_build(*evidence[i].entry) && (!near_only || evidence[i].distance <= detail::kNeighbourRadius))
+          stale.push_back(&evidence[i]);
+      if (stale.empty()) continue;
+      stale = detail::nearest_first(std::move(stale));
+      if (stale.size() > detail::kWeighedNeighbours) stale.resize(detail::kWeighedNeighbours);
+      const auto scores = detail::weigh_neighbours(stale, nullptr, &p);
+      for (const auto& sc : scores) {
+        const Variant* v = registry_->find_variant(sc.variant);
+        if (!v || v->op() != op) continue;
+        Config config = v->default_config_for(device, p);
+        if (!usable(*v, config, p, device, nullptr)) continue;
+        d.hit = hit_of(*stale.front(), false);
+        d.distance = stale.front()->distance;
+        d.weighed_neighbours = static_cast<int>(stale.size());
+        for (const auto& x : scores) d.weighed.emplace_back(x.variant, x.expected_ratio);
+        d.config_note = "its default: the stale entries' configs were tuned for another build";
+        finish(v, std::move(config), Decision::Evidence::stale_neighbours);
+        return true;
+      }
+      return false;  // the most specific level with stale entries decides, like the other rules
+    }
+    return false;
+  };
+
   // 1. Tuned entries, level by level: the exact key, then the neighbours within the radius, weighed.
   for (const auto& range : levels) {
     for (std::size_t i = range.first; i < range.second; ++i) {
@@ -481,6 +520,9 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     if (try_neighbours(near, Decision::Evidence::neighbour)) return d;
     if (!(loo && loo->trust_entries) && try_neighbour_variants(near)) return d;
   }
+
+  // 1b. No usable entry within the radius, but stale ones: their variants at their defaults.
+  if (try_stale(true)) return d;
 
   // 2. No usable entry within the radius: the nearest usable entry of the class at any distance,
   // at the most specific level that has one.  Measured on the H200 (docs/performance.md), a far
@@ -501,38 +543,9 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     return d;
   }
 
-  // 4. Every entry of the class is stale (its plugin was rebuilt since it was tuned: a user file
-  // from an older kiln, a plugin edited and not yet re-tuned): the configs may not exist any more,
-  // but which variants won is still better evidence than none.  The nearest kWeighedNeighbours
-  // at the first level that has any are weighed; the best variant that runs p runs at its default
-  // for p.  Measured on the H200 (docs/performance.md, fourth session): with every topk entry
-  // stale, the vendor fallback (a CUB sort) had a geomean regret of 10.5 over 11 held-out
-  // problems, these variants at their defaults about 1.3.
-  if (!(loo && loo->trust_entries)) {
-    for (const auto& range : levels) {
-      std::vector<const detail::StoredEntry*> stale;
-      for (std::size_t i = range.first; i < range.second; ++i)
-        if (!current_build(*evidence[i].entry)) stale.push_back(&evidence[i]);
-      if (stale.empty()) continue;
-      stale = detail::nearest_first(std::move(stale));
-      if (stale.size() > detail::kWeighedNeighbours) stale.resize(detail::kWeighedNeighbours);
-      const auto scores = detail::weigh_neighbours(stale);
-      for (const auto& sc : scores) {
-        const Variant* v = registry_->find_variant(sc.variant);
-        if (!v || v->op() != op) continue;
-        Config config = v->default_config_for(device, p);
-        if (!usable(*v, config, p, device, nullptr)) continue;
-        d.hit = hit_of(*stale.front(), false);
-        d.distance = stale.front()->distance;
-        d.weighed_neighbours = static_cast<int>(stale.size());
-        for (const auto& x : scores) d.weighed.emplace_back(x.variant, x.expected_ratio);
-        d.config_note = "its default: the stale entries' configs were tuned for another build";
-        finish(v, std::move(config), Decision::Evidence::stale_neighbours);
-        return d;
-      }
-      break;  // the most specific level with stale entries decides, like the other rules
-    }
-  }
+  // 4. Every entry of the class is stale (the stale rule above found none within the radius): the
+  // nearest stale entries at any distance.
+  if (try_stale(false)) return d;
 
   // 5. No evidence: the vendor library, then 6. the variants in priority order.
   const auto all = registry_->variants(op);

@@ -370,14 +370,30 @@ TEST_CASE("evidence: stale entries give no config and no model, only which varia
   REQUIRE(d.weighed.size() == 3);
   CHECK(d.weighed.back().first == "mm_vendor");
   CHECK(kiln_test::contains(d.explain(), "stale neighbours' variants at their defaults"));
-  // A current entry anywhere in the class, however far, outranks stale ones nearby.
+  // A current entry past the radius does not outrank stale ones within it (sixth session: far
+  // vendor-won entries ran held-out histograms up to 10.6x slower than the stale entries' variants).
   std::ofstream(f, std::ios::app) << "      \"" + key(4096, 4096, 4096) +
                                          "\":\n        variant: mm_fp32\n        config: {tile: 64}\n        median_us: 900\n"
                                          "        plugin: {name: mm, version: 0.1.0, build: build-2}\n";
   kiln::Runtime rt2(registry(), kiln_test::offline_options(f.string()));
-  const kiln::Decision far = decide(rt2, 64, 64, 64);
+  const kiln::Decision near_stale = decide(rt2, 64, 64, 64);
+  INFO(near_stale.explain());
+  CHECK(near_stale.evidence == kiln::Decision::Evidence::stale_neighbours);
+  CHECK(near_stale.variant->name() == "mm_small");
+  // Where no stale entry is within the radius, the far current entry decides.
+  const kiln::Decision far = decide(rt2, 1024, 1024, 1024);  // 6.9 from the stale entry, 3.5 from 4096^3
+  INFO(far.explain());
   CHECK(far.evidence == kiln::Decision::Evidence::far_neighbour);
   CHECK(far.variant->name() == "mm_fp32");
+  // A current entry within the radius outranks stale ones, nearer or not.
+  std::ofstream(f, std::ios::app) << "      \"" + key(128, 128, 128) +
+                                         "\":\n        variant: mm_fp32\n        config: {tile: 64}\n        median_us: 80\n"
+                                         "        plugin: {name: mm, version: 0.1.0, build: build-2}\n";
+  kiln::Runtime rt3(registry(), kiln_test::offline_options(f.string()));
+  const kiln::Decision current = decide(rt3, 64, 64, 64);
+  INFO(current.explain());
+  CHECK(current.evidence == kiln::Decision::Evidence::neighbour);
+  CHECK(current.variant->name() == "mm_fp32");
 }
 
 TEST_CASE("evidence: no evidence at all means the vendor variant, priority only without one") {
