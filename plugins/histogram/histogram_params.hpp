@@ -40,6 +40,10 @@ Config smem_default(const DeviceInfo& device);
 // histogram_range needs bins <= kMaxThreadPrivateBins.
 inline constexpr int kMaxThreadPrivateBins = 256;
 inline constexpr int kDefaultAdaptive = 1;  // see thread_private_default
+// adaptive >= 1: a batch takes the runs path when no lane's first load holds more runs of equal
+// bytes than this (config key `runs_max`, a launch argument outside the tuned space).  8: nine in
+// ten bytes of one value give at most 8 runs in most warps' loads (README, 2026-11-26).
+inline constexpr int kDefaultRunsMax = 8;
 // Shared memory per thread: 256 8-bit counters, plus (u8, adaptive 2) a 1 KiB 32-bit histogram
 // per warp.
 constexpr std::size_t thread_private_smem_per_thread(bool range, int adaptive) {

@@ -69,32 +69,6 @@ __device__ __forceinline__ void count_word_spill(unsigned char* tile, unsigned w
   }
 }
 
-// 0x80 in each byte of w that differs from the same byte of `other`, 0 where they are equal:
-// exact (no borrow crosses a byte).
-__device__ __forceinline__ unsigned differing_bytes(unsigned w, unsigned other) {
-  const unsigned x = w ^ other;
-  return (((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x) & 0x80808080u;
-}
-
-// Byte q (0..15) of a 16-byte load.
-__device__ __forceinline__ unsigned byte_of(const uint4& v, unsigned q) {
-  const unsigned lo = __byte_perm(v.x, v.y, q & 7u), hi = __byte_perm(v.z, v.w, q & 7u);
-  return (q & 8u ? hi : lo) & 0xFFu;
-}
-
-// Bits 0..3 = bytes 0..3 of a word holding 0x80 or 0 per byte (the multiply gathers bits 7, 15,
-// 23, 31 into bits 28..31 without carries).
-__device__ __forceinline__ unsigned byte_mask4(unsigned m80) { return (m80 * 0x00204081u) >> 28; }
-
-// Bit q set when byte q of the load starts a run (differs from byte q - 1; byte 0 always).
-__device__ __forceinline__ unsigned run_starts(const uint4& v) {
-  const unsigned s0 = differing_bytes(v.x, v.x << 8) | 0x80u;
-  const unsigned s1 = differing_bytes(v.y, __funnelshift_l(v.x, v.y, 8));
-  const unsigned s2 = differing_bytes(v.z, __funnelshift_l(v.y, v.z, 8));
-  const unsigned s3 = differing_bytes(v.w, __funnelshift_l(v.z, v.w, 8));
-  return byte_mask4(s0) | byte_mask4(s1) << 4 | byte_mask4(s2) << 8 | byte_mask4(s3) << 12;
-}
-
 // The runs path: one update per run of equal bytes in this thread's load.
 __device__ __forceinline__ void count_runs(unsigned char* tile, unsigned where, const uint4& v, std::uint32_t* spill) {
   unsigned starts = run_starts(v);
@@ -307,7 +281,7 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
   }
   __syncthreads();
   std::uint32_t total = 0;
-  flush_tile(tile, tid, total);  // row tid % 256 of group tid / 256: bin tid % 256
+  flush_tile(tile, tid, total, false);  // row tid % 256 of group tid / 256: bin tid % 256
   const int bin = tid & 255;
   if (tid < 256) total += spill[bin];
   if (total != 0 && bin < nbins) atomicAdd(out + bin, total);

@@ -18,9 +18,12 @@
 //
 // Bytes: the counters cost the same whatever the data, but CUB's shared-memory atomics get faster
 // when a warp's bytes fall in few bins (the hardware merges a warp's atomics to one address).
-// kAdaptive (bytes only) > 0 makes each warp look at every batch of loads first (warp-uniform
-// decisions, no divergence):
-//   - every lane's loads are 16 equal bytes (constant data, long runs): one +16 per load;
+// kAdaptive (bytes only) > 0 makes each warp look at the first load of every batch first
+// (warp-uniform decisions):
+//   - every lane's first load holds at most `runs_max` runs of equal bytes (constant data, runs,
+//     data skewed to one value): one update per run (a load of 16 equal bytes: one +16); the
+//     periodic flush keeps every counter below 256, so unlike histogram_spill this path needs no
+//     overflow test;
 //   - kAdaptive = 2: the first bytes of the 32 lanes take at most kFewBins values (skewed,
 //     few-valued data): the batch goes into the warp's own 256 32-bit counters with shared
 //     atomics, one per byte;
@@ -87,21 +90,64 @@ __device__ __forceinline__ void count_word(unsigned char* tile, unsigned where, 
   }
 }
 
+// 0x80 in each byte of w that differs from the same byte of `other`, 0 where they are equal:
+// exact (no borrow crosses a byte).
+__device__ __forceinline__ unsigned differing_bytes(unsigned w, unsigned other) {
+  const unsigned x = w ^ other;
+  return (((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x) & 0x80808080u;
+}
+
+// Byte q (0..15) of a 16-byte load.
+__device__ __forceinline__ unsigned byte_of(const uint4& v, unsigned q) {
+  const unsigned lo = __byte_perm(v.x, v.y, q & 7u), hi = __byte_perm(v.z, v.w, q & 7u);
+  return (q & 8u ? hi : lo) & 0xFFu;
+}
+
+// Bits 0..3 = bytes 0..3 of a word holding 0x80 or 0 per byte (the multiply gathers bits 7, 15,
+// 23, 31 into bits 28..31 without carries).
+__device__ __forceinline__ unsigned byte_mask4(unsigned m80) { return (m80 * 0x00204081u) >> 28; }
+
+// Bit q set when byte q of the load starts a run (differs from byte q - 1; byte 0 always).
+__device__ __forceinline__ unsigned run_starts(const uint4& v) {
+  const unsigned s0 = differing_bytes(v.x, v.x << 8) | 0x80u;
+  const unsigned s1 = differing_bytes(v.y, __funnelshift_l(v.x, v.y, 8));
+  const unsigned s2 = differing_bytes(v.z, __funnelshift_l(v.y, v.z, 8));
+  const unsigned s3 = differing_bytes(v.w, __funnelshift_l(v.z, v.w, 8));
+  return byte_mask4(s0) | byte_mask4(s1) << 4 | byte_mask4(s2) << 8 | byte_mask4(s3) << 12;
+}
+
+// The runs path of thread_private (no spill: a thread adds at most kCountsPerFlush between flushes,
+// so no counter passes 255): a load of 16 equal bytes is one +16, else one update per run of
+// equal bytes.
+__device__ __forceinline__ void count_runs_private(unsigned char* tile, unsigned where, const uint4& v) {
+  const unsigned rep = __byte_perm(v.x, 0, 0);
+  if (v.x == rep && v.y == rep && v.z == rep && v.w == rep) {
+    unsigned char* c = tile + counter_address<0>(v.x, where);
+    *c = static_cast<unsigned char>(*c + 16);
+    return;
+  }
+  unsigned starts = run_starts(v);
+  while (starts != 0) {
+    const unsigned q = __ffs(starts) - 1;
+    starts &= starts - 1;
+    const unsigned next = starts != 0 ? unsigned(__ffs(starts) - 1) : 16u;
+    unsigned char* c = tile + counter_address<0>(byte_of(v, q), where);
+    *c = static_cast<unsigned char>(*c + (next - q));
+  }
+}
+
 // How a warp counts a batch of bytes (see the file comment); loads u < lim / kBlock are this
 // thread's.  Called by all 32 lanes of the warp together; the answer is the same for all.
-enum class BytePath { equal16, few_bins, private8 };
+enum class BytePath { runs, few_bins, private8 };
 
 template <int kB, int kBlock, int kAdaptive>
-__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim) {
+__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, int runs_max) {
   if constexpr (kAdaptive == 0) return BytePath::private8;
-  bool same = true;
-#pragma unroll
-  for (int u = 0; u < kB; ++u) {
-    const unsigned rep = __byte_perm(v[u].x, 0, 0);
-    const bool eq = v[u].x == rep && v[u].y == rep && v[u].z == rep && v[u].w == rep;
-    same = same && (u * kBlock >= lim || eq);
-  }
-  if (__all_sync(0xFFFFFFFFu, same)) return BytePath::equal16;
+  // Runs: every lane's first load holds at most runs_max runs of equal bytes.  An update per run
+  // costs about three times a byte's in instructions but half a byte's in shared-memory
+  // wavefronts per run, and the byte loop is bound by the wavefronts (README).
+  const unsigned runs = lim > 0 ? unsigned(__popc(run_starts(v[0]))) : 0u;
+  if (__reduce_max_sync(0xFFFFFFFFu, runs) <= unsigned(runs_max)) return BytePath::runs;
   if constexpr (kAdaptive == 1) return BytePath::private8;
   const int lane = threadIdx.x & 31;
   const unsigned sample = lim > 0 ? (v[0].x & 0xFFu) : 256u + unsigned(lane);  // no load: a bin of its own
@@ -113,13 +159,10 @@ __device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim) {
 template <int kIlp, int kB, int kBlock>
 __device__ __forceinline__ void count_batch(BytePath path, unsigned char* tile, std::uint32_t* warp_hist,
                                             unsigned where, const uint4 (&v)[kB], int lim, const ByteBins&) {
-  if (path == BytePath::equal16) {
+  if (path == BytePath::runs) {
 #pragma unroll
     for (int u = 0; u < kB; ++u) {
-      if (u * kBlock < lim) {
-        unsigned char* c = tile + counter_address<0>(v[u].x, where);
-        *c = static_cast<unsigned char>(*c + 16);
-      }
+      if (u * kBlock < lim) count_runs_private(tile, where, v[u]);
     }
   } else if (path == BytePath::few_bins) {
 #pragma unroll
@@ -147,12 +190,12 @@ __device__ __forceinline__ void count_batch(BytePath path, unsigned char* tile, 
 }
 
 template <int kB, int kBlock, int kAdaptive>
-__device__ __forceinline__ BytePath choose_path(const uint4 (&)[kB], int, const RangeBins&) {
+__device__ __forceinline__ BytePath choose_path(const uint4 (&)[kB], int, int, const RangeBins&) {
   return BytePath::private8;
 }
 template <int kB, int kBlock, int kAdaptive>
-__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, const ByteBins&) {
-  return choose_path<kB, kBlock, kAdaptive>(v, lim);
+__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, int runs_max, const ByteBins&) {
+  return choose_path<kB, kBlock, kAdaptive>(v, lim, runs_max);
 }
 
 // Counts one batch of loads of floats (bins <= 256, so a bin is one byte of the address).
@@ -178,8 +221,10 @@ __device__ __forceinline__ void count_batch(BytePath, unsigned char* tile, std::
 // Adds the tile into `total` (bin tid % 256, the row this thread sums) and zeroes it.  Thread t
 // sums the 256 bytes at tile[256 t ..] (row t % 256 of group t / 256) in 16-byte chunks rotated by
 // the lane so that a warp's reads spread over the banks; even and odd bytes are added in 16-bit
-// lanes (64 words * 255 < 65536).
-__device__ __forceinline__ void flush_tile(unsigned char* tile, int tid, std::uint32_t& total) {
+// lanes (64 words * 255 < 65536).  The last flush of a block leaves the tile as it is (`zero`
+// false): on small inputs, where a block counts a few loads per thread, zeroing and summing the
+// tile are most of its shared-memory traffic.
+__device__ __forceinline__ void flush_tile(unsigned char* tile, int tid, std::uint32_t& total, bool zero = true) {
   constexpr int kChunks = 16;
   const int lane = tid & 31;
   uint4* row = reinterpret_cast<uint4*>(tile + 256 * tid);
@@ -188,7 +233,7 @@ __device__ __forceinline__ void flush_tile(unsigned char* tile, int tid, std::ui
   for (int i = 0; i < kChunks; ++i) {
     uint4* chunk = row + ((i + lane) & (kChunks - 1));
     const uint4 v = *chunk;
-    *chunk = make_uint4(0, 0, 0, 0);
+    if (zero) *chunk = make_uint4(0, 0, 0, 0);
     even += (v.x & 0x00FF00FFu) + (v.y & 0x00FF00FFu);
     even += (v.z & 0x00FF00FFu) + (v.w & 0x00FF00FFu);
     odd += __byte_perm(v.x, 0, 0x4341) + __byte_perm(v.y, 0, 0x4341);
@@ -216,7 +261,7 @@ __device__ __forceinline__ std::int64_t aligned_head(const Element* data, std::i
 template <class Bins, int kBlock, int kIlp, int kAdaptive>
 __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
     histogram_thread_private_kernel(const typename Bins::Element* __restrict__ data, std::int64_t n, Bins rule,
-                                    int nbins, std::uint32_t* __restrict__ out) {
+                                    int nbins, int runs_max, std::uint32_t* __restrict__ out) {
   using Element = typename Bins::Element;
   constexpr int V = Bins::kPerVector;
   constexpr int kRound = kFlushVectors<Bins>;
@@ -272,7 +317,7 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
     auto batch = [&] {
       const std::int64_t next = base + std::int64_t(kB) * kBlock;
       const int lim = limit(base);
-      const BytePath path = choose_path<kB, kBlock, kAdaptive>(cur, lim, rule);
+      const BytePath path = choose_path<kB, kBlock, kAdaptive>(cur, lim, runs_max, rule);
       uint4 ahead[kB];
       load(next, ahead);
       count_batch<kIlp, kB, kBlock>(path, tile, warp_hist, where, cur, lim, rule);
@@ -285,8 +330,9 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
 #pragma unroll 1
     for (int b = 0; b < kRound / kB; ++b) batch();
     __syncthreads();
-    flush_tile(tile, tid, total);
-    __syncthreads();
+    const bool more = base < end;  // block-uniform
+    flush_tile(tile, tid, total, more);
+    if (more) __syncthreads();
   }
   if constexpr (kWarpHistBytesPerThread<Bins, kAdaptive> > 0) {  // group 0 adds the warps' histograms
     if (tid < 256) {
@@ -364,8 +410,9 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
       base = next;
     }
     __syncthreads();
-    flush_tile(tile, tid, total);
-    __syncthreads();
+    const bool more = base < end;  // block-uniform
+    flush_tile(tile, tid, total, more);
+    if (more) __syncthreads();
   }
   if (total != 0) atomicAdd(out + (tid & 255), total);  // the bin this thread summed
 }

@@ -27,6 +27,19 @@ unsigned grid_for(std::int64_t items, int block, int blocks_per_sm, int sms) {
   return unsigned(std::max<std::int64_t>(1, std::min(needed, full)));
 }
 
+// Blocks for thread_private and spill over `nvec` 16-byte loads.  Every block pays a fixed cost
+// for its counters (zeroing 256 bytes per thread, summing them), so small inputs get one block
+// per SM first, as many SMs as one load per thread needs, and more blocks per SM only once a
+// thread would count more than `round` loads; never more than blocks_per_sm per SM.  (Before
+// 2026-11-26, sixth session: one block per batch of five loads per thread, so 1 MiB ran on 52 of
+// 132 SMs and 3 MiB on 154 blocks, 22 SMs with two.)
+unsigned private_grid(std::int64_t nvec, int block, int blocks_per_sm, int sms, int round) {
+  const std::int64_t one_load = (nvec + block - 1) / block;
+  const std::int64_t full_rounds = (nvec + std::int64_t(block) * round - 1) / (std::int64_t(block) * round);
+  const std::int64_t want = std::max(std::min<std::int64_t>(one_load, sms), full_rounds);
+  return unsigned(std::max<std::int64_t>(1, std::min(want, std::int64_t(blocks_per_sm) * sms)));
+}
+
 // What every launch needs, read from the arguments; zeroes the bins on the stream.
 struct Launch {
   const void* data = nullptr;
@@ -36,6 +49,7 @@ struct Launch {
   RangeParams range;
   cudaStream_t stream = nullptr;
   int sms = 1;
+  int runs_max = 0;  // thread_private bytes: see choose_path
 };
 
 Status prepare_launch(const std::string& name, bool range, const Args& args, const Problem& p, Stream stream, Launch& l) {
@@ -239,12 +253,16 @@ class ThreadPrivate final : public Variant {
     const int block = c.get_or("block", 256);
     const int ilp = range_ ? 1 : c.get_or("ilp", 1);
     const int adaptive = range_ ? 0 : c.get_or("adaptive", kDefaultAdaptive);
-    // At least one batch of 16-byte loads per thread: small inputs get fewer blocks, each of
-    // which still pays for zeroing and flushing its 64 KiB per 256 threads once.
+    // Not a tuned parameter (the tuner draws uniform bytes, where no warp takes the runs path): a
+    // launch argument so that test_histogram_perf_gpu can compare thresholds.
+    const int runs_max = c.get_or("runs_max", kDefaultRunsMax);
     const int per_vector = range_ ? RangeBins::kPerVector : ByteBins::kPerVector;
     const std::int64_t nvec = (l.n + per_vector - 1) / per_vector;
-    const int batch = range_ ? kBatch<RangeBins> : kBatch<ByteBins>;
-    const unsigned grid = grid_for((nvec + batch - 1) / batch, block, c.get_or("blocks_per_sm", 3), l.sms);
+    const int round = range_ ? kFlushVectors<RangeBins> : kFlushVectors<ByteBins>;
+    // `grid` (a launch argument outside the tuned space, for measurements): that many blocks.
+    const int forced = c.get_or("grid", 0);
+    const unsigned grid = forced > 0 ? unsigned(forced) : private_grid(nvec, block, c.get_or("blocks_per_sm", 3), l.sms, round);
+    l.runs_max = runs_max;
     switch (block * 100 + ilp * 10 + adaptive) {
       case 25610: return run<256, 1, 0>(grid, l);
       case 25611: return run<256, 1, 1>(grid, l);
@@ -280,7 +298,7 @@ class ThreadPrivate final : public Variant {
         Status st = allow_smem(kernel, smem, name());
         if (!st.ok()) return st;
         kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const float*>(l.data), l.n, RangeBins{l.range}, l.nbins,
-                                                 l.out);
+                                                 0, l.out);
       }
     } else if constexpr (kAdaptive == 0) {
       auto* kernel = histogram_thread_private_plain_kernel<kBlock, kIlp>;
@@ -292,7 +310,7 @@ class ThreadPrivate final : public Variant {
       Status st = allow_smem(kernel, smem, name());
       if (!st.ok()) return st;
       kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n, ByteBins{}, kByteBins,
-                                               l.out);
+                                               l.runs_max, l.out);
     }
     return cuda_launch_status(name());
   }
@@ -330,11 +348,11 @@ class Spill final : public Variant {
     }
     const int block = c.get_or("block", 256);
     const int adaptive = range_ ? 0 : c.get_or("adaptive", 1);
-    // At least one batch of 16-byte loads per thread (as thread_private).
+    // As thread_private (spill has no rounds: the same 240 elements per thread decide).
     const int per_vector = range_ ? RangeBins::kPerVector : ByteBins::kPerVector;
     const std::int64_t nvec = (l.n + per_vector - 1) / per_vector;
-    const int batch = range_ ? kBatch<RangeBins> : kBatch<ByteBins>;
-    const unsigned grid = grid_for((nvec + batch - 1) / batch, block, c.get_or("blocks_per_sm", 3), l.sms);
+    const int round = range_ ? kFlushVectors<RangeBins> : kFlushVectors<ByteBins>;
+    const unsigned grid = private_grid(nvec, block, c.get_or("blocks_per_sm", 3), l.sms, round);
     switch (block * 10 + adaptive) {
       case 2560: return run<256, 0>(grid, l);
       case 2561: return run<256, 1>(grid, l);

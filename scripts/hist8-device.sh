@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# One device run for the histogram work of issue 12 (session hist8): the histogram GPU tests, the
+# sanitizers and test_histogram_perf_gpu against CUB.  Uses the binaries under build-gpu when they
+# were built before the run (carried: `cmake --build build-gpu --target test_histogram_gpu
+# test_histogram_perf_gpu`, Release, sm_90), else builds those two for sm_90.  Stages, in the
+# order given, each only if it can start before DEADLINE seconds:
+#   tests   test_histogram_gpu, variants named by TEST_ONLY (default spill,thread_private)
+#   san     compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1), variants SAN_ONLY
+#   perf    test_histogram_perf_gpu "[perf][histogram]" (u8 only) with the KILN_HISTPERF_* variables
+#           as set by the caller; log perf-main.log
+#   perf:TAG   as perf, with KILN_HISTPERF_SIZES=$SIZES_TAG and KILN_HISTPERF_CONFIGS=$CONFIGS_TAG;
+#           log perf-TAG.log; lines of summary.txt start with TAG
+#   scripts/hist8-device.sh OUT DEADLINE STAGE...
+set -uo pipefail
+out=${1:?usage: scripts/hist8-device.sh OUT DEADLINE STAGE...}
+deadline=${2:?deadline in seconds}
+shift 2
+cd "$(dirname "$0")/.."
+b=build-gpu
+export LD_LIBRARY_PATH=$PWD/$b/lib:${LD_LIBRARY_PATH:-}
+sum=$out/summary.txt
+: >"$sum"
+say() { echo "$*" | tee -a "$sum"; }
+left() { [ $SECONDS -lt "$deadline" ] || { say "skipped (deadline): $1"; return 1; }; }
+if [ -x $b/bin/test_histogram_gpu ] && [ -x $b/bin/test_histogram_perf_gpu ]; then
+  say "prebuilt binaries"
+else
+  { cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 &&
+    cmake --build $b -j16 --target test_histogram_gpu test_histogram_perf_gpu; } \
+    >"$out/build.log" 2>&1 || { grep -E "error|FAILED" "$out/build.log" | head -30; exit 1; }
+  say "build $SECONDS s"
+fi
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version --format=csv,noheader | tee -a "$sum"
+for stage in "$@"; do
+  case $stage in
+    tests)
+      left tests && { KILN_HISTOGRAM_TEST_ONLY=${TEST_ONLY:-spill,thread_private} timeout ${TEST_TIMEOUT:-60} \
+          $b/bin/test_histogram_gpu >"$out/tests.log" 2>&1
+        say "test_histogram_gpu (${TEST_ONLY:-spill,thread_private}) rc=$? $SECONDS s $(grep -E 'test cases|assertions' "$out/tests.log" | tail -2 | tr '\n' ' ')"
+        grep -B3 -A14 "FAILED" "$out/tests.log" | head -40; } ;;
+    san)
+      for tool in memcheck racecheck; do left "$tool" || continue
+        KILN_TEST_QUICK=1 KILN_HISTOGRAM_TEST_ONLY=${SAN_ONLY:-spill,thread_private} \
+          timeout ${SAN_TIMEOUT:-60} compute-sanitizer --tool $tool --error-exitcode 9 \
+          $b/bin/test_histogram_gpu >"$out/$tool.log" 2>&1
+        say "$tool test_histogram_gpu rc=$? $SECONDS s $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test cases' "$out/$tool.log" | tail -2 | tr '\n' ' ')"
+        grep -m5 -A8 "Invalid\|Race reported\|FAILED" "$out/$tool.log" | head -30
+      done ;;
+    perf|perf:*)
+      tag=main
+      if [ "$stage" != perf ]; then
+        tag=${stage#perf:}
+        sv=SIZES_$tag cv=CONFIGS_$tag
+        export KILN_HISTPERF_SIZES=${!sv:-} KILN_HISTPERF_CONFIGS=${!cv:-}
+      fi
+      left "perf $tag" && { timeout ${PERF_TIMEOUT:-60} $b/bin/test_histogram_perf_gpu "[perf][histogram]" >"$out/perf-$tag.log" 2>&1
+        say "perf $tag rc=$? $SECONDS s $(grep -E 'test cases|assertions' "$out/perf-$tag.log" | tail -1)"
+        grep -B3 -A10 "FAILED" "$out/perf-$tag.log" | head -30
+        grep "^histperf" "$out/perf-$tag.log" | sed "s/^histperf /$tag /" | tee -a "$sum" >/dev/null; } ;;
+    *) say "unknown stage $stage" ;;
+  esac
+done
+say "total $SECONDS s"
