@@ -8,14 +8,16 @@
 #   san     compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1), variants SAN_ONLY
 #   perf    test_histogram_perf_gpu "[perf][histogram]" (u8 only) with the KILN_HISTPERF_* variables
 #           as set by the caller; log perf-main.log
-#   perf:TAG   as perf, with KILN_HISTPERF_SIZES=$SIZES_TAG and KILN_HISTPERF_CONFIGS=$CONFIGS_TAG;
-#           log perf-TAG.log; lines of summary.txt start with TAG
+#   perf:TAG   as perf, with KILN_HISTPERF_SIZES, _CONFIGS, _KINDS from $SIZES_TAG, $CONFIGS_TAG,
+#           $KINDS_TAG (empty: the test's defaults) and _NO4G set when $NO4G_TAG is; log
+#           perf-TAG.log; lines of summary.txt start with TAG.  ENV_FILE, if set, is sourced first.
 #   scripts/hist8-device.sh OUT DEADLINE STAGE...
 set -uo pipefail
 out=${1:?usage: scripts/hist8-device.sh OUT DEADLINE STAGE...}
 deadline=${2:?deadline in seconds}
 shift 2
 cd "$(dirname "$0")/.."
+[ -n "${ENV_FILE:-}" ] && . "$ENV_FILE"
 b=build-gpu
 export LD_LIBRARY_PATH=$PWD/$b/lib:${LD_LIBRARY_PATH:-}
 sum=$out/summary.txt
@@ -30,6 +32,7 @@ else
     >"$out/build.log" 2>&1 || { grep -E "error|FAILED" "$out/build.log" | head -30; exit 1; }
   say "build $SECONDS s"
 fi
+ldd $b/bin/test_histogram_perf_gpu | grep "not found" | tee -a "$sum"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version --format=csv,noheader | tee -a "$sum"
 for stage in "$@"; do
   case $stage in
@@ -38,10 +41,14 @@ for stage in "$@"; do
           $b/bin/test_histogram_gpu >"$out/tests.log" 2>&1
         say "test_histogram_gpu (${TEST_ONLY:-spill,thread_private}) rc=$? $SECONDS s $(grep -E 'test cases|assertions' "$out/tests.log" | tail -2 | tr '\n' ' ')"
         grep -B3 -A14 "FAILED" "$out/tests.log" | head -40; } ;;
-    san)
-      for tool in memcheck racecheck; do left "$tool" || continue
+    san|memcheck|racecheck)
+      tools="memcheck racecheck"; [ $stage = san ] || tools=$stage
+      for tool in $tools; do left "$tool" || continue
+        # racecheck (the slow one) gets what is left before the deadline, at least 10 s
+        limit=${SAN_TIMEOUT:-60}
+        [ $tool = racecheck ] && limit=$(( deadline - SECONDS > 10 ? deadline - SECONDS : 10 ))
         KILN_TEST_QUICK=1 KILN_HISTOGRAM_TEST_ONLY=${SAN_ONLY:-spill,thread_private} \
-          timeout ${SAN_TIMEOUT:-60} compute-sanitizer --tool $tool --error-exitcode 9 \
+          timeout $limit compute-sanitizer --tool $tool --error-exitcode 9 \
           $b/bin/test_histogram_gpu >"$out/$tool.log" 2>&1
         say "$tool test_histogram_gpu rc=$? $SECONDS s $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test cases' "$out/$tool.log" | tail -2 | tr '\n' ' ')"
         grep -m5 -A8 "Invalid\|Race reported\|FAILED" "$out/$tool.log" | head -30
@@ -50,8 +57,9 @@ for stage in "$@"; do
       tag=main
       if [ "$stage" != perf ]; then
         tag=${stage#perf:}
-        sv=SIZES_$tag cv=CONFIGS_$tag
-        export KILN_HISTPERF_SIZES=${!sv:-} KILN_HISTPERF_CONFIGS=${!cv:-}
+        sv=SIZES_$tag cv=CONFIGS_$tag kv=KINDS_$tag nv=NO4G_$tag
+        export KILN_HISTPERF_SIZES=${!sv:-} KILN_HISTPERF_CONFIGS=${!cv:-} KILN_HISTPERF_KINDS=${!kv:-}
+        if [ -n "${!nv:-}" ]; then export KILN_HISTPERF_NO4G=1; else unset KILN_HISTPERF_NO4G; fi
       fi
       left "perf $tag" && { timeout ${PERF_TIMEOUT:-60} $b/bin/test_histogram_perf_gpu "[perf][histogram]" >"$out/perf-$tag.log" 2>&1
         say "perf $tag rc=$? $SECONDS s $(grep -E 'test cases|assertions' "$out/perf-$tag.log" | tail -1)"

@@ -41,9 +41,10 @@ Config smem_default(const DeviceInfo& device);
 inline constexpr int kMaxThreadPrivateBins = 256;
 inline constexpr int kDefaultAdaptive = 1;  // see thread_private_default
 // adaptive >= 1: a batch takes the runs path when no lane's first load holds more runs of equal
-// bytes than this (config key `runs_max`, a launch argument outside the tuned space).  8: nine in
-// ten bytes of one value give at most 8 runs in most warps' loads (README, 2026-11-26).
-inline constexpr int kDefaultRunsMax = 8;
+// bytes than this (config key `runs_max`, a launch argument outside the tuned space).  1: only
+// loads of 16 equal bytes; more lost on an H100 (2026-11-26, sixth session, 1 GiB: runs_max 8 took
+// skewed bytes from 452 to 677 us, runs of 1 to 64 from 454 to 484; runs_max 4 the runs to 483).
+inline constexpr int kDefaultRunsMax = 1;
 // Shared memory per thread: 256 8-bit counters, plus (u8, adaptive 2) a 1 KiB 32-bit histogram
 // per warp.
 constexpr std::size_t thread_private_smem_per_thread(bool range, int adaptive) {

@@ -281,7 +281,7 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
   }
   __syncthreads();
   std::uint32_t total = 0;
-  flush_tile(tile, tid, total, false);  // row tid % 256 of group tid / 256: bin tid % 256
+  flush_tile(tile, tid, total);  // row tid % 256 of group tid / 256: bin tid % 256
   const int bin = tid & 255;
   if (tid < 256) total += spill[bin];
   if (total != 0 && bin < nbins) atomicAdd(out + bin, total);

@@ -410,9 +410,8 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
       base = next;
     }
     __syncthreads();
-    const bool more = base < end;  // block-uniform
-    flush_tile(tile, tid, total, more);
-    if (more) __syncthreads();
+    flush_tile(tile, tid, total);
+    __syncthreads();
   }
   if (total != 0) atomicAdd(out + (tid & 255), total);  // the bin this thread summed
 }

@@ -27,7 +27,7 @@ unsigned grid_for(std::int64_t items, int block, int blocks_per_sm, int sms) {
   return unsigned(std::max<std::int64_t>(1, std::min(needed, full)));
 }
 
-// Blocks for thread_private and spill over `nvec` 16-byte loads.  Every block pays a fixed cost
+// Blocks for thread_private over `nvec` 16-byte loads.  Every block pays a fixed cost
 // for its counters (zeroing 256 bytes per thread, summing them), so small inputs get one block
 // per SM first, as many SMs as one load per thread needs, and more blocks per SM only once a
 // thread would count more than `round` loads; never more than blocks_per_sm per SM.  (Before
@@ -348,11 +348,12 @@ class Spill final : public Variant {
     }
     const int block = c.get_or("block", 256);
     const int adaptive = range_ ? 0 : c.get_or("adaptive", 1);
-    // As thread_private (spill has no rounds: the same 240 elements per thread decide).
+    // At least one batch of 16-byte loads per thread (thread_private's grid before 2026-11-26,
+    // sixth session; private_grid was not timed with spill).
     const int per_vector = range_ ? RangeBins::kPerVector : ByteBins::kPerVector;
     const std::int64_t nvec = (l.n + per_vector - 1) / per_vector;
-    const int round = range_ ? kFlushVectors<RangeBins> : kFlushVectors<ByteBins>;
-    const unsigned grid = private_grid(nvec, block, c.get_or("blocks_per_sm", 3), l.sms, round);
+    const int batch = range_ ? kBatch<RangeBins> : kBatch<ByteBins>;
+    const unsigned grid = grid_for((nvec + batch - 1) / batch, block, c.get_or("blocks_per_sm", 3), l.sms);
     switch (block * 10 + adaptive) {
       case 2560: return run<256, 0>(grid, l);
       case 2561: return run<256, 1>(grid, l);
