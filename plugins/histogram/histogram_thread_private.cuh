@@ -143,9 +143,9 @@ enum class BytePath { runs, few_bins, private8 };
 template <int kB, int kBlock, int kAdaptive>
 __device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, int runs_max) {
   if constexpr (kAdaptive == 0) return BytePath::private8;
-  // Runs: every lane's first load holds at most runs_max runs of equal bytes.  An update per run
-  // costs about three times a byte's in instructions but half a byte's in shared-memory
-  // wavefronts per run, and the byte loop is bound by the wavefronts (README).
+  // Runs: every lane's first load holds at most runs_max runs of equal bytes.  Predicted to pay up
+  // to about 8 runs (half a byte's shared-memory wavefronts per run); measured, anything above 1
+  // (loads of 16 equal bytes) lost (README, 2026-11-26), hence kDefaultRunsMax = 1.
   const unsigned runs = lim > 0 ? unsigned(__popc(run_starts(v[0]))) : 0u;
   if (__reduce_max_sync(0xFFFFFFFFu, runs) <= unsigned(runs_max)) return BytePath::runs;
   if constexpr (kAdaptive == 1) return BytePath::private8;
@@ -330,7 +330,9 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
 #pragma unroll 1
     for (int b = 0; b < kRound / kB; ++b) batch();
     __syncthreads();
-    const bool more = base < end;  // block-uniform
+    // Bytes: the last flush skips the zeroing and its barrier.  Floats keep both (not timed
+    // without them).
+    const bool more = !std::is_same_v<Bins, ByteBins> || base < end;  // block-uniform
     flush_tile(tile, tid, total, more);
     if (more) __syncthreads();
   }

@@ -258,10 +258,13 @@ class ThreadPrivate final : public Variant {
     const int runs_max = c.get_or("runs_max", kDefaultRunsMax);
     const int per_vector = range_ ? RangeBins::kPerVector : ByteBins::kPerVector;
     const std::int64_t nvec = (l.n + per_vector - 1) / per_vector;
-    const int round = range_ ? kFlushVectors<RangeBins> : kFlushVectors<ByteBins>;
     // `grid` (a launch argument outside the tuned space, for measurements): that many blocks.
+    // Floats keep one block per batch of loads per thread (private_grid not timed with them).
     const int forced = c.get_or("grid", 0);
-    const unsigned grid = forced > 0 ? unsigned(forced) : private_grid(nvec, block, c.get_or("blocks_per_sm", 3), l.sms, round);
+    const int bpsm = c.get_or("blocks_per_sm", 3);
+    const unsigned grid = forced > 0 ? unsigned(forced)
+                          : range_   ? grid_for((nvec + kBatch<RangeBins> - 1) / kBatch<RangeBins>, block, bpsm, l.sms)
+                                     : private_grid(nvec, block, bpsm, l.sms, kFlushVectors<ByteBins>);
     l.runs_max = runs_max;
     switch (block * 100 + ilp * 10 + adaptive) {
       case 25610: return run<256, 1, 0>(grid, l);
