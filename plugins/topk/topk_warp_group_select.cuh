@@ -20,8 +20,9 @@
 // - The filter appends the ranks >= the threshold to the row's list in shared memory (one shared
 //   atomic per warp and non-empty ballot).  The keys (rank, ~index) carry the index, so the order
 //   of the appends does not matter.  A list of at most kRankSortMax keys is ordered by counting
-//   (each key's place is the number of larger keys: no barrier), a longer one bitonic-sorted with
-//   the stages of stride <= 32 in registers (shuffle_bitonic_sort_desc); the first k are written.
+//   (each key's place is the number of larger keys: no barrier), a longer one bitonic-sorted (on
+//   tiles of 32 items with the stages of stride <= 32 in registers, shuffle_bitonic_sort_desc);
+//   the first k are written.
 // - A tie class at the k-th place that leaves more than `cap` keys (every rank bit decided): the
 //   ranks above T, and of those equal to T the first in index order, found by the same bitwise
 //   search on the index (count of ties below a candidate index).
@@ -36,7 +37,8 @@
 namespace kiln::topk {
 
 // Lists of up to this many keys are ordered by counting (count^2 compares over the block, no
-// barrier); longer ones by a bitonic sort (shuffle_bitonic_sort_desc: 6 to 10 barriers).
+// barrier); longer ones by a bitonic sort (on tiles of 32 items shuffle_bitonic_sort_desc: 6 to 10
+// barriers instead of 36 to 45).
 inline constexpr int kRankSortMax = 128;
 
 // The j-th largest (1 <= j <= 32) of v over the lanes of a warp: a bitonic sort of the 32 values
@@ -272,7 +274,14 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
     while (p < count) p <<= 1;  // count <= cap, a power of two; p >= 256 here
     for (int i = count + t; i < p; i += THREADS) list[i] = kNoElement;
     __syncthreads();
-    shuffle_bitonic_sort_desc<THREADS>(list, p);
+    // Tiles of up to 16 items are held to 64 registers, where the register sort spills (44 bytes
+    // at 8 x 16, f32; 16384 x 4096, k = 64, which never sorts this way, 257.4 -> 268.5 us on an
+    // H100): they keep the shared-memory network.
+    if constexpr (ITEMS > 16) {
+      shuffle_bitonic_sort_desc<THREADS>(list, p);
+    } else {
+      bitonic_sort_desc<THREADS>(list, p);
+    }
     for (int i = t; i < k; i += THREADS) {
       const std::uint32_t j = index_of(list[i]);
       indices_row[i] = std::int32_t(j);
