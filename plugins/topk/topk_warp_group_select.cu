@@ -19,19 +19,21 @@ cudaError_t launch_group_as(const TopkLaunch& l, int cap, cudaStream_t stream) {
   constexpr int vec = 16 / int(sizeof(T));
   const bool vector_loads = reinterpret_cast<std::uintptr_t>(l.x) % 16 == 0 && l.n % vec == 0 &&
                             (l.rows == 1 || l.x_stride % vec == 0);
-  // Pipelined (vector_loads): a persistent grid, each block with a row buffer; else a block per row.
+  // Pipelined (vector_loads, k > 1): a persistent grid, each block with a row buffer; else a block
+  // per row (k = 1 on aligned rows: 16-byte loads straight into registers, mode 2).
   auto* kernel = &warp_group_select_kernel<T, WARPS, ITEMS>;
   const std::size_t list_bytes = std::size_t(cap) * sizeof(std::uint64_t);
   std::size_t smem = list_bytes;
   std::int64_t grid = l.rows;
-  if (vector_loads) {
+  const bool pipelined = vector_loads && l.k > 1;
+  if (pipelined) {
     smem += std::size_t(WARPS) * 32 * ITEMS * sizeof(T);
     const int resident = resident_grid(reinterpret_cast<const void*>(kernel), WARPS * 32, smem);
     if (resident <= 0) return cudaErrorInvalidConfiguration;
     grid = std::min<std::int64_t>(grid, resident);
   }
   kernel<<<unsigned(grid), WARPS * 32, smem, stream>>>(static_cast<const T*>(l.x), l.x_stride, l.rows, int(l.n), l.k,
-                                                      l.largest, cap, vector_loads ? 1 : 0, static_cast<T*>(l.values),
+                                                      l.largest, cap, pipelined ? 1 : vector_loads ? 2 : 0, static_cast<T*>(l.values),
                                                       l.v_stride, l.indices, l.i_stride);
   return cudaGetLastError();
 }

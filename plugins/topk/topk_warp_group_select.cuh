@@ -11,7 +11,8 @@
 //   buffer) while it selects on the current one; so a block's row is on its way from DRAM while
 //   its search, filter and sort run, which one row per block left idle (measured on an H100,
 //   2026-11-26: 16384 rows of 4096, k = 64, 339 us against 100 us for k = 1, the loads alone).
-//   Other rows: one row per block, scalar loads (all issued first).
+//   Other rows: one row per block, scalar loads (all issued first).  k = 1 on aligned rows: one
+//   row per block, 16-byte loads straight into registers (no list to sort, so nothing to overlap).
 // - The k-th rank T is bounded (the largest rank above; below, from each warp's j-th largest of
 //   its lanes' first and second largest ranks), then searched bit by bit from the top; each step is
 //   one compare per item, a warp reduction, and one block barrier (counts double-buffered in
@@ -19,8 +20,9 @@
 // - The filter appends the ranks >= the threshold to the row's list in shared memory (one shared
 //   atomic per warp and non-empty ballot).  The keys (rank, ~index) carry the index, so the order
 //   of the appends does not matter.  A list of at most kRankSortMax keys is ordered by counting
-//   (each key's place is the number of larger keys: no barrier), a longer one bitonic-sorted; the
-//   first k are written.
+//   (each key's place is the number of larger keys: no barrier), a longer one bitonic-sorted (on
+//   tiles of 32 items with the stages of stride <= 32 in registers, shuffle_bitonic_sort_desc);
+//   the first k are written.
 // - A tie class at the k-th place that leaves more than `cap` keys (every rank bit decided): the
 //   ranks above T, and of those equal to T the first in index order, found by the same bitwise
 //   search on the index (count of ties below a candidate index).
@@ -35,7 +37,8 @@
 namespace kiln::topk {
 
 // Lists of up to this many keys are ordered by counting (count^2 compares over the block, no
-// barrier); longer ones by a bitonic sort (log^2 barriers).
+// barrier); longer ones by a bitonic sort (on tiles of 32 items shuffle_bitonic_sort_desc: 6 to 10
+// barriers instead of 36 to 45).
 inline constexpr int kRankSortMax = 128;
 
 // The j-th largest (1 <= j <= 32) of v over the lanes of a warp: a bitonic sort of the 32 values
@@ -52,6 +55,62 @@ __device__ __forceinline__ std::uint32_t warp_kth_largest(std::uint32_t v, int j
     }
   }
   return __shfl_sync(0xFFFFFFFFu, v, j - 1);
+}
+
+// Sorts s[0, p) descending with the whole block (p a power of two and a multiple of 64): the
+// bitonic network of bitonic_sort_desc, but every stage of stride <= 32 runs in registers.  A
+// thread holds the pairs (e, e + 32), e = 64 (q / 32) + q % 32 for q = t, t + THREADS, ... < p / 2
+// (lane = e % 32, so stride 32 is within the thread and strides 1 to 16 are shuffles); only the
+// stages of stride >= 64 go through shared memory.  Barriers for p = 512: 10 instead of 45 (256:
+// 6 instead of 36).  Ends with a barrier.
+template <int THREADS>
+__device__ __forceinline__ void shuffle_bitonic_sort_desc(std::uint64_t* s, int p) {
+  constexpr unsigned kAll = 0xFFFFFFFFu;
+  const int t = int(threadIdx.x), lane = t & 31;
+  // The stages of sizes lo to hi (powers of two), strides min(size / 2, 32) down to 1.  Whole warps
+  // take part or not (p / 2 and THREADS are multiples of 32), so the shuffles see full warps.
+  auto in_registers = [&](int lo, int hi) {
+    for (int q = t; q < (p >> 1); q += THREADS) {
+      const int e = ((q >> 5) << 6) | lane;
+      std::uint64_t a = s[e], b = s[e + 32];
+      for (int size = lo; size <= hi; size <<= 1) {
+        const bool desc_a = (e & size) == 0, desc_b = ((e + 32) & size) == 0;
+        if (size >= 64) {  // stride 32: the thread's own pair
+          const std::uint64_t hi_key = a > b ? a : b, lo_key = a > b ? b : a;
+          a = desc_a ? hi_key : lo_key;
+          b = desc_a ? lo_key : hi_key;
+        }
+#pragma unroll
+        for (int stride = 16; stride > 0; stride >>= 1) {
+          if (stride >= size) continue;  // uniform: the stages of a size are its strides below it
+          const std::uint64_t oa = __shfl_xor_sync(kAll, a, stride), ob = __shfl_xor_sync(kAll, b, stride);
+          const bool lower = (lane & stride) == 0;
+          a = lower == desc_a ? (a > oa ? a : oa) : (a > oa ? oa : a);
+          b = lower == desc_b ? (b > ob ? b : ob) : (b > ob ? ob : b);
+        }
+      }
+      s[e] = a;
+      s[e + 32] = b;
+    }
+    __syncthreads();
+  };
+  in_registers(2, 64);
+  for (int size = 128; size <= p; size <<= 1) {
+    for (int stride = size >> 1; stride >= 64; stride >>= 1) {
+      for (int q = t; q < (p >> 1); q += THREADS) {
+        const int i = 2 * q - (q & (stride - 1));
+        const int j = i + stride;
+        const bool desc = (i & size) == 0;
+        const std::uint64_t a = s[i], b = s[j];
+        if ((a < b) == desc) {
+          s[i] = b;
+          s[j] = a;
+        }
+      }
+      __syncthreads();
+    }
+    in_registers(size, size);
+  }
 }
 
 template <int WARPS>
@@ -212,10 +271,17 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
     }
   } else {
     int p = 2;
-    while (p < count) p <<= 1;  // count <= cap, a power of two
+    while (p < count) p <<= 1;  // count <= cap, a power of two; p >= 256 here
     for (int i = count + t; i < p; i += THREADS) list[i] = kNoElement;
     __syncthreads();
-    bitonic_sort_desc<THREADS>(list, p);
+    // Tiles of up to 16 items are held to 64 registers, where the register sort spills (44 bytes
+    // at 8 x 16, f32; 16384 x 4096, k = 64, which never sorts this way, 257.4 -> 268.5 us on an
+    // H100): they keep the shared-memory network.
+    if constexpr (ITEMS > 16) {
+      shuffle_bitonic_sort_desc<THREADS>(list, p);
+    } else {
+      bitonic_sort_desc<THREADS>(list, p);
+    }
     for (int i = t; i < k; i += THREADS) {
       const std::uint32_t j = index_of(list[i]);
       indices_row[i] = std::int32_t(j);
@@ -225,10 +291,11 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
   __syncthreads();  // the list and the counters are read before the next row writes them
 }
 
-// Dynamic shared memory: cap 8-byte keys (cap a power of two, k <= cap / 2), then, for pipelined
-// launches (vector_loads), the row buffer of THREADS * ITEMS elements.  Pipelined launches may
-// have fewer blocks than rows (each block takes rows blockIdx.x, + gridDim.x, ...); the others
-// have one block per row.
+// vector_loads: 0 scalar loads, 1 pipelined (aligned rows, k > 1), 2 16-byte loads straight into
+// registers (aligned rows, k = 1).  Dynamic shared memory: cap 8-byte keys (cap a power of two,
+// k <= cap / 2), then, for pipelined launches, the row buffer of THREADS * ITEMS elements.
+// Pipelined launches may have fewer blocks than rows (each block takes rows blockIdx.x,
+// + gridDim.x, ...); the others have one block per row.
 // Blocks per SM the compiler must leave room for: at most 64 registers a thread for tiles of up to
 // 16 items (60 to 80 without the bound; 3 blocks of 8 warps per SM instead of 4), 128 for 32.
 template <int WARPS, int ITEMS>
@@ -266,10 +333,36 @@ __global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
     return;
   }
 
-  // Pipelined: chunk c = g * THREADS + t of the row (16 bytes, VEC elements) goes to buf[c] and
-  // is read back by the thread that copied it.  Chunks past the end copy the last one (rank 0).
-  uint4* buf = reinterpret_cast<uint4*>(smem_raw + std::size_t(cap) * sizeof(std::uint64_t));
+  // Aligned rows: chunk c = g * THREADS + t of the row (16 bytes, VEC elements) is group g of
+  // thread t.  Chunks past the end re-read the last one (rank 0).
   const int last = n / VEC - 1;  // n % VEC == 0 here
+  auto ranks_of_chunk = [&](int g, uint4 raw) {
+    const std::uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      const std::uint32_t bits = VEC == 4 ? w[e] : (w[e / 2] >> (16 * (e % 2))) & 0xFFFFu;
+      const int i = g * VEC + e;
+      rk[i] = index(i) < n ? rank_key(bits, largest != 0, Element<T>::kFormat) >> (32 - kRankBits) : 0u;
+    }
+  };
+  if (vector_loads == 2) {
+    // k = 1 (a block-wide maximum, no list): one row per block, 16-byte loads straight into
+    // registers, all issued first.  The pipeline's trip through shared memory cost 17% here
+    // (16384 rows of 4096 on an H100: 116.8 us against 99.9 with direct loads).
+    const std::int64_t row = blockIdx.x;
+    const uint4* src = reinterpret_cast<const uint4*>(x + row * x_stride);
+    uint4 raw[GROUPS];
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g) raw[g] = __ldg(src + min(g * THREADS + t, last));
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g) ranks_of_chunk(g, raw[g]);
+    group_select_row<T, WARPS, ITEMS>(rk, x + row * x_stride, n, k, cap, list, sh, values + row * v_stride,
+                                      indices + row * i_stride);
+    return;
+  }
+
+  // Pipelined: chunk c goes to buf[c] and is read back by the thread that copied it.
+  uint4* buf = reinterpret_cast<uint4*>(smem_raw + std::size_t(cap) * sizeof(std::uint64_t));
   auto copy_row = [&](std::int64_t row) {
     const uint4* src = reinterpret_cast<const uint4*>(x + row * x_stride);
 #pragma unroll
@@ -286,16 +379,7 @@ __global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
   for (; row < rows; row += gridDim.x) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 #pragma unroll
-    for (int g = 0; g < GROUPS; ++g) {
-      const uint4 raw = buf[g * THREADS + t];
-      const std::uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) {
-        const std::uint32_t bits = VEC == 4 ? w[e] : (w[e / 2] >> (16 * (e % 2))) & 0xFFFFu;
-        const int i = g * VEC + e;
-        rk[i] = index(i) < n ? rank_key(bits, largest != 0, Element<T>::kFormat) >> (32 - kRankBits) : 0u;
-      }
-    }
+    for (int g = 0; g < GROUPS; ++g) ranks_of_chunk(g, buf[g * THREADS + t]);
     // This thread's chunks are in registers: its copies of the next row may overwrite them.
     if (row + gridDim.x < rows) copy_row(row + gridDim.x);
     group_select_row<T, WARPS, ITEMS>(rk, x + row * x_stride, n, k, cap, list, sh, values + row * v_stride,

@@ -83,7 +83,10 @@ TEST_CASE("topk_warp_select matches the host reference on random rows", "[topk][
                           // Row-per-block tiles (n > 1024): 16-byte loads (n a multiple of 4 for f32, of 8
                           // for f16/bf16) and scalar loads (odd n), n at and just above 8192 and 16384.
                           {3, 2049, 40},   {2, 5000, 5},    {5, 4100, 64},   {2, 8191, 100},  {3, 8192, 2},
-                          {2, 8193, 1},    {2, 16384, 256}, {1, 16383, 31},  {7, 6000, 17}};
+                          {2, 8193, 1},    {2, 16384, 256}, {1, 16383, 31},  {7, 6000, 17},
+                          // Aligned rows off the tiles: k = 1 (16-byte loads straight into registers),
+                          // lists of 129 to 512 keys (the sort with its small strides in registers).
+                          {5, 3000, 1},    {3, 5000, 100},  {4, 2052, 65},   {3, 6000, 255}};
   std::uint64_t seed = 1100;
   for (kiln::DType t : {kiln::f32, kiln::f16, kiln::bf16}) {
     for (const Shape& s : shapes) {
