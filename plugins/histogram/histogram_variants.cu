@@ -226,6 +226,23 @@ class WarpPrivate final : public Variant {
 
 // Both ops: per-thread 8-bit counters (histogram_thread_private.cuh).  histogram_range needs
 // bins <= 256 (a bin is one byte of the counter address).
+// What thread_private and spill share: 8-bit counters per thread cover at most 256 bins.
+Support byte_counter_support(const Problem& p, bool range) {
+  if (!range) return Support::yes();
+  if (bins_of(p, true) > kMaxThreadPrivateBins)
+    return Support::no("bins > 256: the 8-bit counters of a thread cover at most 256 bins");
+  return range_alignment(p);
+}
+
+Status prepare_byte_counter_launch(const std::string& name, bool range, const Args& args, const Problem& p, Stream stream,
+                                   Launch& l) {
+  Status st = prepare_launch(name, range, args, p, stream, l);
+  if (!st.ok() || l.n == 0) return st;
+  if (l.nbins > kMaxThreadPrivateBins)
+    return Status::fail(ErrorKind::argument, name + ": at most 256 bins (bins = " + std::to_string(l.nbins) + ")");
+  return st;
+}
+
 class ThreadPrivate final : public Variant {
  public:
   explicit ThreadPrivate(bool range)
@@ -238,18 +255,12 @@ class ThreadPrivate final : public Variant {
         range_(range) {}
   Config default_config(const DeviceInfo& d) const override { return thread_private_default(d, range_); }
   Support supports(const Problem& p, const DeviceInfo&, const Config&) const override {
-    if (!range_) return Support::yes();
-    if (bins_of(p, true) > kMaxThreadPrivateBins)
-      return Support::no("bins > 256: the 8-bit counters of a thread cover at most 256 bins");
-    return range_alignment(p);
+    return byte_counter_support(p, range_);
   }
   Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
     Launch l;
-    Status st = prepare_launch(name(), range_, args, p, stream, l);
+    Status st = prepare_byte_counter_launch(name(), range_, args, p, stream, l);
     if (!st.ok() || l.n == 0) return st;
-    if (l.nbins > kMaxThreadPrivateBins) {
-      return Status::fail(ErrorKind::argument, name() + ": at most 256 bins (bins = " + std::to_string(l.nbins) + ")");
-    }
     const int block = c.get_or("block", 256);
     const int ilp = range_ ? 1 : c.get_or("ilp", 1);
     const int adaptive = range_ ? 0 : c.get_or("adaptive", kDefaultAdaptive);
@@ -337,18 +348,12 @@ class Spill final : public Variant {
         range_(range) {}
   Config default_config(const DeviceInfo& d) const override { return spill_default(d, range_); }
   Support supports(const Problem& p, const DeviceInfo&, const Config&) const override {
-    if (!range_) return Support::yes();
-    if (bins_of(p, true) > kMaxThreadPrivateBins)
-      return Support::no("bins > 256: the 8-bit counters of a thread cover at most 256 bins");
-    return range_alignment(p);
+    return byte_counter_support(p, range_);
   }
   Status launch(const Args& args, const Problem& p, const Config& c, void*, Stream stream) const override {
     Launch l;
-    Status st = prepare_launch(name(), range_, args, p, stream, l);
+    Status st = prepare_byte_counter_launch(name(), range_, args, p, stream, l);
     if (!st.ok() || l.n == 0) return st;
-    if (l.nbins > kMaxThreadPrivateBins) {
-      return Status::fail(ErrorKind::argument, name() + ": at most 256 bins (bins = " + std::to_string(l.nbins) + ")");
-    }
     const int block = c.get_or("block", 256);
     const int adaptive = range_ ? 0 : c.get_or("adaptive", 1);
     // At least one batch of 16-byte loads per thread (thread_private's grid before 2026-11-26,
