@@ -26,6 +26,8 @@ const char* evidence_name(Decision::Evidence evidence) {
     case Decision::Evidence::exact_entry: return "exact entry";
     case Decision::Evidence::neighbour: return "tuned neighbour";
     case Decision::Evidence::far_neighbour: return "far neighbour (nearest usable entry past the radius)";
+    case Decision::Evidence::sibling_neighbour:
+      return "sibling class's tuned neighbour (another dtype of the same width, or one mode changed)";
     case Decision::Evidence::neighbour_variant: return "tuned neighbour's variant at its default config";
     case Decision::Evidence::model: return "model estimate";
     case Decision::Evidence::stale_neighbours: return "stale neighbours' variants at their defaults (plugins rebuilt since tuning)";
@@ -44,7 +46,7 @@ std::string Decision::explain() const {
   s += "source:  " + std::string(decision_source_name(from)) + "\n";
   s += "evidence: " + std::string(evidence_name(evidence));
   if (evidence == Evidence::neighbour || evidence == Evidence::far_neighbour || evidence == Evidence::neighbour_variant ||
-      evidence == Evidence::stale_neighbours) {
+      evidence == Evidence::stale_neighbours || evidence == Evidence::sibling_neighbour) {
     std::snprintf(buf, sizeof buf, ", distance %.3f (log2 of the size dims; radius %.1f)", distance,
                   detail::kNeighbourRadius);
     s += buf;
@@ -293,7 +295,8 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     d.config = std::move(config);
     d.evidence = ev;
     d.from = (ev == Decision::Evidence::exact_entry || ev == Decision::Evidence::neighbour ||
-              ev == Decision::Evidence::far_neighbour || ev == Decision::Evidence::neighbour_variant)
+              ev == Decision::Evidence::far_neighbour || ev == Decision::Evidence::neighbour_variant ||
+              ev == Decision::Evidence::sibling_neighbour)
                  ? Decision::From::database
                  : Decision::From::defaults;
     d.workspace_bytes = v ? v->workspace_bytes(p, d.config) : 0;  // null only for a trusted unloaded entry
@@ -375,7 +378,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
   // kWeighedNeighbours whose plugin build is current vote with their winners' and alternatives'
   // times; the variant expected to lose least runs at the config of the nearest neighbour that
   // timed it and whose config fits p, else at its default for p.
-  auto weigh = [&](const std::vector<const detail::StoredEntry*>& entries) {
+  auto weigh = [&](const std::vector<const detail::StoredEntry*>& entries, Decision::Evidence ev) {
     const bool trust = loo && loo->trust_entries;
     std::vector<const detail::StoredEntry*> counted;
     for (const detail::StoredEntry* e : entries) {
@@ -425,7 +428,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
         }
         d.distance = e->distance;
         record();
-        finish(v, std::move(config), Decision::Evidence::neighbour);
+        finish(v, std::move(config), ev);
         return true;
       }
       if (!v) continue;
@@ -439,7 +442,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
       d.distance = counted.front()->distance;
       d.config_note = "no neighbour's config of " + sc.variant + " fits this problem";
       record();
-      finish(v, std::move(config), Decision::Evidence::neighbour_variant);
+      finish(v, std::move(config), ev == Decision::Evidence::neighbour ? Decision::Evidence::neighbour_variant : ev);
       return true;
     }
     return false;
@@ -516,13 +519,32 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
       d.rejected.emplace_back("database entry " + e.entry->variant + " [" + e.entry->config.to_string() + "]", why);
     }
     const auto near = by_distance(range, true);
-    if (weigh(near)) return d;
+    if (weigh(near, Decision::Evidence::neighbour)) return d;
     if (try_neighbours(near, Decision::Evidence::neighbour)) return d;
     if (!(loo && loo->trust_entries) && try_neighbour_variants(near)) return d;
   }
 
   // 1b. No usable entry within the radius, but stale ones: their variants at their defaults.
   if (try_stale(true)) return d;
+
+  // 1c. No entry of the class within the radius: the tuned neighbours of its sibling classes
+  // (evidence.hpp, sibling_mode_class: f16 for bf16, largest=1 for largest=0), weighed, level by
+  // level.  Leave-one-out over the H200 database (docs/performance.md, seventh session): a far
+  // neighbour of the class sent bf16 top-k 4096x1024 k=8 largest=0 to radix select at 8.9x the
+  // best, where the f16 entry of the same shape says warp select.
+  std::vector<detail::StoredEntry> siblings;
+  if (p.schema) siblings = detail::entries_in_class(*db_, device, op, p, detail::ClassRelation::sibling);
+  for (std::size_t begin = 0; begin < siblings.size();) {
+    std::size_t end = begin;
+    while (end < siblings.size() && siblings[end].level == siblings[begin].level) ++end;
+    std::vector<const detail::StoredEntry*> near;
+    for (std::size_t i = begin; i < end; ++i)
+      if (siblings[i].distance <= detail::kNeighbourRadius) near.push_back(&siblings[i]);
+    near = detail::nearest_first(std::move(near));
+    if (weigh(near, Decision::Evidence::sibling_neighbour)) return d;
+    if (try_neighbours(near, Decision::Evidence::sibling_neighbour)) return d;
+    begin = end;
+  }
 
   // 2. No usable entry within the radius: the nearest usable entry of the class at any distance,
   // at the most specific level that has one.  Measured on the H200 (docs/performance.md), a far

@@ -1,5 +1,7 @@
 #include "evidence.hpp"
 
+#include "kiln/dtype.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -85,6 +87,21 @@ bool same_mode_class(const OpSchema& s, const Problem& a, const Problem& b) {
   return true;
 }
 
+bool sibling_mode_class(const OpSchema& s, const Problem& a, const Problem& b) {
+  if (a.n_dims != b.n_dims) return false;
+  int differences = 0;
+  if (a.dtype != b.dtype) {
+    if (dtype_size(a.dtype) != dtype_size(b.dtype)) return false;
+    ++differences;
+  }
+  for (int i = 0; i < a.n_dims; ++i) {
+    if (!s.is_mode_dim(i) || a.dims[i] == b.dims[i]) continue;
+    if (!s.is_sibling_mode_dim(i)) return false;
+    ++differences;
+  }
+  return differences == 1;
+}
+
 double size_distance(const OpSchema& s, const Problem& a, const Problem& b) {
   double d2 = 0;
   for (int i = 0; i < a.n_dims && i < b.n_dims; ++i) {
@@ -117,7 +134,7 @@ std::vector<const StoredEntry*> nearest_first(std::vector<const StoredEntry*> en
 }
 
 std::vector<StoredEntry> entries_in_class(const TuningDb& db, const DeviceInfo& device, const std::string& op,
-                                          const Problem& p) {
+                                          const Problem& p, ClassRelation relation) {
   std::vector<StoredEntry> out;
   std::vector<std::size_t> layer_of;
   if (!p.schema) return out;
@@ -130,7 +147,10 @@ std::vector<StoredEntry> entries_in_class(const TuningDb& db, const DeviceInfo& 
       if (it == ops.end()) continue;
       for (const auto& [key, entry] : it->second) {
         StoredEntry e;
-        if (!parse_with_schema(key, p, e.problem) || !same_mode_class(*p.schema, p, e.problem)) continue;
+        if (!parse_with_schema(key, p, e.problem)) continue;
+        if (!(relation == ClassRelation::same ? same_mode_class(*p.schema, p, e.problem)
+                                              : sibling_mode_class(*p.schema, p, e.problem)))
+          continue;
         e.entry = &entry;
         e.layer_path = &layers[li].path;
         e.device_key = &dev;

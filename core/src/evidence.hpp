@@ -29,6 +29,12 @@ inline constexpr double kVendorConfigRadius = 0.5;
 
 // Whether a and b have the same dtype and the same value in every mode dim of `s`.
 bool same_mode_class(const OpSchema& s, const Problem& a, const Problem& b);
+// Whether b's class is a sibling of a's: it differs in exactly one thing, either the dtype (to one
+// of the same width: f16 and bf16, f32 and i32) or the value of one of the schema's
+// sibling_mode_dims (topk's largest, gemm's tb; never gemm's tf32).  Kernels move the same bytes and mostly take the same paths there, so a sibling's
+// tuned neighbour is better evidence than the problem's own class far away (docs/architecture.md,
+// rule 4).
+bool sibling_mode_class(const OpSchema& s, const Problem& a, const Problem& b);
 // Euclidean distance over log2 of the size dims (extents below 1 count as 1), so aspect ratio
 // counts as much as size: 4096x64 and 64x4096 are far apart.  Mode dims are not part of it.
 double size_distance(const OpSchema& s, const Problem& a, const Problem& b);
@@ -118,12 +124,14 @@ bool time_of(const TuningEntry& entry, const std::string& variant, double* us, c
 // an entry's distance the one with the smallest divisibility distance comes first.
 std::vector<const StoredEntry*> nearest_first(std::vector<const StoredEntry*> entries);
 
-// Every entry of `op` whose key parses with p's schema into p's mode class, on device keys
+// Every entry of `op` whose key parses with p's schema into p's mode class (into a sibling class,
+// sibling_mode_class, with ClassRelation::sibling), on device keys
 // matching `device` at some fallback level (each key at its most specific level).  Ordered by
 // level, then layer (user first), then distance, then key.  Keys of another mode class, or that
 // do not parse with the schema's dim names, are skipped.
+enum class ClassRelation { same, sibling };
 std::vector<StoredEntry> entries_in_class(const TuningDb& db, const DeviceInfo& device, const std::string& op,
-                                          const Problem& p);
+                                          const Problem& p, ClassRelation relation = ClassRelation::same);
 
 // The cost model: per variant, time = overhead + work / (rate * wave efficiency), fitted by least
 // squares to the tuned times of the variant's entries in the class.  The database stores winners

@@ -105,11 +105,11 @@ struct TempDb {
     fs::create_directories(dir);
   }
   ~TempDb() { fs::remove_all(dir); }
-  std::string write(const std::vector<Entry>& entries) const {
+  std::string write(const std::vector<Entry>& entries, const std::string& op = "mm") const {
     std::string y = "schema: 1\ndevices:\n";
     std::string last_dev;
     for (const Entry& e : entries) {
-      if (e.device != last_dev) y += "  \"" + e.device + "\":\n    mm:\n";
+      if (e.device != last_dev) y += "  \"" + e.device + "\":\n    " + op + ":\n";
       last_dev = e.device;
       y += "      \"" + e.key + "\":\n        variant: " + e.variant + "\n        config: {tile: " +
            std::to_string(e.tile) + "}\n        median_us: " + std::to_string(e.median_us) + "\n";
@@ -659,4 +659,104 @@ TEST_CASE("evidence: among equally near entries the one that divides like the pr
   const kiln::Decision mid = decide(rt, 3500, 3501, 3501);
   REQUIRE(mid.hit);
   CHECK(mid.hit->problem_key == key(3001, 3001, 3001));
+}
+
+// "sel": a top-k-like op over n keys with a `largest` mode that mirrors the kernels (a sibling
+// mode dim) and a `stable` mode that changes them (not one); 16- and 32-bit dtypes.
+std::shared_ptr<kiln::OpSchema> sel_schema() {
+  auto s = std::make_shared<kiln::OpSchema>();
+  s->name = "sel";
+  s->tensors = {{"x", kiln::Role::input}, {"y", kiln::Role::output}};
+  s->dim_names = {"n", "largest", "stable"};
+  s->mode_dims = {"largest", "stable"};
+  s->sibling_mode_dims = {"largest"};
+  s->dtypes = {kiln::f16, kiln::bf16, kiln::f32};
+  s->scalars = {{"largest", 1.0}, {"stable", 0.0}};
+  s->make_problem = [](const kiln::Args& a, kiln::Problem& p) {
+    p.dtype = a.tensor(0).dtype;
+    p.n_dims = 3;
+    p.dims[0] = a.tensor(0).cols();
+    p.dims[1] = a.scalar(0) != 0.0 ? 1 : 0;
+    p.dims[2] = a.scalar(1) != 0.0 ? 1 : 0;
+    return kiln::Status();
+  };
+  s->scalars_for = [](const kiln::Problem& p, kiln::Args& args) {
+    if (args.scalar_count() < 2) args.resize_scalars(2);
+    args.set_scalar(0, double(p.dims[1]));
+    args.set_scalar(1, double(p.dims[2]));
+  };
+  s->tensor_specs = [](const kiln::Problem& p, std::vector<kiln::TensorSpec>& specs) {
+    specs = {{p.dtype, kiln::Shape::vector(p.dims[0])}, {p.dtype, kiln::Shape::vector(p.dims[0])}};
+    return kiln::Status();
+  };
+  s->reference = [](const kiln::Args&, const kiln::Problem&) { return kiln::Status(); };
+  s->work = [](const kiln::Problem& p) { return double(p.dims[0]); };
+  return s;
+}
+
+class SelVariant final : public kiln::Variant {
+ public:
+  SelVariant(std::string name, int priority)
+      : Variant({std::move(name), "sel", kiln::DeviceKind::host, {kiln::f16, kiln::bf16, kiln::f32}, priority, "test"},
+                kiln::ParamSpace().param("tile", {16, 32, 64})) {}
+  kiln::Config default_config(const kiln::DeviceInfo&) const override { return {{"tile", 32}}; }
+  kiln::Support supports(const kiln::Problem&, const kiln::DeviceInfo&, const kiln::Config&) const override {
+    return kiln::Support::yes();
+  }
+  kiln::Status launch(const kiln::Args&, const kiln::Problem&, const kiln::Config&, void*, kiln::Stream) const override {
+    return kiln::Status();
+  }
+};
+
+std::string sel_key(const char* dtype, std::int64_t n, int largest, int stable = 0) {
+  return std::string(dtype) + "|n=" + std::to_string(n) + "|largest=" + std::to_string(largest) +
+         "|stable=" + std::to_string(stable);
+}
+
+TEST_CASE("evidence: with no entry of the class near, a sibling class's neighbours decide") {
+  kiln::Registry r;
+  r.add_op(sel_schema());
+  r.add_variant(std::make_shared<SelVariant>("sel_sort", 50));  // first by priority, and the far entry's winner
+  r.add_variant(std::make_shared<SelVariant>("sel_warp", 40));
+  TempDb db;
+  // f16 at n = 1024: warp select wins by 3x.  bf16's own class has one entry, 2^10 times larger.
+  const auto user = db.write({{host_fp(), sel_key("f16", 1024, 1), "sel_warp", 10.0, 32, "[\"sel_sort tile=32 30\"]"},
+                              {host_fp(), sel_key("bf16", 1 << 20, 1), "sel_sort", 900.0}},
+                             "sel");
+  kiln::Runtime rt(std::move(r), kiln_test::offline_options(user));
+  const auto& s = rt.registry().op("sel");
+  auto decide_sel = [&](kiln::DType t, std::int64_t n, int largest, int stable = 0) {
+    return rt.explain(s.problem_from_dims(t, {n, largest, stable}, kiln::Device::host()));
+  };
+
+  // bf16 is f16's sibling (same width): its entry at distance 0.04 outweighs bf16's own at 10.
+  const kiln::Decision d = decide_sel(kiln::bf16, 1000, 1);
+  INFO(d.explain());
+  CHECK(d.evidence == kiln::Decision::Evidence::sibling_neighbour);
+  CHECK(d.from == kiln::Decision::From::database);
+  CHECK(d.variant->name() == "sel_warp");
+  REQUIRE(d.hit);
+  CHECK(d.hit->problem_key == sel_key("f16", 1024, 1));
+  CHECK(kiln_test::contains(d.explain(), "evidence: sibling class's tuned neighbour"));
+  // Near its own entry, the class's own evidence decides.
+  CHECK(decide_sel(kiln::bf16, 1 << 19, 1).evidence == kiln::Decision::Evidence::neighbour);
+  CHECK(decide_sel(kiln::bf16, 1 << 19, 1).variant->name() == "sel_sort");
+
+  // largest is a sibling mode dim: f16 largest=0 takes the f16 largest=1 entry's word.
+  const kiln::Decision smallest = decide_sel(kiln::f16, 1000, 0);
+  INFO(smallest.explain());
+  CHECK(smallest.evidence == kiln::Decision::Evidence::sibling_neighbour);
+  CHECK(smallest.variant->name() == "sel_warp");
+
+  // Not siblings: another width (f32), a mode dim that is not a sibling dim (stable), or two
+  // differences at once (bf16 and largest=0, whose only near entry is two steps away).
+  for (const kiln::Decision& none : {decide_sel(kiln::f32, 1000, 1), decide_sel(kiln::f16, 1000, 1, 1)}) {
+    INFO(none.explain());
+    CHECK(none.evidence == kiln::Decision::Evidence::priority);
+    CHECK(none.variant->name() == "sel_sort");
+  }
+  const kiln::Decision two_apart = decide_sel(kiln::bf16, 1000, 0);
+  INFO(two_apart.explain());
+  CHECK(two_apart.evidence != kiln::Decision::Evidence::sibling_neighbour);
+  CHECK(two_apart.variant->name() == "sel_sort");
 }

@@ -47,7 +47,8 @@ Command make_explain_command(CLI::App& parent) {
       j.set("variant", d.variant ? d.variant->name() : "").set("config", config_json(d.config));
       j.set("source", decision_source_name(d.from)).set("evidence", evidence_name(d.evidence));
       if (d.evidence == Decision::Evidence::neighbour || d.evidence == Decision::Evidence::far_neighbour ||
-          d.evidence == Decision::Evidence::neighbour_variant || d.evidence == Decision::Evidence::stale_neighbours)
+          d.evidence == Decision::Evidence::neighbour_variant || d.evidence == Decision::Evidence::stale_neighbours ||
+          d.evidence == Decision::Evidence::sibling_neighbour)
         j.set("distance", d.distance);
       if (!d.config_note.empty()) j.set("config_note", d.config_note);
       if (d.evidence == Decision::Evidence::model) j.set("predicted_us", d.predicted_us);
