@@ -11,9 +11,10 @@
 #   retune          KILN_RETUNE_FROM=configs/h200.yaml scripts/retune-shipped.sh tune, stopped at
 #                   the deadline; resumes from build-retune/tuning.yaml when that is present (carry
 #                   it); the database comes back as OUT/tuning.yaml
-#   regret:OPS      kiln bench --regret over the held-out plan's problems of OPS (comma-separated,
-#                   or "all"), with the database in OUT/tuning.yaml (else configs/h200.yaml) alone;
-#                   JSON in OUT/regret-OPS.json, summary by scripts/regret_summary.py
+#   regret:OPS[@N]  kiln bench --regret over the held-out plan's problems of OPS (comma-separated,
+#                   or "all"; from the N-th of them on, to finish a run a deadline cut), with
+#                   the database in OUT/tuning.yaml (else configs/h200.yaml) alone; JSON in
+#                   OUT/regret-OPS.json, summary by scripts/regret_summary.py
 #   sanitize:TESTS  compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1) on the GPU tests
 #                   named (comma-separated, e.g. topk,histogram for test_topk_gpu ...)
 #   verify:OPS      kiln verify OP for each op named
@@ -76,10 +77,12 @@ for stage in "$@"; do
       ;;
     regret:*)
       ops=${stage#regret:}
+      first=1
+      case $ops in *@*) first=${ops#*@}; ops=${ops%@*} ;; esac
       plan=$build/heldout-$ops.yaml
       { sed -n '1,/^problems:/p' configs/plans/heldout.yaml
         if [ "$ops" = all ]; then grep -E '^  - \{op:' configs/plans/heldout.yaml
-        else grep -E "^  - \{op: ($(echo "$ops" | tr ',' '|')),"  configs/plans/heldout.yaml; fi; } >"$plan"
+        else grep -E "^  - \{op: ($(echo "$ops" | tr ',' '|')),"  configs/plans/heldout.yaml; fi | tail -n +"$first"; } >"$plan"
       n=$(grep -c '^  - {op:' "$plan")
       KILN_CACHE_DIR=$build/regret-cache KILN_CONFIG_PATH=$(db) timeout "$(left)" "$kiln" bench --regret --problems "$plan" \
         --time-limit $(( $(left) > 150 ? $(left) - 90 : $(left) / 2 )) --json >"$out/regret-${ops//,/-}.json" 2>>"$log"
