@@ -27,7 +27,7 @@ const char* evidence_name(Decision::Evidence evidence) {
     case Decision::Evidence::neighbour: return "tuned neighbour";
     case Decision::Evidence::far_neighbour: return "far neighbour (nearest usable entry past the radius)";
     case Decision::Evidence::sibling_neighbour:
-      return "sibling class's tuned neighbour (another dtype of the same width, or one mode changed)";
+      return "sibling class's tuned neighbour (the same modes in another dtype of the same width)";
     case Decision::Evidence::neighbour_variant: return "tuned neighbour's variant at its default config";
     case Decision::Evidence::model: return "model estimate";
     case Decision::Evidence::stale_neighbours: return "stale neighbours' variants at their defaults (plugins rebuilt since tuning)";
@@ -528,8 +528,8 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
   if (try_stale(true)) return d;
 
   // 1c. No entry of the class within the radius: the tuned neighbours of its sibling classes
-  // (evidence.hpp, sibling_mode_class: f16 for bf16, largest=1 for largest=0), weighed, level by
-  // level.  Leave-one-out over the H200 database (docs/performance.md, seventh session): a far
+  // (evidence.hpp, sibling_mode_class: the same modes, f16 for bf16, i32 for f32), weighed, level
+  // by level.  Leave-one-out over the H200 database (docs/performance.md, seventh session): a far
   // neighbour of the class sent bf16 top-k 4096x1024 k=8 largest=0 to radix select at 8.9x the
   // best, where the f16 entry of the same shape says warp select.
   std::vector<detail::StoredEntry> siblings;

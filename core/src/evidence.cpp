@@ -88,18 +88,10 @@ bool same_mode_class(const OpSchema& s, const Problem& a, const Problem& b) {
 }
 
 bool sibling_mode_class(const OpSchema& s, const Problem& a, const Problem& b) {
-  if (a.n_dims != b.n_dims) return false;
-  int differences = 0;
-  if (a.dtype != b.dtype) {
-    if (dtype_size(a.dtype) != dtype_size(b.dtype)) return false;
-    ++differences;
-  }
-  for (int i = 0; i < a.n_dims; ++i) {
-    if (!s.is_mode_dim(i) || a.dims[i] == b.dims[i]) continue;
-    if (!s.is_sibling_mode_dim(i)) return false;
-    ++differences;
-  }
-  return differences == 1;
+  if (a.n_dims != b.n_dims || a.dtype == b.dtype || dtype_size(a.dtype) != dtype_size(b.dtype)) return false;
+  for (int i = 0; i < a.n_dims; ++i)
+    if (s.is_mode_dim(i) && a.dims[i] != b.dims[i]) return false;
+  return true;
 }
 
 double size_distance(const OpSchema& s, const Problem& a, const Problem& b) {

@@ -29,11 +29,11 @@ inline constexpr double kVendorConfigRadius = 0.5;
 
 // Whether a and b have the same dtype and the same value in every mode dim of `s`.
 bool same_mode_class(const OpSchema& s, const Problem& a, const Problem& b);
-// Whether b's class is a sibling of a's: it differs in exactly one thing, either the dtype (to one
-// of the same width: f16 and bf16, f32 and i32) or the value of one of the schema's
-// sibling_mode_dims (topk's largest, gemm's tb; never gemm's tf32).  Kernels move the same bytes and mostly take the same paths there, so a sibling's
-// tuned neighbour is better evidence than the problem's own class far away (docs/architecture.md,
-// rule 4).
+// Whether b's class is a sibling of a's: the same mode dims, another dtype of the same width (f16
+// and bf16, f32 and i32).  Kernels move the same bytes and take the same paths there, so a
+// sibling's tuned neighbour is better evidence than the problem's own class far away
+// (docs/architecture.md, "Dispatch from evidence", rule 4).  Mode dims are never crossed: letting
+// one mirror or layout mode differ as well (topk's largest, gemm's tb) scored the same.
 bool sibling_mode_class(const OpSchema& s, const Problem& a, const Problem& b);
 // Euclidean distance over log2 of the size dims (extents below 1 count as 1), so aspect ratio
 // counts as much as size: 4096x64 and 64x4096 are far apart.  Mode dims are not part of it.
@@ -129,7 +129,7 @@ std::vector<const StoredEntry*> nearest_first(std::vector<const StoredEntry*> en
 // matching `device` at some fallback level (each key at its most specific level).  Ordered by
 // level, then layer (user first), then distance, then key.  Keys of another mode class, or that
 // do not parse with the schema's dim names, are skipped.
-enum class ClassRelation { same, sibling };
+enum class ClassRelation { same, sibling };  // sibling: sibling_mode_class
 std::vector<StoredEntry> entries_in_class(const TuningDb& db, const DeviceInfo& device, const std::string& op,
                                           const Problem& p, ClassRelation relation = ClassRelation::same);
 

@@ -258,13 +258,6 @@ bool OpSchema::is_mode_dim(int i) const {
   return false;
 }
 
-bool OpSchema::is_sibling_mode_dim(int i) const {
-  if (!is_mode_dim(i)) return false;
-  for (const std::string& m : sibling_mode_dims)
-    if (m == dim_names[i]) return true;
-  return false;
-}
-
 std::string OpSchema::mode_key(const Problem& p) const {
   std::string k(dtype_name(p.dtype));
   for (int i = 0; i < p.n_dims; ++i)

@@ -181,7 +181,6 @@ std::shared_ptr<OpSchema> make_gemm_schema() {
   s->dim_defaults = {{"tf32", 0}, {"batch", 1}, {"ta", 0}, {"tb", 0}, {"c16", 0}};
   // Precision and layouts are contracts, never borrowed from a neighbour; m, n, k, batch are sizes.
   s->mode_dims = {"tf32", "ta", "tb", "c16"};
-  s->sibling_mode_dims = {"ta", "tb", "c16"};  // layouts and the output type; tf32 changes the candidates
   s->dtypes = {DType::f32, DType::bf16, DType::f16};
   s->work_unit = WorkUnit::flop;
   s->strided_views = true;

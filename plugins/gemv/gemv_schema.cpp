@@ -95,7 +95,6 @@ std::shared_ptr<const OpSchema> make_gemv_schema() {
   // "16384x16384" means y in f32; y16=1 writes y in the f16 / bf16 input type.
   s->dim_defaults = {{"y16", 0}};
   s->mode_dims = {"y16"};
-  s->sibling_mode_dims = {"y16"};  // only the output's type
   s->dtypes = {DType::f32, DType::f16, DType::bf16};
   s->work_unit = WorkUnit::byte;
   // The registry owns the schema and outlives every call, so the raw pointer stays valid (a

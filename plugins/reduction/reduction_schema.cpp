@@ -131,7 +131,6 @@ std::shared_ptr<const OpSchema> make_dot_schema() {
   // "268435456" means out in f32 (or the f32 input's own dtype); out16=1 writes f16/bf16.
   s->dim_defaults = {{"out16", 0}};
   s->mode_dims = {"out16"};
-  s->sibling_mode_dims = {"out16"};  // only the result's type
   s->dtypes = {DType::f32, DType::f16, DType::bf16};
   s->work_unit = WorkUnit::byte;
   s->make_problem = make_dot_problem;
@@ -165,7 +164,6 @@ std::shared_ptr<const OpSchema> make_reduce_sum_schema() {
   s->dim_names = {"n", "out16"};
   s->dim_defaults = {{"out16", 0}};
   s->mode_dims = {"out16"};
-  s->sibling_mode_dims = {"out16"};  // only the result's type
   s->dtypes = {DType::f32, DType::i32, DType::f16, DType::bf16};
   s->work_unit = WorkUnit::byte;
   s->make_problem = make_sum_problem;

@@ -71,7 +71,6 @@ std::shared_ptr<OpSchema> make_topk_schema() {
   s->dim_names = {"rows", "n", "k", "largest"};
   s->dim_defaults = {{"largest", 1}};  // "1x67108864x100" means the largest 100
   s->mode_dims = {"largest"};
-  s->sibling_mode_dims = {"largest"};  // the same select on negated keys
   s->dtypes = {f32, f16, bf16};
   s->work_unit = WorkUnit::byte;
   s->make_problem = [self](const Args& args, Problem& p) -> Status {

@@ -1,6 +1,7 @@
 // Dispatch from evidence on a synthetic registry and database (host backend): exact entries, the
-// nearest tuned neighbour within the radius (aspect ratio counts), mode dims never crossed, the
-// nearest usable entry past the radius (far neighbour), the calibrated cost model where no entry
+// nearest tuned neighbour within the radius (aspect ratio counts), mode dims never crossed, a
+// same-width dtype's neighbours where the class has none near, the nearest usable entry past the
+// radius (far neighbour), the calibrated cost model where no entry
 // of the class is usable, the vendor fallback where there is no evidence, priorities only as
 // tie-breakers, leave-one-out decisions, and what `kiln explain` prints about it.
 #include <kiln/kiln.hpp>
@@ -661,15 +662,13 @@ TEST_CASE("evidence: among equally near entries the one that divides like the pr
   CHECK(mid.hit->problem_key == key(3001, 3001, 3001));
 }
 
-// "sel": a top-k-like op over n keys with a `largest` mode that mirrors the kernels (a sibling
-// mode dim) and a `stable` mode that changes them (not one); 16- and 32-bit dtypes.
+// "sel": a top-k-like op over n keys with two mode dims, `largest` and `stable`; 16- and 32-bit dtypes.
 std::shared_ptr<kiln::OpSchema> sel_schema() {
   auto s = std::make_shared<kiln::OpSchema>();
   s->name = "sel";
   s->tensors = {{"x", kiln::Role::input}, {"y", kiln::Role::output}};
   s->dim_names = {"n", "largest", "stable"};
   s->mode_dims = {"largest", "stable"};
-  s->sibling_mode_dims = {"largest"};
   s->dtypes = {kiln::f16, kiln::bf16, kiln::f32};
   s->scalars = {{"largest", 1.0}, {"stable", 0.0}};
   s->make_problem = [](const kiln::Args& a, kiln::Problem& p) {
@@ -742,19 +741,15 @@ TEST_CASE("evidence: with no entry of the class near, a sibling class's neighbou
   CHECK(decide_sel(kiln::bf16, 1 << 19, 1).evidence == kiln::Decision::Evidence::neighbour);
   CHECK(decide_sel(kiln::bf16, 1 << 19, 1).variant->name() == "sel_sort");
 
-  // largest is a sibling mode dim: f16 largest=0 takes the f16 largest=1 entry's word.
-  const kiln::Decision smallest = decide_sel(kiln::f16, 1000, 0);
-  INFO(smallest.explain());
-  CHECK(smallest.evidence == kiln::Decision::Evidence::sibling_neighbour);
-  CHECK(smallest.variant->name() == "sel_warp");
-
-  // Not siblings: another width (f32), a mode dim that is not a sibling dim (stable), or two
-  // differences at once (bf16 and largest=0, whose only near entry is two steps away).
-  for (const kiln::Decision& none : {decide_sel(kiln::f32, 1000, 1), decide_sel(kiln::f16, 1000, 1, 1)}) {
+  // Mode dims are never crossed: f16 largest=0 does not take the f16 largest=1 entry's word, nor
+  // does stable=1; f32 (another width) does not take f16's.
+  for (const kiln::Decision& none :
+       {decide_sel(kiln::f16, 1000, 0), decide_sel(kiln::f16, 1000, 1, 1), decide_sel(kiln::f32, 1000, 1)}) {
     INFO(none.explain());
     CHECK(none.evidence == kiln::Decision::Evidence::priority);
     CHECK(none.variant->name() == "sel_sort");
   }
+  // bf16 largest=0 has no sibling entry: f16 largest=0 has none, and largest=1 is another mode.
   const kiln::Decision two_apart = decide_sel(kiln::bf16, 1000, 0);
   INFO(two_apart.explain());
   CHECK(two_apart.evidence != kiln::Decision::Evidence::sibling_neighbour);

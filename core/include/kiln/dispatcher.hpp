@@ -42,7 +42,7 @@ struct Decision {
   enum class Evidence {
     exact_entry,      // the tuned entry of this problem's key
     neighbour,        // the nearest tuned entry of the same mode class (distance below)
-    sibling_neighbour,  // none of the class within the radius: a sibling class's (one dtype or mode apart) neighbours
+    sibling_neighbour,  // none of the class within the radius: neighbours of its modes in a same-width dtype
     far_neighbour,    // no usable entry within the radius: the nearest usable one of the class
     neighbour_variant,  // no neighbour's config fits: the nearest neighbour's variant at its default
     model,            // the cost model calibrated from the class's entries (predicted_us below)

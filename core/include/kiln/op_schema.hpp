@@ -67,11 +67,6 @@ struct OpSchema {
   // what is computed or which variants are valid): dispatch matches them exactly and never takes
   // a "nearest" value; the dtype is always a mode.  Every other dim is a size, compared in log space (docs/architecture.md, "Dispatch").
   std::vector<std::string> mode_dims;
-  // Mode dims whose values run the same kernels mirrored or re-laid-out (topk's largest, gemm's
-  // layouts), unlike those that change the candidates (gemm's tf32): when a problem's class has no
-  // tuned entry near, dispatch takes the word of a sibling class that differs from it in one such
-  // dim or in the dtype (to one of the same width) (docs/architecture.md, "Dispatch from evidence", rule 4).
-  std::vector<std::string> sibling_mode_dims;
   std::vector<DType> dtypes;           // the problem dtypes this op accepts
   WorkUnit work_unit = WorkUnit::byte;
   // Whether make_problem handles general strides (a non-unit column stride: transposed and
@@ -134,7 +129,6 @@ struct OpSchema {
   Problem problem_from_shape(DType dtype, std::string_view shape, Device device) const;
   std::string bucket_of(const Problem& p) const;    // bucket or the default rule
   bool is_mode_dim(int i) const;                    // dim i is listed in mode_dims
-  bool is_sibling_mode_dim(int i) const;            // dim i is listed in sibling_mode_dims
   // The problem's mode class: its dtype and mode dims, "f32|tf32=1".  Problems of one class are
   // the only ones dispatch compares by size.
   std::string mode_key(const Problem& p) const;
