@@ -749,6 +749,22 @@ TEST_CASE("evidence: with no entry of the class near, a sibling class's neighbou
     CHECK(none.evidence == kiln::Decision::Evidence::priority);
     CHECK(none.variant->name() == "sel_sort");
   }
+  // With no entry of its own class at all, the nearest sibling entry decides at any distance.
+  SECTION("no entry of the class: a far sibling entry before the fallbacks") {
+    TempDb db2;
+    const auto user2 = db2.write({{host_fp(), sel_key("f16", 1024, 1), "sel_warp", 10.0}}, "sel");
+    kiln::Registry r2;
+    r2.add_op(sel_schema());
+    r2.add_variant(std::make_shared<SelVariant>("sel_sort", 50));
+    r2.add_variant(std::make_shared<SelVariant>("sel_warp", 40));
+    kiln::Runtime rt2(std::move(r2), kiln_test::offline_options(user2));
+    const kiln::Decision far =
+        rt2.explain(rt2.registry().op("sel").problem_from_dims(kiln::bf16, {1 << 22, 1, 0}, kiln::Device::host()));
+    INFO(far.explain());
+    CHECK(far.evidence == kiln::Decision::Evidence::sibling_neighbour);
+    CHECK(far.variant->name() == "sel_warp");
+    CHECK(far.distance == Approx(12.0));
+  }
   // bf16 largest=0 has no sibling entry: f16 largest=0 has none, and largest=1 is another mode.
   const kiln::Decision two_apart = decide_sel(kiln::bf16, 1000, 0);
   INFO(two_apart.explain());
