@@ -63,4 +63,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # `| head` closed the pipe: what it wanted was printed
+        sys.stderr.close()
+        sys.exit(0)
