@@ -1,12 +1,12 @@
 #include "evidence.hpp"
 
-#include "kiln/dtype.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iterator>
 #include <tuple>
+
+#include "kiln/dtype.hpp"
 
 namespace kiln::detail {
 namespace {

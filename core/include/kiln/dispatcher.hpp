@@ -42,7 +42,6 @@ struct Decision {
   enum class Evidence {
     exact_entry,      // the tuned entry of this problem's key
     neighbour,        // the nearest tuned entry of the same mode class (distance below)
-    sibling_neighbour,  // none of the class within the radius: neighbours of its modes in a same-width dtype
     far_neighbour,    // no usable entry within the radius: the nearest usable one of the class
     neighbour_variant,  // no neighbour's config fits: the nearest neighbour's variant at its default
     model,            // the cost model calibrated from the class's entries (predicted_us below)
@@ -50,6 +49,8 @@ struct Decision {
     vendor_fallback,  // no evidence: the vendor library
     priority,         // no evidence and no vendor variant: the first variant by priority
     tuned_now,        // tuned on first use (KILN_TUNE=lazy)
+    sibling_neighbour,  // no entry of the class near (or none usable): its modes' entries in a same-width dtype
+                        // (last, so the values above keep their numbers)
   };
   const Variant* variant = nullptr;
   Config config;
