@@ -18,6 +18,7 @@
 #include <kiln/tuner/evaluator.hpp>
 #include <kiln/tuner/plan.hpp>
 #include <kiln/tuner/problem_data.hpp>
+#include <kiln/tuner/oracle.hpp>
 #include <kiln/tuner/search_space.hpp>
 
 #include "common.hpp"
@@ -40,6 +41,7 @@ struct Row {
   std::string vendor;  // the fastest vendor-library candidate (VariantDesc::vendor), if one ran
   double vendor_us = 0;
   std::string error;  // why there is no regret for this problem
+  std::string expected;  // what the outputs were checked against (host reference or oracle)
 };
 
 bool is_yaml(const std::string& path) {
@@ -118,7 +120,12 @@ int run_regret_bench(const RegretOptions& o) {
       eo.seed = o.input_seed;
       eo.warm = o.warm;
       eo.max_seconds_per_candidate = 2.0;
+      // The tuner's oracle rule (oracle.hpp): a large problem's expected outputs come from the
+      // vendor variant checked on sampled elements against the f64 host reference, not from the
+      // host reference of every element (minutes for a bf16 16384 x 8192 x 11008).
+      eo.oracle = choose_oracle(rt->registry(), p, info, eo);
       ProblemEvaluator ev(p, eo);
+      row.expected = ev.expected_source();
       TimingOptions t;
       t.runs = o.runs;
       t.warmup = o.warmup;
@@ -189,7 +196,7 @@ int run_regret_bench(const RegretOptions& o) {
       } else {
         j.set("evidence", r.evidence).set("chosen", r.chosen).set("op_us", r.op_us).set("best", r.best);
         j.set("best_us", r.best_us).set("regret", r.regret).set("candidates", r.candidates);
-        j.set("gave_up", r.gave_up).set("seconds", r.seconds);
+        j.set("gave_up", r.gave_up).set("seconds", r.seconds).set("expected", r.expected);
         Json timed = Json::object();  // op() against any candidate, e.g. the vendor's
         for (const auto& t : r.timed) timed.set(t.first, t.second);
         j.set("candidate_us", std::move(timed));

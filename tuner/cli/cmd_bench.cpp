@@ -11,6 +11,7 @@
 #include <memory>
 
 #include <kiln/tuner/evaluator.hpp>
+#include <kiln/tuner/oracle.hpp>
 #include <kiln/tuner/problem_data.hpp>
 #include <kiln/tuner/search_space.hpp>
 #include <kiln/tuner/tuner.hpp>
@@ -35,7 +36,7 @@ struct BenchCli {
   std::string op, shape, dtype, device, vs;
   std::vector<std::string> variants;
   int runs = 20, warmup = 3;
-  bool warm = false, json = false, csv = false, force = false;
+  bool warm = false, json = false, csv = false, force = false, no_oracle = false;
   std::uint64_t input_seed = 42;
   bool overhead = false, regret = false;
   std::string problems;
@@ -75,6 +76,9 @@ Command make_bench_command(CLI::App& parent) {
   app->add_flag("--force", o->force, "Try a problem larger than the device or host memory");
   app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs");
   app->add_flag("--warm", o->warm, "Do not flush the L2 cache between timed runs");
+  app->add_flag("--no-oracle", o->no_oracle,
+                "Check every output element against the f64 host reference, also for large problems "
+                "(default: those are checked against the vendor variant, itself checked on samples)");
   app->add_flag("--json", o->json, "Print JSON");
   app->add_flag("--csv", o->csv, "Print CSV: one row per variant (times in microseconds)");
   app->add_flag("--overhead", o->overhead,
@@ -172,6 +176,11 @@ Command make_bench_command(CLI::App& parent) {
     eo.seed = o->input_seed;
     eo.warm = o->warm;
     eo.max_seconds_per_candidate = 5.0;
+    // As the tuner does (oracle.hpp): a large problem is checked against the vendor variant, itself
+    // checked on sampled elements against the f64 host reference; --no-oracle checks every
+    // element against the host reference instead (minutes at gemm 8192^3).
+    eo.use_oracle = !o->no_oracle;
+    eo.oracle = choose_oracle(rt->registry(), p, info, eo);
     std::unique_ptr<ProblemEvaluator> ev;
     TimingOptions t;
     t.runs = o->runs;
@@ -294,6 +303,7 @@ Command make_bench_command(CLI::App& parent) {
       Json out = json_document();
       out.set("op", o->op).set("problem", p.key()).set("device", dev.to_string()).set("device_key", info.fingerprint());
       out.set("rows", std::move(arr)).set("baseline_note", base_note);
+      if (ev) out.set("expected", ev->expected_source());
       if (base) out.set("baseline", base->candidate.to_string());
       std::cout << out.dump() << "\n";
     } else {
@@ -318,6 +328,7 @@ Command make_bench_command(CLI::App& parent) {
       tab.print(std::cout);
       std::cout << "* = what op() runs for this problem (" << decision_source_name(decision.from) << "); " << base_note
                 << "; ratio = baseline time / variant time\n";
+      if (ev) std::cout << "outputs checked against: " << ev->expected_source() << "\n";
     }
     return failed ? kExitFailed : kExitOk;
   };
