@@ -49,17 +49,16 @@ ParamSpace thread_private_space(bool range) {
   ParamSpace s;
   s.param("block", {256, 512, 768}).param("blocks_per_sm", {1, 2, 3});
   if (!range) s.param("ilp", {1, 2}).param("adaptive", {0, 1, 2});
-  s.constraint("block * (256 or 288) bytes <= shared memory per block",
+  s.constraint("block * 256 bytes (+ 1 KiB with adaptive 2) <= shared memory per block",
                [range](const Config& c, const DeviceInfo& d, const Problem&) {
-                 return std::size_t(c.get("block")) * thread_private_smem_per_thread(range, c.get_or("adaptive", 0)) <=
-                        smem_limit(d);
+                 return thread_private_smem_bytes(range, c.get_or("adaptive", 0), c.get("block")) <= smem_limit(d);
                });
   // An SM holds the opt-in limit plus the 1 KiB the runtime reserves per block (sm_80, sm_90);
   // more blocks than fit would run as a second, partial wave.
-  s.constraint("blocks_per_sm * (block * (256 or 288) + 1 KiB) <= shared memory per SM",
+  s.constraint("blocks_per_sm * (block's shared memory + 1 KiB) <= shared memory per SM",
                [range](const Config& c, const DeviceInfo& d, const Problem&) {
                  const std::size_t per_block =
-                     std::size_t(c.get("block")) * thread_private_smem_per_thread(range, c.get_or("adaptive", 0)) + 1024;
+                     thread_private_smem_bytes(range, c.get_or("adaptive", 0), c.get("block")) + 1024;
                  return std::size_t(c.get("blocks_per_sm")) * per_block <= smem_limit(d) + 1024;
                });
   return s;

@@ -45,10 +45,15 @@ inline constexpr int kDefaultAdaptive = 1;  // see thread_private_default
 // loads of 16 equal bytes; more lost on an H100 (2026-11-26, sixth session, 1 GiB: runs_max 8 took
 // skewed bytes from 452 to 677 us, runs of 1 to 64 from 454 to 484; runs_max 4 the runs to 483).
 inline constexpr int kDefaultRunsMax = 1;
-// Shared memory per thread: 256 8-bit counters, plus (u8, adaptive 2) a 1 KiB 32-bit histogram
-// per warp.
-constexpr std::size_t thread_private_smem_per_thread(bool range, int adaptive) {
-  return range || adaptive != 2 ? 256 : 256 + 32;
+// adaptive 2: a batch takes the block's shared atomics when the first bytes of the warp's 32
+// lanes take at most this many values (config key `few_bins`, a launch argument outside the
+// tuned space, as runs_max).
+inline constexpr int kDefaultFewBins = 8;
+// Shared memory of a block: 256 8-bit counters per thread, plus (u8, adaptive 2) one 1 KiB 32-bit
+// histogram for the block's shared atomics (until 2026-11-26, eighth session: one per warp,
+// 32 bytes per thread).
+constexpr std::size_t thread_private_smem_bytes(bool range, int adaptive, int block) {
+  return std::size_t(block) * 256 + (range || adaptive != 2 ? 0 : 1024);
 }
 ParamSpace thread_private_space(bool range);
 Config thread_private_default(const DeviceInfo& device, bool range);

@@ -24,9 +24,11 @@
 //     data skewed to one value): one update per run (a load of 16 equal bytes: one +16); the
 //     periodic flush keeps every counter below 256, so unlike histogram_spill this path needs no
 //     overflow test;
-//   - kAdaptive = 2: the first bytes of the 32 lanes take at most kFewBins values (skewed,
-//     few-valued data): the batch goes into the warp's own 256 32-bit counters with shared
-//     atomics, one per byte;
+//   - kAdaptive = 2: the first bytes of the 32 lanes take at most `few_bins` values (skewed,
+//     few-valued data): the batch goes into the block's 256 32-bit counters with shared atomics,
+//     one per byte, as CUB counts (the hardware merges a warp's atomics to one address; one
+//     1 KiB histogram per block, not one per warp: 8 KiB more per 256 threads pushed three blocks
+//     past the 196 KiB carveout);
 //   - else the private 8-bit counters, four instructions per byte.
 // Bytes with kAdaptive = 0 take histogram_thread_private_plain_kernel below: the private counters
 // alone, the round fully unrolled, 256 bytes of shared memory per thread (the fastest on uniform
@@ -42,18 +44,17 @@
 namespace kiln::histogram {
 
 inline constexpr int kCountsPerFlush = 240;  // elements per thread between flushes (<= 255)
-inline constexpr int kFewBins = 8;           // kAdaptive = 2: distinct sampled bytes that take the atomics
 
 // 16-byte loads in flight per thread, double-buffered: floats need more bytes in flight to reach
 // the DRAM bandwidth (768 threads per SM); bytes are bound by the counters, not by the loads.
 template <class Bins>
 inline constexpr int kBatch = std::is_same_v<Bins, RangeBins> ? 6 : 5;
-// Shared memory of the per-warp 32-bit histograms (bytes with kAdaptive = 2 only), per thread of
-// the block.  The others keep to 256 bytes per thread: three 256-thread blocks then fit an SM's
-// 196 KiB shared-memory carveout, which leaves 60 KiB of L1 for the loads in flight; 288 bytes
-// need the 228 KiB carveout (28 KiB of L1), measured 6-9% slower (README).
+// Shared memory of the block's 32-bit histogram (bytes with kAdaptive = 2 only), after the 8-bit
+// counters.  The others keep to 256 bytes per thread: three 256-thread blocks then fit an SM's
+// 196 KiB shared-memory carveout, which leaves 60 KiB of L1 for the loads in flight; more needs
+// the 228 KiB carveout (28 KiB of L1), measured 6-9% slower with 288 bytes per thread (README).
 template <class Bins, int kAdaptive>
-inline constexpr int kWarpHistBytesPerThread = std::is_same_v<Bins, ByteBins> && kAdaptive == 2 ? 256 * 4 / 32 : 0;
+inline constexpr int kBlockHistBytes = std::is_same_v<Bins, ByteBins> && kAdaptive == 2 ? 256 * 4 : 0;
 
 // 16-byte loads per thread between flushes: 15 for bytes, 60 for floats.
 template <class Bins>
@@ -141,7 +142,7 @@ __device__ __forceinline__ void count_runs_private(unsigned char* tile, unsigned
 enum class BytePath { runs, few_bins, private8 };
 
 template <int kB, int kBlock, int kAdaptive>
-__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, int runs_max) {
+__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, int runs_max, int few_bins) {
   if constexpr (kAdaptive == 0) return BytePath::private8;
   // Runs: every lane's first load holds at most runs_max runs of equal bytes.  Predicted to pay up
   // to about 8 runs (half a byte's shared-memory wavefronts per run); measured, anything above 1
@@ -153,11 +154,11 @@ __device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, i
   const unsigned sample = lim > 0 ? (v[0].x & 0xFFu) : 256u + unsigned(lane);  // no load: a bin of its own
   const unsigned peers = __match_any_sync(0xFFFFFFFFu, sample);
   const int distinct = __popc(__ballot_sync(0xFFFFFFFFu, (__ffs(peers) - 1) == lane));
-  return distinct <= kFewBins ? BytePath::few_bins : BytePath::private8;
+  return distinct <= few_bins ? BytePath::few_bins : BytePath::private8;
 }
 
 template <int kIlp, int kB, int kBlock>
-__device__ __forceinline__ void count_batch(BytePath path, unsigned char* tile, std::uint32_t* warp_hist,
+__device__ __forceinline__ void count_batch(BytePath path, unsigned char* tile, std::uint32_t* block_hist,
                                             unsigned where, const uint4 (&v)[kB], int lim, const ByteBins&) {
   if (path == BytePath::runs) {
 #pragma unroll
@@ -172,7 +173,7 @@ __device__ __forceinline__ void count_batch(BytePath path, unsigned char* tile, 
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j) atomicAdd(warp_hist + ((w[i] >> (8 * j)) & 0xFFu), 1u);
+          for (int j = 0; j < 4; ++j) atomicAdd(block_hist + ((w[i] >> (8 * j)) & 0xFFu), 1u);
         }
       }
     }
@@ -190,12 +191,13 @@ __device__ __forceinline__ void count_batch(BytePath path, unsigned char* tile, 
 }
 
 template <int kB, int kBlock, int kAdaptive>
-__device__ __forceinline__ BytePath choose_path(const uint4 (&)[kB], int, int, const RangeBins&) {
+__device__ __forceinline__ BytePath choose_path(const uint4 (&)[kB], int, int, int, const RangeBins&) {
   return BytePath::private8;
 }
 template <int kB, int kBlock, int kAdaptive>
-__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, int runs_max, const ByteBins&) {
-  return choose_path<kB, kBlock, kAdaptive>(v, lim, runs_max);
+__device__ __forceinline__ BytePath choose_path(const uint4 (&v)[kB], int lim, int runs_max, int few_bins,
+                                               const ByteBins&) {
+  return choose_path<kB, kBlock, kAdaptive>(v, lim, runs_max, few_bins);
 }
 
 // Counts one batch of loads of floats (bins <= 256, so a bin is one byte of the address).
@@ -261,20 +263,20 @@ __device__ __forceinline__ std::int64_t aligned_head(const Element* data, std::i
 template <class Bins, int kBlock, int kIlp, int kAdaptive>
 __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
     histogram_thread_private_kernel(const typename Bins::Element* __restrict__ data, std::int64_t n, Bins rule,
-                                    int nbins, int runs_max, std::uint32_t* __restrict__ out) {
+                                    int nbins, int runs_max, int few_bins, std::uint32_t* __restrict__ out) {
   using Element = typename Bins::Element;
   constexpr int V = Bins::kPerVector;
   constexpr int kRound = kFlushVectors<Bins>;
   static_assert(kBlock % 256 == 0 && kBlock <= 1024, "groups of 256 threads");
   constexpr int kB = kBatch<Bins>;
   static_assert(kRound % kB == 0, "a round is whole batches");
-  // 256 * kBlock bytes of 8-bit counters, then (bytes) one 256-bin u32 histogram per warp.
+  // 256 * kBlock bytes of 8-bit counters, then (bytes, kAdaptive = 2) the block's 256-bin u32 histogram.
   extern __shared__ __align__(16) unsigned char tile[];
-  std::uint32_t* const warp_hists = reinterpret_cast<std::uint32_t*>(tile + 256 * kBlock);
+  std::uint32_t* const block_hist = reinterpret_cast<std::uint32_t*>(tile + 256 * kBlock);
   const int tid = threadIdx.x;
   {
     uint4* words = reinterpret_cast<uint4*>(tile);
-    constexpr int kWords = (256 + kWarpHistBytesPerThread<Bins, kAdaptive>) * kBlock / 16;
+    constexpr int kWords = (256 * kBlock + kBlockHistBytes<Bins, kAdaptive>) / 16;
     for (int i = tid; i < kWords; i += kBlock) words[i] = make_uint4(0, 0, 0, 0);
   }
   const unsigned where = counter_where(tid);
@@ -308,7 +310,6 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
       v[u] = u * kBlock < lim ? __ldg(vec + base + u * kBlock) : make_uint4(0, 0, 0, 0);
     }
   };
-  std::uint32_t* const warp_hist = warp_hists + 256 * (tid >> 5);
   uint4 cur[kB];
   load(begin, cur);
   for (std::int64_t base = begin; base < end;) {  // block-uniform: every thread flushes together
@@ -317,10 +318,10 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
     auto batch = [&] {
       const std::int64_t next = base + std::int64_t(kB) * kBlock;
       const int lim = limit(base);
-      const BytePath path = choose_path<kB, kBlock, kAdaptive>(cur, lim, runs_max, rule);
+      const BytePath path = choose_path<kB, kBlock, kAdaptive>(cur, lim, runs_max, few_bins, rule);
       uint4 ahead[kB];
       load(next, ahead);
-      count_batch<kIlp, kB, kBlock>(path, tile, warp_hist, where, cur, lim, rule);
+      count_batch<kIlp, kB, kBlock>(path, tile, block_hist, where, cur, lim, rule);
 #pragma unroll
       for (int u = 0; u < kB; ++u) cur[u] = ahead[u];
       base = next;
@@ -336,10 +337,9 @@ __global__ void __launch_bounds__(kBlock, kThreadPrivateMinBlocks<kBlock>)
     flush_tile(tile, tid, total, more);
     if (more) __syncthreads();
   }
-  if constexpr (kWarpHistBytesPerThread<Bins, kAdaptive> > 0) {  // group 0 adds the warps' histograms
-    if (tid < 256) {
-      for (int w = 0; w < kBlock / 32; ++w) total += warp_hists[256 * w + tid];
-    }
+  // Group 0 adds the block's histogram: its last atomics came before the last flush's barrier.
+  if constexpr (kBlockHistBytes<Bins, kAdaptive> > 0) {
+    if (tid < 256) total += block_hist[tid];
   }
   const int bin = tid & 255;  // the bin this thread summed
   if (total != 0 && bin < nbins) atomicAdd(out + bin, total);

@@ -50,6 +50,7 @@ struct Launch {
   cudaStream_t stream = nullptr;
   int sms = 1;
   int runs_max = 0;  // thread_private bytes: see choose_path
+  int few_bins = 0;  // thread_private bytes, adaptive 2: see choose_path
 };
 
 Status prepare_launch(const std::string& name, bool range, const Args& args, const Problem& p, Stream stream, Launch& l) {
@@ -277,6 +278,7 @@ class ThreadPrivate final : public Variant {
                           : range_   ? grid_for((nvec + kBatch<RangeBins> - 1) / kBatch<RangeBins>, block, bpsm, l.sms)
                                      : private_grid(nvec, block, bpsm, l.sms, kFlushVectors<ByteBins>);
     l.runs_max = runs_max;
+    l.few_bins = c.get_or("few_bins", kDefaultFewBins);  // as runs_max: a launch argument, not tuned
     switch (block * 100 + ilp * 10 + adaptive) {
       case 25610: return run<256, 1, 0>(grid, l);
       case 25611: return run<256, 1, 1>(grid, l);
@@ -305,14 +307,14 @@ class ThreadPrivate final : public Variant {
  private:
   template <int kBlock, int kIlp, int kAdaptive>
   Status run(unsigned grid, const Launch& l) const {
-    const std::size_t smem = std::size_t(kBlock) * thread_private_smem_per_thread(range_, kAdaptive);
+    const std::size_t smem = thread_private_smem_bytes(range_, kAdaptive, kBlock);
     if (range_) {
       if constexpr (kIlp == 1 && kAdaptive == 0) {  // floats: neither ilp nor adaptive, one kernel per block
         auto* kernel = histogram_thread_private_kernel<RangeBins, kBlock, 1, 0>;
         Status st = allow_smem(kernel, smem, name());
         if (!st.ok()) return st;
         kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const float*>(l.data), l.n, RangeBins{l.range}, l.nbins,
-                                                 0, l.out);
+                                                 0, 0, l.out);
       }
     } else if constexpr (kAdaptive == 0) {
       auto* kernel = histogram_thread_private_plain_kernel<kBlock, kIlp>;
@@ -324,7 +326,7 @@ class ThreadPrivate final : public Variant {
       Status st = allow_smem(kernel, smem, name());
       if (!st.ok()) return st;
       kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n, ByteBins{}, kByteBins,
-                                               l.runs_max, l.out);
+                                               l.runs_max, l.few_bins, l.out);
     }
     return cuda_launch_status(name());
   }

@@ -259,6 +259,45 @@ TEST_CASE("histogram variants handle constant data and views at every misalignme
   }
 }
 
+// thread_private adaptive 2 with the configs the sampled ones may miss: the block's shared
+// atomics (few-valued batches) next to the private counters, at both residencies and with
+// `few_bins` from never (0: a warp's 32 sampled bytes take at least one value) to always (32).
+TEST_CASE("histogram_thread_private adaptive 2 mixes the block's atomics with the private counters",
+          "[histogram][gpu]") {
+  if (!selected("histogram_thread_private")) return;
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("histogram");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("histogram_thread_private");
+  REQUIRE(v != nullptr);
+  kiln::Buffer bins = kiln::Buffer::alloc(gpu, kiln::u32, {256});
+  for (std::int64_t n : {std::int64_t(40009), std::int64_t(1000003), (std::int64_t(1) << 24) + 5}) {
+    if (kiln_test::skip_when_quick(double(n))) continue;
+    for (int fill : {-1, -2, -4, -5}) {
+      std::vector<std::uint8_t> host(static_cast<std::size_t>(n));
+      std::mt19937_64 rng(std::uint64_t(n) * 11 + std::uint64_t(fill + 7));
+      fill_bytes(host, fill, rng);
+      kiln::Buffer h = kiln::Buffer::alloc(kiln::Device::host(), kiln::u8, {n});
+      h.copy_from_host(host.data(), host.size());
+      const std::vector<std::uint32_t> expected = reference(rt, schema, h, 256, {});
+      kiln::Buffer base = kiln::Buffer::alloc(gpu, kiln::u8, {n + 16});
+      const kiln::TensorRef view = kiln::TensorRef::vector(static_cast<std::uint8_t*>(base.data()) + 5, kiln::u8, n, gpu);
+      kiln::copy(view, h.ref());
+      const kiln::Args args({view, bins.ref()});
+      const kiln::Problem p = rt.make_problem(schema, args);
+      for (const char* text : {"block=256,blocks_per_sm=3,ilp=1,adaptive=2", "block=768,blocks_per_sm=1,ilp=1,adaptive=2",
+                               "block=512,blocks_per_sm=1,ilp=2,adaptive=2,few_bins=32",
+                               "block=256,blocks_per_sm=3,ilp=1,adaptive=2,few_bins=0"}) {
+        const kiln::Config c = kiln::Config::parse(text);
+        INFO(text << " n=" << n << " fill=" << fill);
+        REQUIRE(v->supports(p, dev, c).ok);
+        CHECK(run(*v, c, args, p, bins) == expected);
+      }
+    }
+  }
+}
+
 TEST_CASE("histogram_range variants handle scalars, NaN, constant data and 4-byte-aligned views",
           "[histogram_range][gpu]") {
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
