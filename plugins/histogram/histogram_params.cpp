@@ -48,7 +48,13 @@ Config smem_default(const DeviceInfo&) { return {{"block", 256}, {"blocks_per_sm
 ParamSpace thread_private_space(bool range) {
   ParamSpace s;
   s.param("block", {256, 512, 768}).param("blocks_per_sm", {1, 2, 3});
-  if (!range) s.param("ilp", {1, 2}).param("adaptive", {0, 1, 2});
+  if (range) s.param("ilp", {0, 1});
+  else s.param("ilp", {0, 1, 2}).param("adaptive", {0, 1, 2});
+  // ilp 0 (shared atomic updates) is instantiated with adaptive 0 and 1 only.
+  if (!range)
+    s.constraint("ilp 0 needs adaptive 0 or 1", [](const Config& c, const DeviceInfo&, const Problem&) {
+      return c.get("ilp") != 0 || c.get("adaptive") != 2;
+    });
   s.constraint("block * 256 bytes (+ 1 KiB with adaptive 2) <= shared memory per block",
                [range](const Config& c, const DeviceInfo& d, const Problem&) {
                  return thread_private_smem_bytes(range, c.get_or("adaptive", 0), c.get("block")) <= smem_limit(d);
@@ -73,7 +79,7 @@ ParamSpace thread_private_space(bool range) {
 // 454.6 against 457.4 us on 1 GiB (1.09x CUB; with 288 bytes it took 489 us, 1.02x).
 // f32: the same residency; 280 us against CUB's 272 on 2^28 floats (0.97x).
 Config thread_private_default(const DeviceInfo&, bool range) {
-  if (range) return {{"block", 256}, {"blocks_per_sm", 3}};
+  if (range) return {{"block", 256}, {"blocks_per_sm", 3}, {"ilp", 1}};
   return {{"block", 256}, {"blocks_per_sm", 3}, {"ilp", 1}, {"adaptive", kDefaultAdaptive}};
 }
 

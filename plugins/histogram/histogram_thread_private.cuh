@@ -14,7 +14,12 @@
 // of the loaded word) or RangeBins (f32, at most 256 bins: range_bin, then the same counters;
 // values outside [lo, hi) and NaN update nothing).  kIlp = 2 (bytes only) updates two bytes at
 // once: both counters are read, then written back, the first one plus one more when both bytes are
-// equal (that write lands last and holds both counts).
+// equal (that write lands last and holds both counts).  kIlp = 0 reads nothing back: a counter is
+// bumped by one shared atomicAdd of 1 << 8 * (its byte) to its 32-bit word (the word of slot & ~3;
+// the other three bytes belong to other warps' threads and never carry: no counter passes 255
+// between flushes).  One instruction and no load-to-use wait per byte in place of load, add and
+// store: ncu (H200, 2026-11-26) showed the kIlp = 1 kernel waiting on shared-memory loads (short
+// scoreboard, 7.2 of 11.6 cycles per instruction) with the shared-memory pipe 87% busy.
 //
 // Bytes: the counters cost the same whatever the data, but CUB's shared-memory atomics get faster
 // when a warp's bytes fall in few bins (the hardware merges a warp's atomics to one address).
@@ -74,11 +79,22 @@ __device__ __forceinline__ unsigned counter_address(unsigned w, unsigned where) 
   return __byte_perm(w, where, 0x6504u | (j << 4));
 }
 
+// kIlp = 0: the increment of this thread's byte in its counter's 32-bit word.
+__device__ __forceinline__ unsigned counter_increment(unsigned where) { return 1u << (8 * (where & 3u)); }
+
+// kIlp = 0: adds `count` to the counter at byte address `a` (its word's other bytes unchanged).
+__device__ __forceinline__ void bump_counter(unsigned char* tile, unsigned a, unsigned where, unsigned count) {
+  atomicAdd(reinterpret_cast<unsigned*>(tile + (a & ~3u)), count * counter_increment(where));
+}
+
 template <int kIlp>
 __device__ __forceinline__ void count_word(unsigned char* tile, unsigned where, unsigned w) {
   const unsigned a[4] = {counter_address<0>(w, where), counter_address<1>(w, where), counter_address<2>(w, where),
                          counter_address<3>(w, where)};
-  if constexpr (kIlp == 1) {
+  if constexpr (kIlp == 0) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) bump_counter(tile, a[j], where, 1u);
+  } else if constexpr (kIlp == 1) {
 #pragma unroll
     for (int j = 0; j < 4; ++j) tile[a[j]] = static_cast<unsigned char>(tile[a[j]] + 1);
   } else {
@@ -120,11 +136,17 @@ __device__ __forceinline__ unsigned run_starts(const uint4& v) {
 // The runs path of thread_private (no spill: a thread adds at most kCountsPerFlush between flushes,
 // so no counter passes 255): a load of 16 equal bytes is one +16, else one update per run of
 // equal bytes.
+// kIlp = 0: with atomics, as every other update of the tile then.
+template <int kIlp>
 __device__ __forceinline__ void count_runs_private(unsigned char* tile, unsigned where, const uint4& v) {
   const unsigned rep = __byte_perm(v.x, 0, 0);
   if (v.x == rep && v.y == rep && v.z == rep && v.w == rep) {
-    unsigned char* c = tile + counter_address<0>(v.x, where);
-    *c = static_cast<unsigned char>(*c + 16);
+    if constexpr (kIlp == 0) {
+      bump_counter(tile, counter_address<0>(v.x, where), where, 16u);
+    } else {
+      unsigned char* c = tile + counter_address<0>(v.x, where);
+      *c = static_cast<unsigned char>(*c + 16);
+    }
     return;
   }
   unsigned starts = run_starts(v);
@@ -132,8 +154,12 @@ __device__ __forceinline__ void count_runs_private(unsigned char* tile, unsigned
     const unsigned q = __ffs(starts) - 1;
     starts &= starts - 1;
     const unsigned next = starts != 0 ? unsigned(__ffs(starts) - 1) : 16u;
-    unsigned char* c = tile + counter_address<0>(byte_of(v, q), where);
-    *c = static_cast<unsigned char>(*c + (next - q));
+    if constexpr (kIlp == 0) {
+      bump_counter(tile, counter_address<0>(byte_of(v, q), where), where, next - q);
+    } else {
+      unsigned char* c = tile + counter_address<0>(byte_of(v, q), where);
+      *c = static_cast<unsigned char>(*c + (next - q));
+    }
   }
 }
 
@@ -163,7 +189,7 @@ __device__ __forceinline__ void count_batch(BytePath path, unsigned char* tile, 
   if (path == BytePath::runs) {
 #pragma unroll
     for (int u = 0; u < kB; ++u) {
-      if (u * kBlock < lim) count_runs_private(tile, where, v[u]);
+      if (u * kBlock < lim) count_runs_private<kIlp>(tile, where, v[u]);
     }
   } else if (path == BytePath::few_bins) {
 #pragma unroll
@@ -213,7 +239,11 @@ __device__ __forceinline__ void count_batch(BytePath, unsigned char* tile, std::
       for (int j = 0; j < RangeBins::kPerVector; ++j) {
         if (b[j] >= 0) {
           const unsigned a = counter_address<0>(unsigned(b[j]), where);
-          tile[a] = static_cast<unsigned char>(tile[a] + 1);
+          if constexpr (kIlp == 0) {
+            bump_counter(tile, a, where, 1u);
+          } else {
+            tile[a] = static_cast<unsigned char>(tile[a] + 1);
+          }
         }
       }
     }

@@ -263,7 +263,8 @@ class ThreadPrivate final : public Variant {
     Status st = prepare_byte_counter_launch(name(), range_, args, p, stream, l);
     if (!st.ok() || l.n == 0) return st;
     const int block = c.get_or("block", 256);
-    const int ilp = range_ ? 1 : c.get_or("ilp", 1);
+    const int ilp = c.get_or("ilp", 1);
+    if (range_ && ilp > 1) return Status::fail(ErrorKind::argument, name() + ": ilp must be 0 or 1 for floats");
     const int adaptive = range_ ? 0 : c.get_or("adaptive", kDefaultAdaptive);
     // Not a tuned parameter (the tuner draws uniform bytes, where no warp takes the runs path): a
     // launch argument so that test_histogram_perf_gpu can compare thresholds.
@@ -280,18 +281,24 @@ class ThreadPrivate final : public Variant {
     l.runs_max = runs_max;
     l.few_bins = c.get_or("few_bins", kDefaultFewBins);  // as runs_max: a launch argument, not tuned
     switch (block * 100 + ilp * 10 + adaptive) {
+      case 25600: return run<256, 0, 0>(grid, l);
+      case 25601: return run<256, 0, 1>(grid, l);
       case 25610: return run<256, 1, 0>(grid, l);
       case 25611: return run<256, 1, 1>(grid, l);
       case 25612: return run<256, 1, 2>(grid, l);
       case 25620: return run<256, 2, 0>(grid, l);
       case 25621: return run<256, 2, 1>(grid, l);
       case 25622: return run<256, 2, 2>(grid, l);
+      case 51200: return run<512, 0, 0>(grid, l);
+      case 51201: return run<512, 0, 1>(grid, l);
       case 51210: return run<512, 1, 0>(grid, l);
       case 51211: return run<512, 1, 1>(grid, l);
       case 51212: return run<512, 1, 2>(grid, l);
       case 51220: return run<512, 2, 0>(grid, l);
       case 51221: return run<512, 2, 1>(grid, l);
       case 51222: return run<512, 2, 2>(grid, l);
+      case 76800: return run<768, 0, 0>(grid, l);
+      case 76801: return run<768, 0, 1>(grid, l);
       case 76810: return run<768, 1, 0>(grid, l);
       case 76811: return run<768, 1, 1>(grid, l);
       case 76812: return run<768, 1, 2>(grid, l);
@@ -300,7 +307,7 @@ class ThreadPrivate final : public Variant {
       case 76822: return run<768, 2, 2>(grid, l);
       default:
         return Status::fail(ErrorKind::argument,
-                            name() + ": block must be 256, 512 or 768, ilp 1 or 2 and adaptive 0, 1 or 2");
+                            name() + ": block must be 256, 512 or 768, ilp 0, 1 or 2 and adaptive 0, 1 or 2 (ilp 0: adaptive 0 or 1)");
     }
   }
 
@@ -309,8 +316,8 @@ class ThreadPrivate final : public Variant {
   Status run(unsigned grid, const Launch& l) const {
     const std::size_t smem = thread_private_smem_bytes(range_, kAdaptive, kBlock);
     if (range_) {
-      if constexpr (kIlp == 1 && kAdaptive == 0) {  // floats: neither ilp nor adaptive, one kernel per block
-        auto* kernel = histogram_thread_private_kernel<RangeBins, kBlock, 1, 0>;
+      if constexpr (kIlp <= 1 && kAdaptive == 0) {  // floats: ilp 0 or 1, no adaptive: two kernels per block
+        auto* kernel = histogram_thread_private_kernel<RangeBins, kBlock, kIlp, 0>;
         Status st = allow_smem(kernel, smem, name());
         if (!st.ok()) return st;
         kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const float*>(l.data), l.n, RangeBins{l.range}, l.nbins,

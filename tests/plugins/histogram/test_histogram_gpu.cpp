@@ -259,10 +259,11 @@ TEST_CASE("histogram variants handle constant data and views at every misalignme
   }
 }
 
-// thread_private adaptive 2 with the configs the sampled ones may miss: the block's shared
-// atomics (few-valued batches) next to the private counters, at both residencies and with
-// `few_bins` from never (0: a warp's 32 sampled bytes take at least one value) to always (32).
-TEST_CASE("histogram_thread_private adaptive 2 mixes the block's atomics with the private counters",
+// thread_private configs the sampled ones may miss: adaptive 2, the block's shared atomics
+// (few-valued batches) next to the private counters, at both residencies and with `few_bins` from
+// never (0: a warp's 32 sampled bytes take at least one value) to always (32); ilp 0, the private
+// counters bumped by shared atomics, with and without the runs path.
+TEST_CASE("histogram_thread_private adaptive 2 and ilp 0 match the reference on mixed data",
           "[histogram][gpu]") {
   if (!selected("histogram_thread_private")) return;
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
@@ -288,7 +289,9 @@ TEST_CASE("histogram_thread_private adaptive 2 mixes the block's atomics with th
       const kiln::Problem p = rt.make_problem(schema, args);
       for (const char* text : {"block=256,blocks_per_sm=3,ilp=1,adaptive=2", "block=768,blocks_per_sm=1,ilp=1,adaptive=2",
                                "block=512,blocks_per_sm=1,ilp=2,adaptive=2,few_bins=32",
-                               "block=256,blocks_per_sm=3,ilp=1,adaptive=2,few_bins=0"}) {
+                               "block=256,blocks_per_sm=3,ilp=1,adaptive=2,few_bins=0",
+                               "block=256,blocks_per_sm=3,ilp=0,adaptive=1", "block=512,blocks_per_sm=1,ilp=0,adaptive=0",
+                               "block=768,blocks_per_sm=1,ilp=0,adaptive=1,runs_max=4"}) {
         const kiln::Config c = kiln::Config::parse(text);
         INFO(text << " n=" << n << " fill=" << fill);
         REQUIRE(v->supports(p, dev, c).ok);
