@@ -31,15 +31,18 @@ ParamSpace smem_space();
 Config smem_default(const DeviceInfo& device);
 
 // histogram[_range]_thread_private: block (256, 512 or 768 threads; 256 bytes of shared memory
-// each, 288 with adaptive 2), blocks_per_sm, and for u8 ilp (counter updates in flight per
-// thread: 1 or 2) and adaptive (0: the private counters only; 1: a batch of loads that are all 16
-// equal bytes in every lane of a warp is one +16 per load; 2: also shared atomics for batches
-// whose sampled bytes take few values).  block, ilp and adaptive are template arguments: all 18
-// u8 triples and the three f32 blocks are instantiated.  The tuner draws uniform bytes, so the
+// each, plus 1 KiB per block with adaptive 2), blocks_per_sm, ilp (counter reads in flight per
+// thread: 0 = none, each counter bumped by a shared atomicAdd to its word; 1 or 2 = read, add,
+// write; f32: 0 or 1) and for u8 adaptive (0: the private counters only; 1: a batch of loads
+// that are all 16 equal bytes in every lane of a warp is one +16 per load; 2: also shared atomics
+// into the block's histogram for batches whose sampled bytes take few values).  block, ilp and
+// adaptive are template arguments: 24 u8 triples (ilp 0 with adaptive 0 or 1) and six f32 pairs
+// are instantiated.  The tuner draws uniform bytes, so the
 // default of adaptive comes from the other data kinds' timings in the README, not from tuning.
 // histogram_range needs bins <= kMaxThreadPrivateBins.
 inline constexpr int kMaxThreadPrivateBins = 256;
 inline constexpr int kDefaultAdaptive = 1;  // see thread_private_default
+inline constexpr int kDefaultIlp = 0;       // u8; see thread_private_default
 // adaptive >= 1: a batch takes the runs path when no lane's first load holds more runs of equal
 // bytes than this (config key `runs_max`, a launch argument outside the tuned space).  1: only
 // loads of 16 equal bytes; more lost on an H100 (2026-11-26, sixth session, 1 GiB: runs_max 8 took

@@ -82,19 +82,29 @@ __device__ __forceinline__ unsigned counter_address(unsigned w, unsigned where) 
 // kIlp = 0: the increment of this thread's byte in its counter's 32-bit word.
 __device__ __forceinline__ unsigned counter_increment(unsigned where) { return 1u << (8 * (where & 3u)); }
 
-// kIlp = 0: adds `count` to the counter at byte address `a` (its word's other bytes unchanged).
+// kIlp = 0: adds `count` to the counter whose 32-bit word is at byte address `a` (formed from
+// word_where(where), so that the permute gives the word's address at once; the word's other bytes
+// are unchanged).
 __device__ __forceinline__ void bump_counter(unsigned char* tile, unsigned a, unsigned where, unsigned count) {
-  atomicAdd(reinterpret_cast<unsigned*>(tile + (a & ~3u)), count * counter_increment(where));
+  atomicAdd(reinterpret_cast<unsigned*>(tile + a), count * counter_increment(where));
 }
+
+// kIlp = 0: `where` with the slot's byte-in-word bits cleared.
+__device__ __forceinline__ unsigned word_where(unsigned where) { return where & ~3u; }
 
 template <int kIlp>
 __device__ __forceinline__ void count_word(unsigned char* tile, unsigned where, unsigned w) {
+  if constexpr (kIlp == 0) {
+    const unsigned ww = word_where(where);
+    bump_counter(tile, counter_address<0>(w, ww), where, 1u);
+    bump_counter(tile, counter_address<1>(w, ww), where, 1u);
+    bump_counter(tile, counter_address<2>(w, ww), where, 1u);
+    bump_counter(tile, counter_address<3>(w, ww), where, 1u);
+    return;
+  }
   const unsigned a[4] = {counter_address<0>(w, where), counter_address<1>(w, where), counter_address<2>(w, where),
                          counter_address<3>(w, where)};
-  if constexpr (kIlp == 0) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) bump_counter(tile, a[j], where, 1u);
-  } else if constexpr (kIlp == 1) {
+  if constexpr (kIlp == 1) {
 #pragma unroll
     for (int j = 0; j < 4; ++j) tile[a[j]] = static_cast<unsigned char>(tile[a[j]] + 1);
   } else {
@@ -142,7 +152,7 @@ __device__ __forceinline__ void count_runs_private(unsigned char* tile, unsigned
   const unsigned rep = __byte_perm(v.x, 0, 0);
   if (v.x == rep && v.y == rep && v.z == rep && v.w == rep) {
     if constexpr (kIlp == 0) {
-      bump_counter(tile, counter_address<0>(v.x, where), where, 16u);
+      bump_counter(tile, counter_address<0>(v.x, word_where(where)), where, 16u);
     } else {
       unsigned char* c = tile + counter_address<0>(v.x, where);
       *c = static_cast<unsigned char>(*c + 16);
@@ -155,7 +165,7 @@ __device__ __forceinline__ void count_runs_private(unsigned char* tile, unsigned
     starts &= starts - 1;
     const unsigned next = starts != 0 ? unsigned(__ffs(starts) - 1) : 16u;
     if constexpr (kIlp == 0) {
-      bump_counter(tile, counter_address<0>(byte_of(v, q), where), where, next - q);
+      bump_counter(tile, counter_address<0>(byte_of(v, q), word_where(where)), where, next - q);
     } else {
       unsigned char* c = tile + counter_address<0>(byte_of(v, q), where);
       *c = static_cast<unsigned char>(*c + (next - q));
@@ -238,10 +248,10 @@ __device__ __forceinline__ void count_batch(BytePath, unsigned char* tile, std::
 #pragma unroll
       for (int j = 0; j < RangeBins::kPerVector; ++j) {
         if (b[j] >= 0) {
-          const unsigned a = counter_address<0>(unsigned(b[j]), where);
           if constexpr (kIlp == 0) {
-            bump_counter(tile, a, where, 1u);
+            bump_counter(tile, counter_address<0>(unsigned(b[j]), word_where(where)), where, 1u);
           } else {
+            const unsigned a = counter_address<0>(unsigned(b[j]), where);
             tile[a] = static_cast<unsigned char>(tile[a] + 1);
           }
         }
@@ -252,26 +262,28 @@ __device__ __forceinline__ void count_batch(BytePath, unsigned char* tile, std::
 
 // Adds the tile into `total` (bin tid % 256, the row this thread sums) and zeroes it.  Thread t
 // sums the 256 bytes at tile[256 t ..] (row t % 256 of group t / 256) in 16-byte chunks rotated by
-// the lane so that a warp's reads spread over the banks; even and odd bytes are added in 16-bit
-// lanes (64 words * 255 < 65536).  The last flush of a block leaves the tile as it is (`zero`
+// the lane so that a warp's reads spread over the banks; one __dp4a with 0x01010101 adds the four
+// bytes of a word (until 2026-11-26, eighth session: masks and permutes into 16-bit lanes, about
+// four instructions a word, a fifth of the ilp 0 kernel's instructions by our count).  The last flush of a block leaves the tile as it is (`zero`
 // false): on small inputs, where a block counts a few loads per thread, zeroing and summing the
 // tile are most of its shared-memory traffic.
 __device__ __forceinline__ void flush_tile(unsigned char* tile, int tid, std::uint32_t& total, bool zero = true) {
   constexpr int kChunks = 16;
   const int lane = tid & 31;
   uint4* row = reinterpret_cast<uint4*>(tile + 256 * tid);
-  std::uint32_t even = 0, odd = 0;
+  constexpr unsigned kOnes = 0x01010101u;
+  std::uint32_t sx = 0, sy = 0, sz = 0, sw = 0;  // four chains in flight
 #pragma unroll
   for (int i = 0; i < kChunks; ++i) {
     uint4* chunk = row + ((i + lane) & (kChunks - 1));
     const uint4 v = *chunk;
     if (zero) *chunk = make_uint4(0, 0, 0, 0);
-    even += (v.x & 0x00FF00FFu) + (v.y & 0x00FF00FFu);
-    even += (v.z & 0x00FF00FFu) + (v.w & 0x00FF00FFu);
-    odd += __byte_perm(v.x, 0, 0x4341) + __byte_perm(v.y, 0, 0x4341);
-    odd += __byte_perm(v.z, 0, 0x4341) + __byte_perm(v.w, 0, 0x4341);
+    sx = __dp4a(v.x, kOnes, sx);
+    sy = __dp4a(v.y, kOnes, sy);
+    sz = __dp4a(v.z, kOnes, sz);
+    sw = __dp4a(v.w, kOnes, sw);
   }
-  total += (even & 0xFFFFu) + (even >> 16) + (odd & 0xFFFFu) + (odd >> 16);
+  total += (sx + sy) + (sz + sw);
 }
 
 // Residency the register budget is planned for: 768 threads per SM (the shared memory allows no more).

@@ -263,7 +263,7 @@ class ThreadPrivate final : public Variant {
     Status st = prepare_byte_counter_launch(name(), range_, args, p, stream, l);
     if (!st.ok() || l.n == 0) return st;
     const int block = c.get_or("block", 256);
-    const int ilp = c.get_or("ilp", 1);
+    const int ilp = c.get_or("ilp", range_ ? 1 : kDefaultIlp);
     if (range_ && ilp > 1) return Status::fail(ErrorKind::argument, name() + ": ilp must be 0 or 1 for floats");
     const int adaptive = range_ ? 0 : c.get_or("adaptive", kDefaultAdaptive);
     // Not a tuned parameter (the tuner draws uniform bytes, where no warp takes the runs path): a
