@@ -52,6 +52,10 @@ inline constexpr int kDefaultRunsMax = 1;
 // lanes take at most this many values (config key `few_bins`, a launch argument outside the
 // tuned space, as runs_max).
 inline constexpr int kDefaultFewBins = 8;
+// The generic thread_private kernel (u8 adaptive 1 and 2, f32): 1 flushes the counters with one
+// atomicExch(word, 0) per word, 0 with 16-byte loads and stores (config key `exchange`, a launch
+// argument outside the tuned space, as runs_max).
+inline constexpr int kDefaultExchange = 0;
 // Shared memory of a block: 256 8-bit counters per thread, plus (u8, adaptive 2) one 1 KiB 32-bit
 // histogram for the block's shared atomics (until 2026-11-26, eighth session: one per warp,
 // 32 bytes per thread).

@@ -51,6 +51,7 @@ struct Launch {
   int sms = 1;
   int runs_max = 0;  // thread_private bytes: see choose_path
   int few_bins = 0;  // thread_private bytes, adaptive 2: see choose_path
+  int exchange = 0;  // thread_private generic kernel: flush by atomicExch (flush_tile_exchange)
 };
 
 Status prepare_launch(const std::string& name, bool range, const Args& args, const Problem& p, Stream stream, Launch& l) {
@@ -280,6 +281,7 @@ class ThreadPrivate final : public Variant {
                                      : private_grid(nvec, block, bpsm, l.sms, kFlushVectors<ByteBins>);
     l.runs_max = runs_max;
     l.few_bins = c.get_or("few_bins", kDefaultFewBins);  // as runs_max: a launch argument, not tuned
+    l.exchange = c.get_or("exchange", kDefaultExchange);  // the same
     switch (block * 100 + ilp * 10 + adaptive) {
       case 25600: return run<256, 0, 0>(grid, l);
       case 25601: return run<256, 0, 1>(grid, l);
@@ -321,7 +323,7 @@ class ThreadPrivate final : public Variant {
         Status st = allow_smem(kernel, smem, name());
         if (!st.ok()) return st;
         kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const float*>(l.data), l.n, RangeBins{l.range}, l.nbins,
-                                                 0, 0, l.out);
+                                                 0, 0, l.exchange, l.out);
       }
     } else if constexpr (kAdaptive == 0) {
       auto* kernel = histogram_thread_private_plain_kernel<kBlock, kIlp>;
@@ -333,7 +335,7 @@ class ThreadPrivate final : public Variant {
       Status st = allow_smem(kernel, smem, name());
       if (!st.ok()) return st;
       kernel<<<grid, kBlock, smem, l.stream>>>(static_cast<const std::uint8_t*>(l.data), l.n, ByteBins{}, kByteBins,
-                                               l.runs_max, l.few_bins, l.out);
+                                               l.runs_max, l.few_bins, l.exchange, l.out);
     }
     return cuda_launch_status(name());
   }

@@ -291,7 +291,9 @@ TEST_CASE("histogram_thread_private adaptive 2 and ilp 0 match the reference on 
                                "block=512,blocks_per_sm=1,ilp=2,adaptive=2,few_bins=32",
                                "block=256,blocks_per_sm=3,ilp=1,adaptive=2,few_bins=0",
                                "block=256,blocks_per_sm=3,ilp=0,adaptive=1", "block=512,blocks_per_sm=1,ilp=0,adaptive=0",
-                               "block=768,blocks_per_sm=1,ilp=0,adaptive=1,runs_max=4"}) {
+                               "block=768,blocks_per_sm=1,ilp=0,adaptive=1,runs_max=4",
+                               "block=256,blocks_per_sm=3,ilp=0,adaptive=1,exchange=1",
+                               "block=512,blocks_per_sm=1,ilp=1,adaptive=2,exchange=1"}) {
         const kiln::Config c = kiln::Config::parse(text);
         INFO(text << " n=" << n << " fill=" << fill);
         REQUIRE(v->supports(p, dev, c).ok);
