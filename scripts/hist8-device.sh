@@ -46,6 +46,12 @@ tag_env() {
   export KILN_HISTPERF_SIZES=${!sv:-} KILN_HISTPERF_CONFIGS=${!cv:-} KILN_HISTPERF_KINDS=${!kv:-} \
     KILN_HISTPERF_BINS=${!bv:-}
   if [ -n "${!nv:-}" ]; then export KILN_HISTPERF_NO4G=1; else unset KILN_HISTPERF_NO4G; fi
+  # Empty means the test's defaults: unset (an empty KILN_HISTPERF_CONFIGS would time nothing).
+  local v
+  for v in SIZES CONFIGS KINDS BINS; do
+    v=KILN_HISTPERF_$v
+    [ -n "${!v}" ] || unset "$v"
+  done
   filter="[perf][histogram]"
   [ -n "${!rv:-}" ] && filter="[perf][histogram_range]"
 }

@@ -1,4 +1,4 @@
-// histogram_thread_private and histogram_range_thread_private: no atomics in the main loop.
+// histogram_thread_private and histogram_range_thread_private: private counters, no contention.
 // Every thread owns 256 8-bit counters in dynamic shared memory.  The block's threads form groups
 // of 256, each with a 64 KiB sub-tile of one 256-byte row per bin; the counter of bin b of thread
 // t is the byte at

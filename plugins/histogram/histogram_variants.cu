@@ -249,9 +249,9 @@ class ThreadPrivate final : public Variant {
  public:
   explicit ThreadPrivate(bool range)
       : Variant(desc_of("thread_private", range, 40,
-                        range ? "per-thread 8-bit counters in shared memory (bins <= 256), no atomics in the main "
-                                "loop, 16-byte loads"
-                              : "per-thread 8-bit counters in shared memory, no atomics in the main loop, 16-byte "
+                        range ? "per-thread 8-bit counters in shared memory (bins <= 256), conflict-free updates, "
+                                "16-byte loads"
+                              : "per-thread 8-bit counters in shared memory, conflict-free atomic updates, 16-byte "
                                 "loads, 16 equal bytes counted at once"),
                 thread_private_space(range)),
         range_(range) {}
