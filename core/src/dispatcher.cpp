@@ -318,23 +318,30 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
   const std::string key = p.key();
 
   // Entries come ordered by level; [begin, end) of each level, in order.
-  std::vector<std::pair<std::size_t, std::size_t>> levels;
-  for (std::size_t begin = 0; begin < evidence.size();) {
-    std::size_t end = begin;
-    while (end < evidence.size() && evidence[end].level == evidence[begin].level) ++end;
-    levels.emplace_back(begin, end);
-    begin = end;
-  }
-  // The entries of one level other than the exact key, nearest first, within `radius` or past it.
-  auto by_distance = [&](std::pair<std::size_t, std::size_t> range, bool within_radius) {
+  using Level = std::pair<std::size_t, std::size_t>;
+  auto levels_of = [](const std::vector<detail::StoredEntry>& entries) {
+    std::vector<Level> out;
+    for (std::size_t begin = 0; begin < entries.size();) {
+      std::size_t end = begin;
+      while (end < entries.size() && entries[end].level == entries[begin].level) ++end;
+      out.emplace_back(begin, end);
+      begin = end;
+    }
+    return out;
+  };
+  const std::vector<Level> levels = levels_of(evidence);
+  // The entries of one level of `entries` other than the exact key, nearest first, within the
+  // radius or past it.
+  auto entries_by_distance = [&](const std::vector<detail::StoredEntry>& entries, Level range, bool within_radius) {
     std::vector<const detail::StoredEntry*> out;
     for (std::size_t i = range.first; i < range.second; ++i) {
-      const detail::StoredEntry& e = evidence[i];
+      const detail::StoredEntry& e = entries[i];
       if (*e.problem_key == key || (e.distance <= detail::kNeighbourRadius) != within_radius) continue;
       out.push_back(&e);
     }
     return detail::nearest_first(std::move(out));  // layer order (user first) breaks exact ties
   };
+  auto by_distance = [&](Level range, bool within_radius) { return entries_by_distance(evidence, range, within_radius); };
   auto current_build = [&](const TuningEntry& e) {
     const Variant* v = registry_->find_variant(e.variant);
     if (!v || v->op() != op) return false;
@@ -534,21 +541,9 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
   // best, where the f16 entry of the same shape says warp select.
   std::vector<detail::StoredEntry> siblings;
   if (p.schema) siblings = detail::entries_in_class(*db_, device, op, p, detail::ClassRelation::sibling);
-  // The sibling entries of each level, nearest first, within the radius or at any distance.
-  auto siblings_by_level = [&](bool near_only) {
-    std::vector<std::vector<const detail::StoredEntry*>> by_level;
-    for (std::size_t begin = 0; begin < siblings.size();) {
-      std::size_t end = begin;
-      while (end < siblings.size() && siblings[end].level == siblings[begin].level) ++end;
-      std::vector<const detail::StoredEntry*> level;
-      for (std::size_t i = begin; i < end; ++i)
-        if (!near_only || siblings[i].distance <= detail::kNeighbourRadius) level.push_back(&siblings[i]);
-      by_level.push_back(detail::nearest_first(std::move(level)));
-      begin = end;
-    }
-    return by_level;
-  };
-  for (const auto& near : siblings_by_level(true)) {
+  const std::vector<Level> sibling_levels = levels_of(siblings);
+  for (const Level& range : sibling_levels) {
+    const auto near = entries_by_distance(siblings, range, true);
     if (weigh(near, Decision::Evidence::sibling_neighbour)) return d;
     if (try_neighbours(near, Decision::Evidence::sibling_neighbour)) return d;
   }
@@ -576,12 +571,13 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
   // nearest stale entries at any distance.
   if (try_stale(false)) return d;
 
-  // 4b. No entry of the class at all: the nearest usable sibling entry at any distance.  Measured
+  // 4b. No entry of the class at all: the nearest usable sibling entry past the radius (those
+  // within it were tried by 1c).  Measured
   // on the H200 with every bf16 entry and the f32 add/transpose/reduce_sum ones taken out of the
   // database (docs/performance.md, seventh session): the vendor fallback ran 11 held-out problems
   // of those classes at a geomean regret of 2.39 (add 1 x 2^28 15.6x, bf16 add 1 x 1000003 6.9x).
-  for (const auto& far : siblings_by_level(false))
-    if (try_neighbours(far, Decision::Evidence::sibling_neighbour)) return d;
+  for (const Level& range : sibling_levels)
+    if (try_neighbours(entries_by_distance(siblings, range, false), Decision::Evidence::sibling_neighbour)) return d;
 
   // 5. No evidence: the vendor library, then 6. the variants in priority order.
   const auto all = registry_->variants(op);
