@@ -248,19 +248,24 @@ TEST_CASE("alternatives: each other variant's fastest ok candidate, finalists' t
   const auto alts = kiln::alternatives_of(s);
   // scale_any: its finalist time (11.5, re-timed beside the winner) over its search time (11.0);
   // its failed config never counts; the winner's variant is not an alternative; fastest first.
+  // scale_third was timed in the search only: its time is scaled by the winner's re-timed over its
+  // search-time median (9.5 / 9.0), so that it compares with the winner's.
   REQUIRE(alts.size() == 2);
   CHECK(alts[0].variant == "scale_any");
   CHECK(alts[0].config == kiln::Config{{"unroll", 2}});
   CHECK(alts[0].median_us == 11.5);
   CHECK(alts[1].variant == "scale_third");
-  CHECK(alts[1].median_us == 25.0);
+  CHECK(alts[1].median_us == Approx(25.0 * 9.5 / 9.0));
   // A faster search-time result of a variant that is not a finalist replaces its slower one.
   s.results.push_back(result(third, 2, 18.0));
   const auto more = kiln::alternatives_of(s);
   REQUIRE(more.size() == 2);
   CHECK(more[1].variant == "scale_third");
   CHECK(more[1].config == kiln::Config{{"unroll", 2}});
-  CHECK(more[1].median_us == 18.0);
+  CHECK(more[1].median_us == Approx(18.0 * 9.5 / 9.0));
+  // Without the winner's search-time result (it was not timed in the search) nothing is scaled.
+  s.results.erase(s.results.begin() + 5);
+  CHECK(kiln::alternatives_of(s)[1].median_us == 18.0);
 }
 
 TEST_CASE("throughput and timestamps") {

@@ -52,14 +52,26 @@ std::vector<TunedAlternative> alternatives_of(const SearchResult& search) {
   // Per variant the fastest ok candidate; a finalist's re-timed median counts over its search-time one
   // (finalists are timed interleaved with the winner, so their ratio to it is the trustworthy one).
   // Finalists are offered first, so a variant that has one keeps its fastest finalist.
+  // The others' search-time medians are scaled by the winner's re-timed over its search-time
+  // median: the search and the re-timing ran at different moments (clocks, temperature), so only
+  // times of one phase compare (on the H100 a large bf16 GEMM's unscaled search time read 10%
+  // below the re-timed winner that had beaten it).
+  double search_to_final = 1.0;
+  for (const CandidateResult& r : search.results)
+    if (r.ok() && !r.provisional && r.timing.median_us > 0 && r.candidate.variant == search.winner->candidate.variant &&
+        r.candidate.config == search.winner->candidate.config && search.winner->timing.median_us > 0) {
+      search_to_final = search.winner->timing.median_us / r.timing.median_us;
+      break;
+    }
   std::map<std::string, std::pair<TunedAlternative, bool>> best;  // variant -> (fastest, from a finalist)
   auto offer = [&](const CandidateResult& r, bool finalist) {
     if (!r.ok() || r.provisional || !(r.timing.median_us > 0)) return;
     const std::string& v = r.candidate.variant->name();
     if (v == winner) return;
+    const double us = finalist ? r.timing.median_us : r.timing.median_us * search_to_final;
     auto it = best.find(v);
-    if (it != best.end() && (it->second.second > finalist || r.timing.median_us >= it->second.first.median_us)) return;
-    best[v] = {TunedAlternative{v, r.candidate.config, r.timing.median_us}, finalist};
+    if (it != best.end() && (it->second.second > finalist || us >= it->second.first.median_us)) return;
+    best[v] = {TunedAlternative{v, r.candidate.config, us}, finalist};
   };
   for (const CandidateResult& r : search.finalists) offer(r, true);
   for (const CandidateResult& r : search.results) offer(r, false);
