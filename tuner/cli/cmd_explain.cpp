@@ -9,6 +9,7 @@
 #include <kiln/kiln.hpp>
 
 #include "common.hpp"
+#include "db_loo.hpp"
 #include "json.hpp"
 #include "json_document.hpp"
 
@@ -16,7 +17,7 @@ namespace kiln::cli {
 
 Command make_explain_command(CLI::App& parent) {
   struct Opts {
-    std::string op, shape, dtype, device;
+    std::string op, shape, dtype, device, device_key;
     int align = 16;
     bool json = false;
   };
@@ -26,25 +27,38 @@ Command make_explain_command(CLI::App& parent) {
   c.app->add_option("op", o->op, "Op")->required();
   c.app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")->required();
   c.app->add_option("--dtype", o->dtype, "Element type (default: the op's first)");
-  c.app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
+  auto* device_opt =
+      c.app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
+  c.app->add_option("--device-key", o->device_key,
+                    "Explain for the GPU of this database key (NAME|sm_XY|Nsm, as `kiln db show` lists), here or "
+                    "not: its entries are trusted as `kiln db loo` trusts them")
+      ->excludes(device_opt);
   c.app->add_option("--align", o->align, "Alignment of the arguments in bytes: 16 (default), 8, 4, 2, 1")
       ->check(CLI::IsMember(std::vector<int>{1, 2, 4, 8, 16}));
   c.app->add_flag("--json", o->json, "Print JSON");
-  c.usage = "usage: kiln explain <op> --shape SHAPE [--dtype T] [--device D] [--align BYTES] [--json]";
+  c.usage = "usage: kiln explain <op> --shape SHAPE [--dtype T] [--device D | --device-key KEY] [--align BYTES] [--json]";
   c.run = [o] {
     auto rt = open_runtime("off", o->json);
-    const Device dev = parse_device(o->device);
+    // --device-key: the decision for another GPU (what its users' op() would run), from the
+    // database alone; entries whose variants are not loaded here are named, not run.
+    DeviceInfo keyed;
+    const bool by_key = !o->device_key.empty();
+    if (by_key && !device_from_key(o->device_key, keyed))
+      throw UsageError("--device-key '" + o->device_key + "' is not NAME|sm_XY|Nsm (kiln db show lists the keys)");
+    const Device dev = by_key ? keyed.device : parse_device(o->device);
     Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);
     p.align_bytes = o->align;
-    const DeviceInfo& info = device_info(dev);
-    const Decision d = rt->explain(p);
+    const DeviceInfo& info = by_key ? keyed : device_info(dev);
+    const Decision d = by_key ? rt->dispatcher().decide_uncached(p, keyed, Dispatcher::LeaveOneOut{"", true}) : rt->explain(p);
+    const std::string chosen = d.variant ? d.variant->name() : d.hit ? d.hit->entry.variant : std::string();
     std::vector<std::string> layers;
     for (const TuningLayer& l : rt->db().layers()) layers.push_back(l.path + (l.writable ? " (user)" : " (shipped)"));
     if (o->json) {
       Json j = json_document();
       j.set("op", o->op).set("problem", p.key()).set("modes", p.schema->mode_key(p)).set("device", dev.to_string());
       j.set("device_key", info.fingerprint()).set("align_bytes", p.align_bytes);
-      j.set("variant", d.variant ? d.variant->name() : "").set("config", config_json(d.config));
+      j.set("variant", chosen).set("config", config_json(d.config));
+      if (by_key) j.set("variant_loaded", d.variant != nullptr);
       j.set("source", decision_source_name(d.from)).set("evidence", evidence_name(d.evidence));
       if (d.evidence == Decision::Evidence::neighbour || d.evidence == Decision::Evidence::far_neighbour ||
           d.evidence == Decision::Evidence::neighbour_variant || d.evidence == Decision::Evidence::stale_neighbours ||
@@ -84,11 +98,11 @@ Command make_explain_command(CLI::App& parent) {
       j.set("database_layers", std::move(l));
       if (d.workspace_bytes) j.set("workspace_bytes", d.workspace_bytes);
       std::cout << j.dump() << "\n";
-      return d.variant ? kExitOk : kExitFailed;
+      return chosen.empty() ? kExitFailed : kExitOk;
     }
     std::cout << o->op << " " << p.key() << " on " << dev.to_string() << " (" << info.fingerprint() << "), "
               << p.align_bytes << "-byte aligned\n";
-    if (!d.variant) {
+    if (chosen.empty()) {
       std::cout << "no variant supports this problem:\n";
       for (const auto& [what, why] : d.rejected) std::cout << "  " << what << ": " << why << "\n";
       if (d.rejected.empty()) std::cout << "  (no variants are registered for this op)\n";

@@ -28,12 +28,7 @@
 #include "table.hpp"
 
 namespace kiln::cli {
-namespace {
 
-constexpr double kRegretLimit = 1.10;  // issue 14's bar for any one problem
-
-// A DeviceInfo whose fingerprint is `key` ("NVIDIA H200|sm_90|132sm"): enough for matching the
-// database's device levels and for the wave model, when that GPU is not in this machine.
 bool device_from_key(const std::string& key, DeviceInfo& out) {
   const auto a = key.find('|');
   const auto b = a == std::string::npos ? a : key.find('|', a + 1);
@@ -52,6 +47,10 @@ bool device_from_key(const std::string& key, DeviceInfo& out) {
   out.sm_count = sms;
   return out.fingerprint() == key;
 }
+
+namespace {
+
+constexpr double kRegretLimit = 1.10;  // issue 14's bar for any one problem
 
 // The problem a stored key names, with the schema's dim names in order; false when it does not parse.
 bool problem_of(const OpSchema& schema, const std::string& key, Device device, Problem& out) {

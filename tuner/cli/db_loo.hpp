@@ -3,6 +3,8 @@
 #pragma once
 #include <string>
 
+#include "kiln/device.hpp"
+
 namespace kiln::cli {
 
 struct DbLooOptions {
@@ -13,5 +15,10 @@ struct DbLooOptions {
 };
 
 int run_db_loo(const DbLooOptions& options);
+
+// A DeviceInfo whose fingerprint is `key` ("NVIDIA H200|sm_90|132sm"): enough for matching the
+// database's device levels and for the wave model when that GPU is not in this machine (kiln db
+// loo, kiln explain --device-key); false when the key is not NAME|sm_XY|Nsm.
+bool device_from_key(const std::string& key, DeviceInfo& out);
 
 }  // namespace kiln::cli
