@@ -10,7 +10,8 @@
 #   test            ctest -L gpu, then the host suite
 #   retune          KILN_RETUNE_FROM=configs/h200.yaml scripts/retune-shipped.sh tune, stopped at
 #                   the deadline; resumes from build-retune/tuning.yaml when that is present (carry
-#                   it); the database comes back as OUT/tuning.yaml
+#                   it); the database comes back as OUT/tuning.yaml.  Skipped on a GPU that
+#                   configs/h200.yaml has no entries for, unless resuming or KILN_RETUNE_ANY_GPU=1
 #   regret:OPS[@N]  kiln bench --regret over the held-out plan's problems of OPS (comma-separated,
 #                   or "all"; from the N-th of them on, to finish a run a deadline cut), with
 #                   the database in OUT/tuning.yaml (else configs/h200.yaml) alone; JSON in
@@ -65,6 +66,14 @@ for stage in "$@"; do
       [ $rc -eq 0 ] || status=1
       ;;
     retune)
+      # The shipped database is the H200's: on another GPU (the device tool may lend an H100 for
+      # an H200 request) nothing in it is current, and the stage would tune every problem from
+      # empty, minutes of device time that configs/h200.yaml cannot use.
+      gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+      if ! grep -qF "\"$gpu|" configs/h200.yaml && [ -z "${KILN_RETUNE_ANY_GPU:-}" ] && [ ! -s build-retune/tuning.yaml ]; then
+        say "retune skipped: configs/h200.yaml has no entries for this GPU ($gpu); KILN_RETUNE_ANY_GPU=1 tunes it from empty"
+        continue
+      fi
       rt=$build/retune
       mkdir -p "$rt/cache"
       [ -s build-retune/tuning.yaml ] && [ ! -s "$rt/cache/tuning.yaml" ] && cp build-retune/tuning.yaml "$rt/cache/tuning.yaml"
