@@ -50,7 +50,7 @@ Command make_explain_command(CLI::App& parent) {
     p.align_bytes = o->align;
     const DeviceInfo& info = by_key ? keyed : device_info(dev);
     const Decision d = by_key ? rt->dispatcher().decide_uncached(p, keyed, Dispatcher::LeaveOneOut{"", true}) : rt->explain(p);
-    const std::string chosen = d.variant ? d.variant->name() : d.hit ? d.hit->entry.variant : std::string();
+    const std::string chosen = decided_variant(d);
     std::vector<std::string> layers;
     for (const TuningLayer& l : rt->db().layers()) layers.push_back(l.path + (l.writable ? " (user)" : " (shipped)"));
     if (o->json) {

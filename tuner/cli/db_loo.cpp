@@ -48,6 +48,10 @@ bool device_from_key(const std::string& key, DeviceInfo& out) {
   return out.fingerprint() == key;
 }
 
+std::string decided_variant(const Decision& d) {
+  return d.variant ? d.variant->name() : d.hit ? d.hit->entry.variant : std::string();
+}
+
 namespace {
 
 constexpr double kRegretLimit = 1.10;  // issue 14's bar for any one problem
@@ -150,7 +154,7 @@ int run_db_loo(const DbLooOptions& o) {
       Dispatcher::LeaveOneOut loo = base;
       loo.left_out = key;
       const Decision d = rt->dispatcher().decide_uncached(p, device, loo);
-      const std::string chosen = d.variant ? d.variant->name() : d.hit ? d.hit->entry.variant : std::string();
+      const std::string chosen = decided_variant(d);
       const bool same_variant = chosen == e->variant;
       const bool same_config = same_variant && d.config == e->config;
       const std::string ev = evidence_name(d.evidence);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kiln/device.hpp"
+#include "kiln/dispatcher.hpp"
 
 namespace kiln::cli {
 
@@ -20,5 +21,9 @@ int run_db_loo(const DbLooOptions& options);
 // database's device levels and for the wave model when that GPU is not in this machine (kiln db
 // loo, kiln explain --device-key); false when the key is not NAME|sm_XY|Nsm.
 bool device_from_key(const std::string& key, DeviceInfo& out);
+
+// The variant a decision names: the loaded one, else (an entry trusted for a GPU not here, whose
+// variant is not loaded) the entry's; "" when none.
+std::string decided_variant(const Decision& d);
 
 }  // namespace kiln::cli
