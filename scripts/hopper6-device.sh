@@ -132,7 +132,7 @@ for stage in $stages; do
         heldout:4096x5120x14336,tb=1 heldout:256x14336x5120,tb=1 heldout:700x8192x4096,tb=0
         heldout:3000x11008x4096,tb=1 heldout:1500x4096x14336,tb=1 square-bf16:8192x8192x8192,tb=1
         square-f16:8192x8192x8192,tb=1"}
-      for item in $TUNE_SHAPES; do
+      for item in $TUNE_SHAPES ${TUNE_EXTRA:-}; do  # TUNE_EXTRA: more set:shape items after the list
         set=${item%%:*} sh=${item#*:}
         [ "$(left)" -le 10 ] && { note "deadline: tune $set $sh not run"; continue; }
         dt=bf16
