@@ -15,6 +15,7 @@
 #   and cuBLASLt algo, so both the default's and the tuned ratio come out (oracle-checked: no
 #   host reference of the whole product, which `kiln bench` computes and which costs tens of
 #   seconds of host time at 4096^3 and up).
+#   TUNE_EXTRA: more set:MxNxK,tb=T items, tuned after TUNE_SHAPES (or its default list).
 #   PREBUILT: a build folder (bin/, lib/) carried in; the build stage only checks that it runs.
 #   DEADLINE (seconds from the start, default 280): no stage or bench row starts after it, and
 #   each is cut at what is left, so the script ends before the device call's timeout.
