@@ -6,12 +6,16 @@
 # then `kiln bench` or `kiln tune` rows over the LLM sweep (design and held-out shapes) and the
 # square shapes, summarised per set.
 #
-#   scripts/hopper6-device.sh OUT [stage...]    stages: build test sanitize bench square tune sass
+#   scripts/hopper6-device.sh OUT [stage...]    stages: build test sanitize bench square tune sass ncu
 #                                               (default: build test sanitize bench square)
+#   ncu (eighth session, hopper8): Nsight Compute on cuBLASLt's kernel and gemm_wgmma's default
+#   kernel per NCU_SHAPES item (MxNxK,tb=T, bf16, C bf16): names (cuBLASLt's encode its tile and
+#   cluster), grid, cluster, registers, shared memory, speed of light, tensor pipe, stalls.
 #   tune: `kiln tune --no-store --csv` per TUNE_SHAPES item (set:MxNxK,tb=T): every gemm_wgmma row
 #   and cuBLASLt algo, so both the default's and the tuned ratio come out (oracle-checked: no
 #   host reference of the whole product, which `kiln bench` computes and which costs tens of
 #   seconds of host time at 4096^3 and up).
+#   TUNE_EXTRA: more set:MxNxK,tb=T items, tuned after TUNE_SHAPES (or its default list).
 #   PREBUILT: a build folder (bin/, lib/) carried in; the build stage only checks that it runs.
 #   DEADLINE (seconds from the start, default 280): no stage or bench row starts after it, and
 #   each is cut at what is left, so the script ends before the device call's timeout.
@@ -129,7 +133,7 @@ for stage in $stages; do
         heldout:4096x5120x14336,tb=1 heldout:256x14336x5120,tb=1 heldout:700x8192x4096,tb=0
         heldout:3000x11008x4096,tb=1 heldout:1500x4096x14336,tb=1 square-bf16:8192x8192x8192,tb=1
         square-f16:8192x8192x8192,tb=1"}
-      for item in $TUNE_SHAPES; do
+      for item in $TUNE_SHAPES ${TUNE_EXTRA:-}; do  # TUNE_EXTRA: more set:shape items after the list
         set=${item%%:*} sh=${item#*:}
         [ "$(left)" -le 10 ] && { note "deadline: tune $set $sh not run"; continue; }
         dt=bf16
@@ -142,6 +146,31 @@ for stage in $stages; do
       done
       rm -f "$out/.tune.tmp"
       note "tune stage: $((SECONDS - t0)) s"
+      ;;
+    ncu)  # which kernel cuBLASLt runs and what limits gemm_wgmma's (one launch of each, cold L2)
+      NCU_SHAPES=${NCU_SHAPES:-"700x8192x4096,tb=0 1000x5120x5120,tb=1 128x5120x5120,tb=1 4096x4096x4096,tb=1"}
+      # Only the metrics this ncu knows (an unknown one fails the whole profile).
+      want=${NCU_METRICS:-sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_gmma.sum,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum}
+      known=$(timeout 30 ncu --query-metrics --chip gh100 2>/dev/null | awk '{print $1}')
+      metrics=
+      for m in ${want//,/ }; do
+        grep -qx "${m%%.*}" <<<"$known" && metrics=${metrics:+$metrics,}$m
+      done
+      note "ncu metrics: ${metrics:-none} (of $want)"
+      for sh in $NCU_SHAPES; do
+        [ "$(left)" -le 20 ] && { note "deadline: ncu $sh not run"; continue; }
+        echo "=== ncu $sh" >>"$out/ncu.log"
+        run_for 90 ncu --clock-control none --kernel-name regex:'nvjet|wgmma|sm90|cutlass|xmma|splitK|reduce' \
+          --launch-count "${NCU_LAUNCHES:-4}" --section LaunchStats --section Occupancy --section SpeedOfLight \
+          --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats \
+          --section SchedulerStats ${metrics:+--metrics "$metrics"} \
+          "$K" bench gemm --dtype bf16 --shape "$sh,c16=1" --variants gemm_wgmma --vs vendor --runs 1 --warmup 0 \
+          >>"$out/ncu.log" 2>&1 || note "ncu $sh: rc=$?"
+      done
+      # The lines that tell the story, per profiled kernel.
+      grep -E "^=== ncu|^  [a-zA-Z_].*\(.*\)x\(|Duration|Compute \(SM\) Throughput|^ +Memory Throughput|DRAM Throughput|L2 Hit Rate|Cluster Size|Grid Size|Block Size|Registers Per|Dynamic Shared|Waves Per SM|gmma|sector_hit|dram__bytes|Issued Warp|No Eligible|Warp Cycles Per Issued|Achieved Occupancy" \
+        "$out/ncu.log" | awk 'length > 200 {$0 = substr($0, 1, 110) " ... " substr($0, length - 80)} 1' | tee -a "$S"
+      note "ncu stage: $((SECONDS - t0)) s"
       ;;
     sass)  # local loads / stores in the gemm kernels (spills), next to their wgmma count
       so=$(find "$B" -name 'libkiln_gemm*.so' | head -1)

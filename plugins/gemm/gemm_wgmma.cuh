@@ -86,13 +86,16 @@ template <bool BF16, bool TF32, int N, int TA, int TB>
 __device__ __forceinline__ void mma_step(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b) {
   if constexpr (TF32) {
     static_assert(TA == 0 && TB == 0, "tf32 wgmma reads K-major operands only");
+    static_assert(N == 128 || N == 256, "tf32 wrappers: widths 128 and 256");
     if constexpr (N == 256) wgmma_m64n256k8_tf32(d, desc_a, desc_b, 1);
     else wgmma_m64n128k8_tf32(d, desc_a, desc_b, 1);
   } else if constexpr (BF16) {
     if constexpr (N == 256) wgmma_m64n256k16_bf16<TA, TB>(d, desc_a, desc_b, 1);
+    else if constexpr (N == 192) wgmma_m64n192k16_bf16<TA, TB>(d, desc_a, desc_b, 1);
     else wgmma_m64n128k16_bf16<TA, TB>(d, desc_a, desc_b, 1);
   } else {
     if constexpr (N == 256) wgmma_m64n256k16_f16<TA, TB>(d, desc_a, desc_b, 1);
+    else if constexpr (N == 192) wgmma_m64n192k16_f16<TA, TB>(d, desc_a, desc_b, 1);
     else wgmma_m64n128k16_f16<TA, TB>(d, desc_a, desc_b, 1);
   }
 }
@@ -260,7 +263,7 @@ __global__ void __launch_bounds__(384, 1)
   // bytes in, where a K-major tile has its row 64 b: the consumers' offsets hold for both.
   static_assert((!A_MN && !B_MN) || BK == 64, "MN-major boxes are 64 x 64 16-bit elements");
   static_assert(kWgRows % 64 == 0, "each consumer warpgroup computes whole 64-row wgmma tiles");
-  static_assert(BN == 128 || BN == 256, "wgmma widths instantiated in wgmma_ops.cuh");
+  static_assert(BN == 128 || BN == 192 || BN == 256, "wgmma widths instantiated in wgmma_ops.cuh");
   static_assert(BM <= 256 && BN <= 256, "a TMA box has at most 256 rows");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "tiles stay 1024-byte aligned (128-byte swizzle)");
   static_assert(CLUSTER == 1 || (CLUSTER == 2 && !PINGPONG), "clusters of 2, cooperative consumers only");

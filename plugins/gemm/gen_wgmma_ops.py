@@ -9,10 +9,12 @@ Run `python3 plugins/gemm/gen_wgmma_ops.py > plugins/gemm/wgmma_ops.cuh` after c
 # (name suffix, PTX input type, k per instruction): one k step is 32 bytes of a 128-byte
 # swizzled row either way (16 16-bit or 8 tf32 elements).
 TYPES = [("bf16", "bf16", 16), ("f16", "f16", 16), ("tf32", "tf32", 8)]
-# 128 and 256: the block tiles of gemm_wgmma.cuh.  16 and 64 (16-bit types only): the swapped
-# small-m kernel (gemm_wgmma_swap.cuh), where wgmma's N covers the m rows of X.
-WIDTHS = [16, 64, 128, 256]
+# 128, 192 and 256: the block tiles of gemm_wgmma.cuh (192: the mid-m 128 x 192 row, eighth
+# session).  16 and 64 (16-bit types only): the swapped small-m kernel (gemm_wgmma_swap.cuh), where
+# wgmma's N covers the m rows of X.
+WIDTHS = [16, 64, 128, 192, 256]
 NARROW = 128  # widths below this are built for the 16-bit types only
+TF32_WIDTHS = [128, 256]  # the TF32 rows' tiles
 
 
 def wrapper(n, suffix, ptx_type, k):
@@ -52,7 +54,7 @@ def main():
     print("#pragma once\n#include <cstdint>\n\nnamespace kiln::gemm {\n")
     for n in WIDTHS:
         for suffix, ptx_type, k in TYPES:
-            if n < NARROW and ptx_type == "tf32":
+            if ptx_type == "tf32" and n not in TF32_WIDTHS:
                 continue
             print(wrapper(n, suffix, ptx_type, k))
     print("}  // namespace kiln::gemm")

@@ -2,9 +2,9 @@
 // kernel instantiations (gemm_wgmma.cu) and the ParamSpace (wgmma_params.cpp).  Each row is built
 // for bf16 and f16 with K-major operands, the rows kWgmmaTf32Rows also for TF32 (f32 inputs),
 // kWgmma3xTf32Rows also for 3xTF32, the rows kWgmmaMnRows also for bf16 and f16 with a
-// column-major A and / or a row-major B (MN-major): 8 kernel rows (row 6 shares row 0's kernel,
+// column-major A and / or a row-major B (MN-major): 9 kernel rows (row 6 shares row 0's kernel,
 // the split-k rows, `splits` > 1, rows 0 and 13's: `splits` and `group` are launch arguments),
-// 14 + 3 + 2 + 2 x 2 x 3 + 2 = 33 kernels in gemm_wgmma.cu; the swapped small-m rows (`swap`,
+// plus the mid-m 128 x 192 row 32: 16 + 3 + 2 + 2 x 2 x 3 + 2 x 2 = 37 kernels in gemm_wgmma.cu; the swapped small-m rows (`swap`,
 // two kernel rows) 2 x 2 x 2 = 8 more in gemm_wgmma_swap.cu (compiled for sm_90a only).
 #pragma once
 
@@ -89,6 +89,12 @@ inline constexpr WgmmaConfig kWgmmaConfigs[] = {
     {64, 128, 64, 9, 2, 0, 1, 8, 4, 1},
     {64, 128, 64, 9, 2, 0, 1, 8, 6, 1},
     {64, 128, 64, 9, 2, 0, 1, 8, 8, 1},
+    // Mid m (eighth session, row 32): 128 x 192, 4 stages (40 KiB each; 5 do not fit with the
+    // epilogue buffers), cooperative.  Nsight Compute on the H200: at m = 128..1000 cuBLASLt runs
+    // one wave of wide tiles sized to the problem (nvjet 128x176 at 700 x 8192 x 4096, 128x320 at
+    // 1000 x 5120 x 5120, tensor pipe 86-87 % busy) where row 1's 128 x 128 runs 2.4-2.9 waves at
+    // 66-78 %; a 192-wide tile is the widest that leaves 128 x 256's tile counts (docs/performance.md).
+    {128, 192, 64, 4, 2, 0, 1, 8, 1, 0},
 };
 inline constexpr int kWgmmaConfigCount = static_cast<int>(sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]));
 inline constexpr int kWgmmaDefault = 0;  // 128 x 256
@@ -140,8 +146,9 @@ constexpr bool wgmma_mn_row(int index) {
 }
 
 // The rows also built for a row-major B with a row-major A (tb = 0, ta = 0: X * W with W stored
-// k x n) only: the one-consumer 64 x 256 row, the small-m kernel (2 kernels, bf16 and f16).
-inline constexpr int kWgmmaMnBRows[] = {13};
+// k x n) only: the one-consumer 64 x 256 row, the small-m kernel, and the mid-m 128 x 192 row
+// (2 kernels each, bf16 and f16).
+inline constexpr int kWgmmaMnBRows[] = {13, 32};
 // Whether row `index` is built for 16-bit operands in this layout (a_mn: A column-major, b_mn: B
 // row-major).
 constexpr bool wgmma_layout_row(int index, bool a_mn, bool b_mn) {

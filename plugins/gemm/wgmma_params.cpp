@@ -95,6 +95,13 @@ ParamSpace wgmma_space() {
 
 Config wgmma_default(const DeviceInfo&) { return wgmma_config(kWgmmaDefault); }
 
+// The 128 x 192 row's rate per tile flop relative to row 0 (128 x 256), the median over the
+// design and square shapes of the H200 timings (eighth session, kiln tune, every row: 0.85-1.01;
+// 128 x 128, row 1, measured 0.80-0.91 on the same shapes).  With it the estimate picks 128 x 192
+// where 128 x 128 needs a third wave that 128 x 192 does not (700 x 8192 x 4096, 1000 x 5120 x 5120,
+// 1500 x 4096 x 14336 of the sweep, all held out, all faster measured); 0.93 would pick none of them.
+constexpr double kWgmmaMidMSpeed = 0.94;
+
 double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
   const WgmmaConfig& r = kWgmmaConfigs[index];
   const double sms = d.sm_count > 0 ? d.sm_count : 1;
@@ -134,7 +141,11 @@ double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
   // the DRAM latency, which grows with the load: fitted to the H200's small-m X * W^T timings
   // (fourth session), about 1.5 us with 16 of 132 SMs streaming and 5.7 us with all; and by the
   // SM's share of the DRAM bandwidth.
-  const double speed = wgmma_kernel_row(index) == kWgmmaDefault ? 1.0 : r.consumers == 1 ? 0.8 : r.bm == 64 ? 0.87 : 0.92;
+  const double speed = wgmma_kernel_row(index) == kWgmmaDefault ? 1.0
+                       : r.consumers == 1                          ? 0.8
+                       : r.bm == 64                                ? 0.87
+                       : r.bn == 192                               ? kWgmmaMidMSpeed
+                                                                   : 0.92;
   const double flops = 2.0 * r.bm * r.bn * 64;
   const double compute_us = flops / (kTensorFlops / sms) / speed * 1e6;
   const double a_rows = static_cast<double>(std::min<std::int64_t>(r.bm, m));
@@ -162,7 +173,7 @@ Config wgmma_default_for(const DeviceInfo& d, const Problem& p) {
                              std::max<std::int64_t>(1, p.dims[kDimBatch]);
   const int plain = tiles >= sms ? kWgmmaDefault : 1;
   if (split3 || p.n_dims <= kDimTb) return wgmma_config(plain);
-  // The rows without a cluster or a deeper raster (0-4, 13) and the split rows, where built for
+  // The rows without a cluster or a deeper raster (0-4, 13, 32) and the split rows, where built for
   // the problem's type and layout: the one the estimate says is fastest, by 2 % at least (ties:
   // the earlier row).
   const bool tf32 = p.dtype == DType::f32;

@@ -24,7 +24,7 @@ double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index);
 // 3xTF32: 128 x 256 tiles while they give every SM a tile, else 128 x 128.  Up to 16 rows of a
 // row-major A (16-bit): the swapped row (16-row X tile) whose slice count has the smallest
 // wgmma_estimate_us.  Otherwise the row (tile and splits) with the smallest wgmma_estimate_us
-// among the unswapped rows without a cluster (0-4, 13) and their split rows.
+// among the unswapped rows without a cluster (0-4, 13, 32) and their split rows.
 Config wgmma_default_for(const DeviceInfo& d, const Problem& p);
 
 }  // namespace kiln::gemm

@@ -70,9 +70,10 @@ bool switched_off(const kiln::Problem& p) {
 // A problem whose pitches or batch strides are not 16-byte aligned must be declined instead, unless
 // `must_launch` (the problem was built aligned, so a decline would hide the kernel from the test).
 // `worst`, when given, receives the largest error seen.
-// `only_split`: just the split-k rows (splits > 1); `only_swap`: just the swapped small-m rows.
+// `only_split`: just the split-k rows (splits > 1); `only_swap`: just the swapped small-m rows;
+// `only_bn` (non-zero): just the rows with that tile width.
 int check_all_configs(kiln::ProblemData& data, const std::string& what, bool must_launch = false,
-                      double* worst = nullptr, bool only_split = false, bool only_swap = false) {
+                      double* worst = nullptr, bool only_split = false, bool only_swap = false, int only_bn = 0) {
   kiln::Runtime& rt = runtime();
   const kiln::Variant& v = wgmma();
   const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
@@ -81,6 +82,7 @@ int check_all_configs(kiln::ProblemData& data, const std::string& what, bool mus
   for (const kiln::Config& cfg : v.space().enumerate(dev, p)) {
     if (only_split && cfg.get("splits") == 1) continue;
     if (only_swap && cfg.get("swap") != 1) continue;
+    if (only_bn != 0 && cfg.get("BN") != only_bn) continue;
     const kiln::Support s = v.supports(p, dev, cfg);
     INFO("gemm_wgmma [" << cfg.to_string() << "] on " << p.key() << " " << what << " align " << p.align_bytes << ": "
                         << s.reason);
@@ -269,6 +271,38 @@ TEST_CASE("gemm_wgmma with a column-major A and / or a row-major B matches the h
           const bool b_mn = std::string(layout).find("tb=0") != std::string::npos;
           CHECK(check_all_configs(data, what, true) ==
                 rows_where([&](int i) { return kiln::gemm::wgmma_layout_row(i, a_mn, b_mn); }, false, p.dims[0]));
+        }
+    }
+}
+
+// The mid-m 128 x 192 row (eighth session) on its own, so that the sanitizer runs can take it
+// alone: n off its 192-wide tile and across several tiles, m off 128, k off 64 and below one stage,
+// K-major and row-major B, both C types, batches.
+TEST_CASE("gemm_wgmma 128 x 192 row matches the host reference off its tiles, K-major and row-major B", "[gemm][wgmma][midm][gpu]") {
+  if (!on_hopper()) {
+    WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
+    return;
+  }
+  const kiln::OpSchema& s = runtime().registry().op("gemm");
+  std::uint64_t seed = 1900;
+  const char* shapes[] = {"1x40x24", "37x200x45", "130x385x71", "200x191x1000", "513x600x129", "64x584x8",
+                          "300x1000x300", "64x200x40,batch=2", "136x392x200,batch=2"};
+  for (const char* layout : {",tb=1", ",tb=0"})
+    for (kiln::DType t : {kiln::bf16, kiln::f16}) {
+      if (kiln_test::quick_mode() && t == kiln::f16) continue;  // f16 differs only in the wgmma's type
+      for (const char* mnk : shapes)
+        for (const char* c16 : {"", ",c16=1"}) {
+          const std::string shape = std::string(mnk) + layout + c16;
+          const kiln::Problem p = s.problem_from_shape(t, shape, kGpu);
+          if (kiln_test::skip_when_quick(double(p.dims[0]) * p.dims[1] * p.dims[2] * p.dims[4], 3e6)) continue;
+          kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
+          const std::string what = std::string(kiln::dtype_name(t)) + " " + shape;
+          const bool b_mn = std::string(layout).find("tb=0") != std::string::npos;
+          const int expected = rows_where([&](int i) {
+            return kiln::gemm::kWgmmaConfigs[i].bn == 192 && kiln::gemm::wgmma_layout_row(i, false, b_mn);
+          });
+          REQUIRE(expected >= 1);
+          CHECK(check_all_configs(data, what, true, nullptr, false, false, 192) == expected);
         }
     }
 }
