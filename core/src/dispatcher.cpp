@@ -410,20 +410,36 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     for (const auto& sc : scores) {
       const Variant* v = registry_->find_variant(sc.variant);
       if ((!v && !trust) || (v && v->op() != op)) continue;
+      // The config of the nearest neighbour that timed the variant at a config fitting p; among
+      // equally near ones (detail::equally_near), one where the variant won.
+      const detail::StoredEntry* source = nullptr;
+      double us = 0;
+      const Config* stored = nullptr;
+      Config chosen;
       for (const detail::StoredEntry* e : counted) {
-        double us = 0;
-        const Config* stored = nullptr;
-        if (!detail::time_of(*e->entry, sc.variant, &us, &stored, current_alternative)) continue;
-        Config config = *stored;
+        double e_us = 0;
+        const Config* e_stored = nullptr;
+        if (!detail::time_of(*e->entry, sc.variant, &e_us, &e_stored, current_alternative)) continue;
+        if (source && !detail::equally_near(*source, *e)) break;
+        if (source && e->entry->variant != sc.variant) continue;
+        Config e_config = *e_stored;
         if (v) {
-          own_vendor_config(*v, *e, config);
+          own_vendor_config(*v, *e, e_config);
           std::string why;
-          if (!usable(*v, config, p, device, &why)) {
+          if (!usable(*v, e_config, p, device, &why)) {
             if (listed_neighbours++ < kMaxListedNeighbours)
-              d.rejected.emplace_back("neighbour " + *e->problem_key + " " + sc.variant + " [" + config.to_string() + "]", why);
+              d.rejected.emplace_back("neighbour " + *e->problem_key + " " + sc.variant + " [" + e_config.to_string() + "]", why);
             continue;
           }
         }
+        source = e;
+        us = e_us;
+        stored = e_stored;
+        chosen = std::move(e_config);
+        if (e->entry->variant == sc.variant) break;  // a winner's config: nothing equally near beats it
+      }
+      if (source) {
+        const detail::StoredEntry* e = source;
         d.hit = hit_of(*e, false);
         if (e->entry->variant != sc.variant) {
           d.hit->alternative_of = e->entry->variant;
@@ -435,7 +451,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
         }
         d.distance = e->distance;
         record();
-        finish(v, std::move(config), ev);
+        finish(v, std::move(chosen), ev);
         return true;
       }
       if (!v) continue;

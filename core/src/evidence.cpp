@@ -111,6 +111,10 @@ int divisibility_distance(const OpSchema& s, const Problem& a, const Problem& b)
   return sum;
 }
 
+bool equally_near(const StoredEntry& a, const StoredEntry& b) {
+  return std::fabs(b.distance - a.distance) <= kTieBand && b.divisibility == a.divisibility;
+}
+
 std::vector<const StoredEntry*> nearest_first(std::vector<const StoredEntry*> entries) {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const StoredEntry* a, const StoredEntry* b) { return a->distance < b->distance; });

@@ -62,6 +62,14 @@ struct StoredEntry {
   int divisibility = 0;  // divisibility_distance to p
 };
 
+// Whether b is as near to the problem as a: within kTieBand and dividing alike (the order
+// nearest_first puts them in cannot tell them apart).  Among equally near neighbours that timed
+// the variant dispatch runs, the config comes from one where that variant won: a winner's config
+// was re-timed against the other finalists, an alternative's is only the variant's best in a
+// search of a few evaluations (H200, ninth session: histogram u8 n = 2^25 - 1 ran thread_private
+// at the 2^24 entry's alternative config, 1.20x slower than at the 2^26 entry's winning one).
+bool equally_near(const StoredEntry& a, const StoredEntry& b);
+
 // Weighing the neighbours (docs/architecture.md, "Weighing the neighbours"): the nearest
 // kWeighedNeighbours usable entries within the radius each say how much slower than their best
 // each variant ran there (their winner and `alternatives`); dispatch runs the variant whose

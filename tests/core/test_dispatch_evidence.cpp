@@ -483,6 +483,31 @@ TEST_CASE("evidence: neighbours are weighed by every variant's time, not only by
   for (const auto& [name, ratio] : near.weighed) CHECK(name != "mm_vendor");
 }
 
+TEST_CASE("evidence: among equally near neighbours the variant runs at the config of one where it won") {
+  TempDb db;
+  // 2047 is as near to 1024 as to 4096 (log2 distances 0.9993 and 1.0007, both 4 factors of two
+  // apart).  mm_fp32 is expected fastest; the 1024 entry timed it as an alternative (tile 64, its
+  // best in a short search), the 4096 entry as its winner (tile 16, re-timed against the others).
+  const auto user = db.write(
+      {{host_fp(), key(1024, 1024, 1024), "mm_small", 10.0, 32, "[\"mm_fp32 tile=64 10.1\"]"},
+       {host_fp(), key(4096, 1024, 1024), "mm_fp32", 40.0, 16, "[\"mm_small tile=16 80\"]"}});
+  kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
+  const kiln::Decision tie = decide(rt, 2047, 1024, 1024);
+  INFO(tie.explain());
+  CHECK(tie.variant->name() == "mm_fp32");
+  CHECK(tie.config == kiln::Config{{"tile", 16}});
+  REQUIRE(tie.hit);
+  CHECK(tie.hit->problem_key == key(4096, 1024, 1024));
+  CHECK(tie.hit->alternative_of.empty());
+  // Nearer to the 1024 entry (0.55 against 1.45): its alternative's config, as before.
+  const kiln::Decision near = decide(rt, 1500, 1024, 1024);
+  INFO(near.explain());
+  CHECK(near.variant->name() == "mm_fp32");
+  CHECK(near.config == kiln::Config{{"tile", 64}});
+  REQUIRE(near.hit);
+  CHECK(near.hit->alternative_of == "mm_small");
+}
+
 TEST_CASE("evidence: a trend across the neighbours is followed past them, not averaged") {
   TempDb db;
   // Along m, mm_small falls behind mm_fp32: it wins at 256 and 512, loses by 10% at 1024.  At
