@@ -95,9 +95,16 @@ bool equally_near(const StoredEntry& a, const StoredEntry& b);
 // 1.016, 75 (topk 1.053 -> 1.038, gemm 1.016 -> 1.014, transpose 1.021 -> 1.018; add 1.005 ->
 // 1.006); 6 to 16 neighbours and ridges 0.1 to 1 score 1.016-1.017, 75-84; the mean of 10 scores
 // 1.018, 82.
+// Tenth session: kWeightOffset 1 -> 0.5, so a neighbour at almost the problem's size (2^28 for
+// 2^28 - 1) outweighs the next grid points more (5:1 against one at distance 2, was 3:1).
+// Leave-one-out cannot see it (the grid has no near-duplicates: 1.012 with 57 above 1.10 at both
+// offsets); scored offline against the ninth session's measured held-out runs (scripts/
+// offline_regret.py), H100 times 1.0054 with 3 above 1.10 -> 1.0046 with 2, H200 histogram runs
+// 1.0053 -> 1.0006: histogram_range n = 2^28 - 1 with 256 bins no longer runs warp_private
+// (1.12x-1.22x) on the word of the bins = 1024 entry over the n = 2^28 entry's own timings.
 inline constexpr std::size_t kWeighedNeighbours = 10;
 inline constexpr double kSlopeRidge = 1.0;
-inline constexpr double kWeightOffset = 1.0;
+inline constexpr double kWeightOffset = 0.5;
 inline constexpr double kMissingRatio = 2.0;
 inline constexpr double kDivisibilityWeight = 0.25;
 
