@@ -36,6 +36,10 @@ inline constexpr RegisterBlockedConfig kRegisterBlockedConfigs[] = {
     {64, 64, 8, 4, 4, 256, 1, 2, 0},
     {128, 256, 16, 8, 8, 512, 4, 3, 1},
     {128, 128, 16, 8, 8, 256, 1, 3, 1},
+    // Skinny n (n <= 32, e.g. 7680 x 24 x 2560): a 64-wide tile wastes half or more of its FMAs;
+    // 32-wide tiles (8 thread columns of 4) do not, and split k gives the few tiles enough blocks.
+    {128, 32, 16, 8, 4, 128, 4, 2, 0},
+    {256, 32, 16, 8, 4, 256, 4, 2, 0},
 };
 inline constexpr int kRegisterBlockedConfigCount =
     static_cast<int>(sizeof(kRegisterBlockedConfigs) / sizeof(kRegisterBlockedConfigs[0]));

@@ -87,8 +87,12 @@ int split_k_row(const Config& c) {
 // 16-byte aligned get the scalar-load 128 x 64 row.
 Config split_k_default(const DeviceInfo&) { return with_splits(row_of(128, 64, 16, 4), 0); }
 
+// n <= 32 (aligned): the 128 x 32 row, whose tile holds the whole of n without the padded half of
+// a 64-wide one (the tuner's search starts from this default, so the row gets timed on skinny
+// problems).
 Config split_k_default_for(const DeviceInfo&, const Problem& p) {
-  return with_splits(p.align_bytes >= 16 ? row_of(128, 64, 16, 4) : row_of(128, 64, 8, 1), 0);
+  if (p.align_bytes < 16) return with_splits(row_of(128, 64, 8, 1), 0);
+  return with_splits(p.dims[1] <= 32 ? row_of(128, 32, 16, 4) : row_of(128, 64, 16, 4), 0);
 }
 
 }  // namespace kiln::gemm

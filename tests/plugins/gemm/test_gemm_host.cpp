@@ -362,7 +362,7 @@ TEST_CASE("gemm parameter spaces enumerate the instantiated configs", "[gemm][pa
   const std::vector<kiln::Config> rb = g::register_blocked_space().enumerate(dev, p);
   CHECK(rb.size() == static_cast<std::size_t>(g::kRegisterBlockedConfigCount));
   CHECK(g::kRegisterBlockedConfigCount >= 8);
-  CHECK(g::kRegisterBlockedConfigCount <= 14);
+  CHECK(g::kRegisterBlockedConfigCount <= 16);
   for (int i = 0; i < g::kRegisterBlockedConfigCount; ++i) {
     const kiln::Config c = g::register_blocked_config(i);
     INFO(c.to_string());
@@ -548,6 +548,17 @@ TEST_CASE("gemm_split_k cuts k into non-empty aligned slices", "[gemm][split_k]"
   CHECK(d.get("vec") == 4);
   CHECK(g::split_k_row(d) >= 0);
   CHECK(sk->supports(deep_p, dev, d).ok);
+  // Skinny n (at most 32): the 32-wide row, which pads n = 24 to 32 instead of 64.
+  kiln::Problem skinny = s.problem_from_dims(kiln::f32, {7680, 24, 2560}, kiln::Device::cuda(0));
+  skinny.align_bytes = 16;
+  const kiln::Config ds = sk->default_config_for(dev, skinny);
+  CHECK(ds.get("BN") == 32);
+  CHECK(ds.get("BM") == 128);
+  CHECK(ds.get("splits") == 0);
+  CHECK(g::split_k_row(ds) >= 0);
+  CHECK(sk->supports(skinny, dev, ds).ok);
+  skinny.align_bytes = 4;
+  CHECK(sk->default_config_for(dev, skinny).get("vec") == 1);
   CHECK(!sk->space().violated(sk->default_config(dev), dev, deep_p).has_value());
   // The space: the register-blocked rows of at most 128 x 128 without cp.async, x 4 slicings.
   std::size_t rows = 0;
