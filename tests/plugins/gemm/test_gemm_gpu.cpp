@@ -102,7 +102,8 @@ TEST_CASE("every CUDA gemm variant and config matches the host reference", "[gem
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("gemm");
   const Mnk shapes[] = {{1, 1, 1},       {7, 13, 5},        {33, 65, 17},   {127, 129, 131},
-                        {257, 255, 63},  {1000, 1000, 100}, {128, 128, 1024}, {130, 2, 777}};
+                        {257, 255, 63},  {1000, 1000, 100}, {128, 128, 1024}, {130, 2, 777},
+                        {300, 24, 1001}};  // skinny n off the 32-wide rows' tile, m off 128 and 256
   std::uint64_t seed = 1;
   // allow_tf32 = 0 (IEEE fp32) and 2 (3xTF32 allowed, same fp32 tolerance).
   for (int mode : {0, 2}) {
