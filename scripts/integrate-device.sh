@@ -11,7 +11,10 @@
 #   retune          KILN_RETUNE_FROM=configs/h200.yaml scripts/retune-shipped.sh tune, stopped at
 #                   the deadline; resumes from build-retune/tuning.yaml when that is present (carry
 #                   it); the database comes back as OUT/tuning.yaml.  Skipped on a GPU that
-#                   configs/h200.yaml has no entries for, unless resuming or KILN_RETUNE_ANY_GPU=1
+#                   configs/h200.yaml has no entries for, unless resuming or KILN_RETUNE_ANY_GPU=1.
+#                   KILN_RETUNE_UNVERIFIED="ARGS" (when not resuming): start from configs/h200.yaml
+#                   less the entries `scripts/unverified_alternatives.py configs/h200.yaml ARGS`
+#                   names (e.g. "--ops gemm --dtypes f32"), so those are timed again
 #   regret:OPS[@N]  kiln bench --regret over the held-out plan's problems of OPS (comma-separated,
 #                   or "all"; from the N-th of them on, to finish a run a deadline cut), with
 #                   the database in OUT/tuning.yaml (else configs/h200.yaml) alone; JSON in
@@ -77,6 +80,11 @@ for stage in "$@"; do
       rt=$build/retune
       mkdir -p "$rt/cache"
       [ -s build-retune/tuning.yaml ] && [ ! -s "$rt/cache/tuning.yaml" ] && cp build-retune/tuning.yaml "$rt/cache/tuning.yaml"
+      if [ -n "${KILN_RETUNE_UNVERIFIED:-}" ] && [ ! -s "$rt/cache/tuning.yaml" ]; then
+        # shellcheck disable=SC2086
+        python3 scripts/unverified_alternatives.py configs/h200.yaml $KILN_RETUNE_UNVERIFIED --write "$rt/cache/tuning.yaml" >>"$log" 2>&1 ||
+          { say "retune: unverified_alternatives.py failed"; rm -f "$rt/cache/tuning.yaml"; }
+      fi
       KILN_RETUNE_FROM=configs/h200.yaml KILN_RETUNE_CACHE=$rt/cache KILN_RETUNE_SECONDS=$(( $(left) - 15 )) \
         KILN_BUILD_DIR=$build bash scripts/retune-shipped.sh "$rt" tune >>"$log" 2>&1
       rc=$?
