@@ -66,8 +66,9 @@ struct StoredEntry {
 // nearest_first puts them in cannot tell them apart).  Among equally near neighbours that timed
 // the variant dispatch runs, the config comes from one where that variant won: a winner's config
 // was re-timed against the other finalists, an alternative's is only the variant's best in a
-// search of a few evaluations (H200, ninth session: histogram u8 n = 2^25 - 1 ran thread_private
-// at the 2^24 entry's alternative config, 1.20x slower than at the 2^26 entry's winning one).
+// search of a few evaluations, or older (H200, ninth session: histogram u8 n = 2^25 - 1 ran
+// thread_private at the 2^24 entry's alternative config, timed with a build before the hist9
+// kernels as it turned out, 1.20x slower than at the 2^26 entry's winning one).
 bool equally_near(const StoredEntry& a, const StoredEntry& b);
 
 // Weighing the neighbours (docs/architecture.md, "Weighing the neighbours"): the nearest
