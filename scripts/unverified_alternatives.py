@@ -22,6 +22,7 @@ import sys
 
 import yaml
 
+# The vendor plugin's variants (plugins/vendor_libs): an alternative names only its variant.
 VENDOR_PREFIXES = ("gemm_cublas", "gemv_cublas", "add_cublas", "transpose_cublas", "dot_cublas", "reduce_sum_cub",
                    "histogram_cub", "histogram_range_cub", "topk_cub")
 
@@ -45,7 +46,8 @@ def unverified(entry):
     way round, a kiln winner with a vendor alternative, the vendor plugin's build is the one of the
     day the entry was tuned unless the vendor plugin changed since; it has not since these entries
     were written, 2026-11-24.)"""
-    if not is_vendor(entry["variant"]):
+    winner_plugin = (entry.get("plugin") or {}).get("name")
+    if not (winner_plugin == "vendor" or (winner_plugin is None and is_vendor(entry["variant"]))):
         return False
     return any(len(alt.split()) == 3 and not is_vendor(alt.split()[0]) for alt in entry.get("alternatives") or [])
 
