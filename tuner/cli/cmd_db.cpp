@@ -2,6 +2,7 @@
 // tuned on other machines into the user file (a key present in both keeps the entry with the
 // lower median time, or the newer one with --prefer-newer), and drop stale entries.  `kiln db loo`
 // (db_loo.cpp) evaluates dispatch leave-one-out over a device's entries.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -73,8 +74,17 @@ int run_show(const DbCli& o) {
         if (!o.op.empty() && op != o.op) continue;
         for (const auto& [key, e] : keys) {
           const std::string status = entry_status(rt->registry(), op, e);
+          // Alternatives timed with another build of their plugin: dispatch does not weigh them,
+          // and a resumed tune times the entry again.
+          const auto stale_alternatives = std::count_if(
+              e.alternatives.begin(), e.alternatives.end(),
+              [&](const TunedAlternative& a) { return !rt->dispatcher().alternative_current(a); });
+          std::string shown = status.empty() ? "ok" : status;
+          if (stale_alternatives > 0)
+            shown += " (" + std::to_string(stale_alternatives) + " of " + std::to_string(e.alternatives.size()) +
+                     " alternatives stale)";
           t.add({dev, op, key, e.variant, e.config.to_string(), fmt_us(e.median_us),
-                 fmt_throughput(e.throughput, e.throughput_unit), e.tuned_at, status.empty() ? "ok" : status});
+                 fmt_throughput(e.throughput, e.throughput_unit), e.tuned_at, shown});
           entries.push(Json::object()
                            .set("device", dev)
                            .set("op", op)
@@ -90,7 +100,8 @@ int run_show(const DbCli& o) {
                            .set("plugin_version", e.plugin_version)
                            .set("build", e.plugin_build)
                            .set("tuned_at", e.tuned_at)
-                           .set("status", status.empty() ? "ok" : status));
+                           .set("status", status.empty() ? "ok" : status)
+                           .set("stale_alternatives", static_cast<std::int64_t>(stale_alternatives)));
         }
       }
     if (o.json) {
