@@ -87,12 +87,16 @@ int split_k_row(const Config& c) {
 // 16-byte aligned get the scalar-load 128 x 64 row.
 Config split_k_default(const DeviceInfo&) { return with_splits(row_of(128, 64, 16, 4), 0); }
 
-// n <= 32 (aligned): the 128 x 32 row, whose tile holds the whole of n without the padded half of
-// a 64-wide one (the tuner's search starts from this default, so the row gets timed on skinny
-// problems).
+// n <= 32 (aligned): a 32-wide row, whose tile holds the whole of n without the padded half of a
+// 64-wide one (the tuner's search starts from this default, so the row gets timed on skinny
+// problems).  From m = 4096 on the 256 x 32 row: measured on the H200 (kiln tune, automatic
+// slicing, tenth session) it beat 128 x 32 at 5000 x 24 x 2560 (44.6 against 47.5 us),
+// 6144 x 16 x 6144 (86.5 / 108.2) and 7680 x 24 x 2560 (54.5 / 64.0), and tied it at
+// 2560 x 32 x 2560 (30.5 / 30.3).
 Config split_k_default_for(const DeviceInfo&, const Problem& p) {
   if (p.align_bytes < 16) return with_splits(row_of(128, 64, 8, 1), 0);
-  return with_splits(p.dims[1] <= 32 ? row_of(128, 32, 16, 4) : row_of(128, 64, 16, 4), 0);
+  if (p.dims[1] > 32) return with_splits(row_of(128, 64, 16, 4), 0);
+  return with_splits(p.dims[0] >= kSplitKTallSkinnyM ? row_of(256, 32, 16, 4) : row_of(128, 32, 16, 4), 0);
 }
 
 }  // namespace kiln::gemm

@@ -17,6 +17,8 @@ namespace kiln::gemm {
 inline constexpr std::int64_t kSplitKMinAutoChunk = 256;
 // Slices start at multiples of this many columns, which keeps 16-byte (float4) alignment of A.
 inline constexpr std::int64_t kSplitKChunkQuantum = 16;
+// From this m on, skinny problems (n <= 32) default to the 256 x 32 row (split_k_default_for).
+inline constexpr std::int64_t kSplitKTallSkinnyM = 4096;
 // The partial sums (splits * m * n floats) may take at most this much device memory.
 inline constexpr std::size_t kSplitKMaxWorkspace = std::size_t(1) << 30;
 

@@ -553,7 +553,14 @@ TEST_CASE("gemm_split_k cuts k into non-empty aligned slices", "[gemm][split_k]"
   skinny.align_bytes = 16;
   const kiln::Config ds = sk->default_config_for(dev, skinny);
   CHECK(ds.get("BN") == 32);
-  CHECK(ds.get("BM") == 128);
+  CHECK(ds.get("BM") == 256);  // tall (m >= kSplitKTallSkinnyM): the 256-row tile
+  kiln::Problem short_skinny = s.problem_from_dims(kiln::f32, {2560, 16, 2560}, kiln::Device::cuda(0));
+  short_skinny.align_bytes = 16;
+  const kiln::Config dss = sk->default_config_for(dev, short_skinny);
+  CHECK(dss.get("BN") == 32);
+  CHECK(dss.get("BM") == 128);
+  CHECK(g::split_k_row(dss) >= 0);
+  CHECK(sk->supports(short_skinny, dev, dss).ok);
   CHECK(ds.get("splits") == 0);
   CHECK(g::split_k_row(ds) >= 0);
   CHECK(sk->supports(skinny, dev, ds).ok);
