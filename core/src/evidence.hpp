@@ -22,10 +22,14 @@ namespace kiln::detail {
 inline constexpr double kNeighbourRadius = 3.0;
 
 // A vendor variant's tuned config (cuBLASLt's algo: a position in its heuristic's list for the
-// tuned shape) is used for shapes within this distance only (0.5: every extent within about a
-// factor 1.4); farther, the vendor variant runs at its default (the library's heuristic for the
-// caller's shape).  Measured on the H200 held-out set (docs/performance.md, third session).
-inline constexpr double kVendorConfigRadius = 0.5;
+// tuned shape) is used for shapes within this distance only (0.1, kTieBand: every extent within
+// about 7 %); farther, the vendor variant runs at its default (the library's heuristic for the
+// caller's shape).  Measured on the H200 held-out sets (docs/performance.md): past 0.5, 10 of 12
+// neighbours' algos were slower than algo 0 (third session); between 0.1 and 0.5 all three
+// measured were (bf16 16384 x 5120 x 4096 at 0.32 and 16384 x 5120 x 5120 at 0.46 from
+// 16384 x 4096 x 4096: 1.07x to 1.12x, eighth and tenth sessions); at 0.0005 (4097 x 1 x 4095)
+// the neighbour's algo 2 was 1.11x to 1.12x faster.
+inline constexpr double kVendorConfigRadius = 0.1;
 
 // Whether a and b have the same dtype and the same value in every mode dim of `s`.
 bool same_mode_class(const OpSchema& s, const Problem& a, const Problem& b);

@@ -620,12 +620,16 @@ TEST_CASE("evidence: a vendor variant's config is the neighbour's only within kV
   const auto user = db.write({{host_fp(), key(1024, 1024, 1024), "mm_vendor", 10.0, 64},
                               {host_fp(), key(64, 64, 64), "mm_small", 1.0, 16}});
   kiln::Runtime rt(mm_registry(), kiln_test::offline_options(user));
-  const kiln::Decision close = decide(rt, 1100, 1000, 1000);  // distance 0.15
+  const kiln::Decision close = decide(rt, 1050, 1024, 1024);  // distance 0.04
   INFO(close.explain());
   CHECK(close.evidence == kiln::Decision::Evidence::neighbour);
   CHECK(close.variant->name() == "mm_vendor");
   CHECK(close.config == kiln::Config{{"tile", 64}});
   CHECK(close.config_note.empty());
+  const kiln::Decision near = decide(rt, 1100, 1000, 1000);  // distance 0.15: another shape already
+  INFO(near.explain());
+  CHECK(near.variant->name() == "mm_vendor");
+  CHECK(near.config == kiln::Config{{"tile", 32}});
   const kiln::Decision far = decide(rt, 2048, 1024, 1024);  // distance 1
   INFO(far.explain());
   CHECK(far.evidence == kiln::Decision::Evidence::neighbour);
