@@ -241,9 +241,13 @@ def between_octaves():
     64), gemv with a few dozen columns (or rows), and many short top-k rows (row select, block
     merge and sample select trade places between rows of 1024 and 8192).  The fifth session's
     held-out misses were in these regions (7680 x 24 x 2560 at 1.18x, 50000 x 50 at 1.12x, 1000
-    rows of 3000 at 1.71x); these points are off the held-out list (checked) and off its shapes."""
+    rows of 3000 at 1.71x); these points are off the held-out list (checked) and off its shapes.
+    The skinny GEMMs also at 3072 for the long side and k (eleventh session): along the diagonal
+    split k overtakes cuBLAS between 1536 and 6144 (cuBLAS 1.24x faster at 1536 x 16 x 1536, split
+    k 1.07x at 6144 x 16 x 6144), and interpolating across that factor of 4 sent the held-out
+    2560 x 16 x 2560 and 7680 x 24 x 2560 to cuBLAS at 1.25x and 1.81x the split-k time."""
     items = []
-    for big, small, k in itertools.product((1536, 6144), (2, 16, 32, 128), (1536, 6144)):
+    for big, small, k in itertools.product((1536, 3072, 6144), (2, 16, 32, 128), (1536, 3072, 6144)):
         items.append(gemm(big, small, k, 0))
         items.append(gemm(small, big, k, 0))
     for big, small in itertools.product((8192, 65536, 524288), (12, 24, 48, 96)):
