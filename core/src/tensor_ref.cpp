@@ -57,6 +57,7 @@ std::int64_t Shape::bytes(DType dtype) const {
 
 std::string Shape::to_string() const {
   if (rank == 0) return "[]";
+  if (rank < 0 || rank > 3) return "[rank " + std::to_string(rank) + "]";  // a hand-made Shape: no extents to show
   if (rank == 1) return "[" + std::to_string(dims[0]) + "]";
   if (rank == 3)
     return "[" + std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + "]";
