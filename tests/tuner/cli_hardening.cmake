@@ -17,6 +17,10 @@ kiln_cli_test(flag_iters_nan ARGS bench --overhead tuner_scale --shape 64 --iter
               ERR "--iters: 'nan' is not a number in \\[2, 1000000000\\]")
 kiln_cli_test(flag_time_limit_nan ARGS bench --regret --problems ${hardening_data}/regret_problems.yaml --time-limit nan
               EXPECT 2 ERR "--time-limit: 'nan' is not a number in")
+# Seeds: CLI11 read -1 and 2^64 as 2^64 - 1, so different seeds typed were one seed.
+kiln_cli_test(seed_negative ARGS tune tuner_scale --shape 64 --seed -1 EXPECT 2
+              ERR "--seed: '-1' is not an integer in \\[0, 18446744073709551615\\]")
+kiln_cli_test(seed_overflow ARGS verify --seed 18446744073709551616 EXPECT 2 ERR "--seed: '18446744073709551616' is not an integer")
 # --device-key: a GPU has an architecture and at least one SM (0sm was accepted).
 kiln_cli_test(device_key_zero_sms ARGS explain tuner_scale --shape 64 --device-key "X|sm_90|0sm" EXPECT 2
               ERR "--device-key 'X\\|sm_90\\|0sm' is not NAME")

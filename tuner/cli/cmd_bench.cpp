@@ -74,7 +74,7 @@ Command make_bench_command(CLI::App& parent) {
   app->add_option("--runs", o->runs, "Timed runs per variant (default 20)")->check(in_range(1, 1e6));
   app->add_option("--warmup", o->warmup, "Warm-up runs (default 3)")->check(in_range(0, 1e6));
   app->add_flag("--force", o->force, "Try a problem larger than the device or host memory");
-  app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs");
+  app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs")->check(seed_value());
   app->add_flag("--warm", o->warm, "Do not flush the L2 cache between timed runs");
   app->add_flag("--no-oracle", o->no_oracle,
                 "Check every output element against the f64 host reference, also for large problems "
