@@ -97,6 +97,8 @@ void Runtime::init(RuntimeOptions options) {
   tune_mode_ = detail::install_tune_mode(*this, mode) ? mode : "off";
   const char* check = std::getenv("KILN_CHECK");
   check_every_call_ = check && std::string(check) == "1";
+  if (check && *check && !check_every_call_ && std::string(check) != "0")  // "yes", "true": say so
+    log->warn("KILN_CHECK='{}' is not 0 or 1; op() checks pointers on a call's first dispatch only", check);
   multi_device_ = cuda_device_count() > 1;
 }
 
