@@ -76,6 +76,13 @@ TEST_CASE("Args: the writing accessors check their index") {
   CHECK(args.scalar(2) == 5.0);
 }
 
+TEST_CASE("a Device made by hand names the field that is off") {
+  CHECK(contains(error_message([] { kiln::device_info(kiln::Device{kiln::DeviceKind::host, 3}); }),
+                 "no device host with ordinal 3: the host has ordinal -1"));
+  CHECK(contains(error_message([] { kiln::device_info(kiln::Device{static_cast<kiln::DeviceKind>(7), 0}); }),
+                 "no device of kind 7"));
+}
+
 TEST_CASE("Problem and Shape made by hand: clear errors, no reads past their arrays") {
   kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
   kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "64", kiln::Device::host());
