@@ -19,6 +19,12 @@ void check_device(Device device, const char* what) {
   (void)what;
 }
 
+// A DType cast from an integer outside the enum has size 0: a buffer of it would be empty.
+void check_dtype(DType dtype, const char* what) {
+  if (dtype_size(dtype) == 0)
+    throw DTypeError(std::string(what) + ": unknown dtype (" + std::to_string(static_cast<int>(dtype)) + ")");
+}
+
 Shape shape_from(std::initializer_list<std::int64_t> dims) {
   if (dims.size() == 1) return Shape::vector(*dims.begin());
   if (dims.size() == 2) return Shape::matrix(*dims.begin(), *(dims.begin() + 1));
@@ -26,15 +32,29 @@ Shape shape_from(std::initializer_list<std::int64_t> dims) {
   throw ShapeError("Buffer::alloc: shape must have 1, 2 or 3 extents, got " + std::to_string(dims.size()));
 }
 
+// TensorRef is a plain struct: a view filled in field by field may hold anything.  Before any
+// byte moves, the checks op() makes on its arguments: dtype, rank, extents, strides (none
+// negative, no two elements at one address, except a broadcast source), span and pointer.
+void check_copy_view(const TensorRef& t, const char* which) {
+  const std::string head = std::string("kiln::copy: the ") + which + " ";
+  if (dtype_size(t.dtype) == 0)
+    throw DTypeError(head + "has an unknown dtype (" + std::to_string(static_cast<int>(t.dtype)) + ")");
+  if (t.shape.rank < 0 || t.shape.rank > 3)  // rank 0: an empty Buffer or view
+    throw ShapeError(head + "must have rank 1, 2 or 3, got rank " + std::to_string(t.shape.rank));
+  if (!t.shape.fits(t.dtype))
+    throw ShapeError(head + t.shape.to_string() + " has a negative extent or more bytes than fit in int64");
+  const std::string why = t.strides_error();
+  if (!why.empty()) throw ShapeError(head + t.to_string() + ": " + why);
+  std::int64_t span = 0;
+  if (!t.span_fits(span)) throw ShapeError(head + t.to_string() + " spans more bytes than fit in int64");
+  if (!t.data && t.numel() > 0) throw ArgumentError(head + t.to_string() + " is a null pointer");
+}
+
 // Views with a batch dimension or a non-unit column stride: matrix by matrix, and element by
 // element on the host; between devices only row-major matrices (one 2-D copy each).
 void copy_strided(const TensorRef& dst, const TensorRef& src) {
   if (dst.shape.rank == 3 && dst.batch() > 1 && dst.batch_stride == 0)
     throw ShapeError("kiln::copy: the destination " + dst.to_string() + " has batch stride 0 (every entry at one address)");
-  for (const TensorRef* t : {&dst, &src}) {
-    const std::string why = t->strides_error();
-    if (!why.empty()) throw ShapeError("kiln::copy: " + t->to_string() + ": " + why);
-  }
   const std::int64_t es = static_cast<std::int64_t>(dtype_size(dst.dtype));
   if (dst.device.is_host() && src.device.is_host()) {
     for (std::int64_t b = 0; b < dst.batch(); ++b)
@@ -86,6 +106,7 @@ Buffer Buffer::alloc(Device device, DType dtype, std::initializer_list<std::int6
 }
 
 Buffer Buffer::alloc(Device device, DType dtype, const Shape& shape) {
+  check_dtype(dtype, "Buffer::alloc");
   if (shape.rank < 1 || shape.rank > 3) throw ShapeError("Buffer::alloc: shape must have 1, 2 or 3 extents");
   if (shape.dims[0] < 0 || (shape.rank >= 2 && shape.dims[1] < 0) || (shape.rank == 3 && shape.dims[2] < 0))
     throw ShapeError("Buffer::alloc: extents must be >= 0, got " + shape.to_string());
@@ -111,6 +132,7 @@ Buffer Buffer::alloc(Device device, DType dtype, const Shape& shape) {
 Buffer Buffer::alloc_pitched(Device device, DType dtype, std::int64_t rows, std::int64_t cols) {
   if (rows < 0 || cols < 0)
     throw ShapeError("Buffer::alloc_pitched: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
+  check_dtype(dtype, "Buffer::alloc_pitched");
   const std::size_t es = dtype_size(dtype);
   std::size_t width = 0, padded = 0;
   // The padded size must fit too: pitch (up to one alignment step wider) times the rows.
@@ -147,6 +169,8 @@ void copy(const TensorRef& dst, const TensorRef& src) {
   if (dst.dtype != src.dtype)
     throw DTypeError("kiln::copy: dtype mismatch, destination " + std::string(dtype_name(dst.dtype)) + ", source " +
                      std::string(dtype_name(src.dtype)));
+  check_copy_view(dst, "destination");
+  check_copy_view(src, "source");
   if (dst.numel() != src.numel() || dst.rows() != src.rows() || dst.batch() != src.batch())
     throw ShapeError("kiln::copy: shape mismatch, destination " + dst.shape.to_string() + ", source " + src.shape.to_string());
   if (dst.numel() == 0) return;

@@ -101,6 +101,13 @@ const std::vector<DeviceInfo>& enumerate_devices() {
 const DeviceInfo& device_info(Device device) {
   for (const DeviceInfo& d : enumerate_devices())
     if (d.device == device) return d;
+  // A Device filled in by hand: say which field is off rather than "no device host".
+  if (device.kind != DeviceKind::host && device.kind != DeviceKind::cuda)
+    throw DeviceError("no device of kind " + std::to_string(static_cast<int>(device.kind)) +
+                      ": expected DeviceKind::host or DeviceKind::cuda");
+  if (device.is_host())
+    throw DeviceError("no device host with ordinal " + std::to_string(device.ordinal) +
+                      ": the host has ordinal -1 (use Device::host())");
   throw DeviceError("no device " + device.to_string() + ": " + std::to_string(cuda_device_count()) +
                     " CUDA device(s) available");
 }

@@ -125,6 +125,10 @@ Problem OpSchema::problem_from_shape(DType dtype, std::string_view shape, Device
       ++next;
     }
     if (slot >= dim_names.size()) throw ShapeError(name + ": too many extents in '" + std::string(shape) + "', expected " + expected);
+    // m=1,m=2 or 4096,m=3: which one was meant is a guess, so neither is taken.
+    if (given[slot])
+      throw ShapeError(name + ": dim '" + dim_names[slot] + "' is given twice in shape '" + std::string(shape) +
+                       "', expected " + expected);
     std::int64_t v = 0;
     auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (ec != std::errc() || ptr != item.data() + item.size() || v < 0)

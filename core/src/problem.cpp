@@ -17,6 +17,10 @@ std::int64_t Problem::dim(std::string_view name) const {
 }
 
 std::string Problem::key() const {
+  // Problem is a plain struct; a count past dims[] would read beyond it.
+  if (n_dims < 0 || n_dims > kMaxDims)
+    throw ArgumentError("Problem::key: n_dims is " + std::to_string(n_dims) + ", expected 0 to " +
+                        std::to_string(kMaxDims));
   std::string k(dtype_name(dtype));
   for (int i = 0; i < n_dims; ++i) {
     k += '|';
@@ -41,7 +45,7 @@ std::size_t Problem::hash() const {
   };
   mix(reinterpret_cast<std::uintptr_t>(schema));
   mix(static_cast<std::uint64_t>(dtype));
-  for (int i = 0; i < n_dims; ++i) mix(static_cast<std::uint64_t>(dims[i]));
+  for (int i = 0; i < n_dims && i < kMaxDims; ++i) mix(static_cast<std::uint64_t>(dims[i]));
   mix(static_cast<std::uint64_t>(device.kind) * 1000 + static_cast<std::uint64_t>(device.ordinal + 1));
   mix(static_cast<std::uint64_t>(align_bytes));
   return static_cast<std::size_t>(h);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -96,6 +97,8 @@ void Runtime::init(RuntimeOptions options) {
   tune_mode_ = detail::install_tune_mode(*this, mode) ? mode : "off";
   const char* check = std::getenv("KILN_CHECK");
   check_every_call_ = check && std::string(check) == "1";
+  if (check && *check && !check_every_call_ && std::string(check) != "0")  // "yes", "true": say so
+    log->warn("KILN_CHECK='{}' is not 0 or 1; op() checks pointers on a call's first dispatch only", check);
   multi_device_ = cuda_device_count() > 1;
 }
 
@@ -209,6 +212,9 @@ void* Runtime::find_workspace(Device device, Stream stream, std::size_t bytes) c
 
 void* Runtime::workspace(Device device, Stream stream, std::size_t bytes) {
   if (bytes == 0) return nullptr;
+  if (bytes > static_cast<std::size_t>(INT64_MAX))  // Buffer sizes are int64
+    throw ArgumentError("Runtime::workspace: " + std::to_string(bytes) + " bytes requested on " + device.to_string() +
+                        ", more than fit in int64");
   if (void* ws = find_workspace(device, stream, bytes)) return ws;
   std::lock_guard<std::mutex> lock(workspace_mutex_);
   if (void* ws = find_workspace(device, stream, bytes)) return ws;
@@ -320,7 +326,7 @@ void Runtime::run_variant(const Variant& variant, const Config& config, const Ar
   if (variant.device_kind() != p.device.kind)
     throw DeviceError(variant.name() + " runs on " + device_kind_name(variant.device_kind()) + ", the arguments are on " +
                       p.device.to_string());
-  if (auto bad = variant.space().violated(config, dev, p)) throw ArgumentError(variant.name() + ": config " + *bad);
+  if (auto bad = variant.space().violated(config, dev, p)) throw ArgumentError(variant.name() + ": " + *bad);
   Support s = variant.supports(p, dev, config);
   if (!s.ok) throw NoVariantError(variant.name() + " does not support " + p.key() + ": " + s.reason);
   if (p.device.is_cuda() && cuda_device_count() > 1) detail::cuda_set_device(p.device.ordinal);
@@ -330,6 +336,13 @@ void Runtime::run_variant(const Variant& variant, const Config& config, const Ar
 }
 
 Decision Runtime::explain(const Problem& problem) const {
+  // A Problem filled in by hand (a plain struct): it must name an op and fit its dims array.
+  if (!problem.schema)
+    throw ArgumentError("Runtime::explain: the problem names no op (schema is null); make it with "
+                        "OpSchema::problem_from_shape or Op::problem");
+  if (problem.n_dims < 0 || problem.n_dims > Problem::kMaxDims)
+    throw ArgumentError("Runtime::explain: " + problem.schema->name + " problem has n_dims = " +
+                        std::to_string(problem.n_dims) + ", expected 0 to " + std::to_string(Problem::kMaxDims));
   return dispatcher_.decide_uncached(problem, device_info(problem.device));
 }
 

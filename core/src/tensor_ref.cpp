@@ -57,6 +57,7 @@ std::int64_t Shape::bytes(DType dtype) const {
 
 std::string Shape::to_string() const {
   if (rank == 0) return "[]";
+  if (rank < 0 || rank > 3) return "[rank " + std::to_string(rank) + "]";  // a hand-made Shape: no extents to show
   if (rank == 1) return "[" + std::to_string(dims[0]) + "]";
   if (rank == 3)
     return "[" + std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + "]";
@@ -231,6 +232,21 @@ std::string TensorRef::to_string() const {
     s += " stride " + std::to_string(row_stride);
   if (shape.rank == 3 && batch_stride != rows() * cols()) s += " batch stride " + std::to_string(batch_stride);
   return s + " on " + device.to_string();
+}
+
+bool views_overlap(const TensorRef& a, const TensorRef& b) {
+  std::int64_t a_bytes = 0, b_bytes = 0;
+  // A span that does not fit is refused by op() before any schema looks at pointers.
+  if (a.device != b.device || !a.span_fits(a_bytes) || !b.span_fits(b_bytes) || a_bytes == 0 || b_bytes == 0)
+    return false;
+  const auto a0 = reinterpret_cast<std::uintptr_t>(a.data), b0 = reinterpret_cast<std::uintptr_t>(b.data);
+  return a0 < b0 + static_cast<std::uintptr_t>(b_bytes) && b0 < a0 + static_cast<std::uintptr_t>(a_bytes);
+}
+
+bool same_view(const TensorRef& a, const TensorRef& b) {
+  if (a.data != b.data || a.dtype != b.dtype || a.device != b.device || a.shape != b.shape) return false;
+  if (a.shape.rank >= 2 && (a.row_stride != b.row_stride || a.col_stride != b.col_stride)) return false;
+  return a.shape.rank < 3 || a.batch_stride == b.batch_stride;
 }
 
 }  // namespace kiln

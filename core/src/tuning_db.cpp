@@ -599,12 +599,17 @@ std::string emit_yaml(const TuningTable& table, const std::vector<std::pair<std:
 
 // ---- files -----------------------------------------------------------------------------------
 
-double lock_timeout_from_env() {
+double lock_timeout_from_env(std::string* problem = nullptr) {
   const char* env = std::getenv("KILN_DB_LOCK_TIMEOUT");
   if (!env || !*env) return kTuningDbDefaultLockTimeoutSeconds;
   char* end = nullptr;
   const double v = std::strtod(env, &end);
-  if (end == env || *end != '\0' || !std::isfinite(v) || v < 0.0) return kTuningDbDefaultLockTimeoutSeconds;
+  if (end == env || *end != '\0' || !std::isfinite(v) || v < 0.0) {
+    if (problem)
+      *problem = "KILN_DB_LOCK_TIMEOUT='" + std::string(env) + "' is not a number of seconds >= 0; a write waits " +
+                 std::to_string(static_cast<int>(kTuningDbDefaultLockTimeoutSeconds)) + " s for the lock";
+    return kTuningDbDefaultLockTimeoutSeconds;
+  }
   return v;
 }
 
@@ -695,6 +700,10 @@ void TuningDb::load_now() const {
   errors_.clear();
   warnings_.clear();
   user_error_.clear();
+  // A mistyped KILN_DB_LOCK_TIMEOUT is reported with the database's other messages, not ignored.
+  std::string env_problem;
+  lock_timeout_from_env(&env_problem);
+  if (!env_problem.empty()) warnings_.push_back(env_problem);
   if (!user_path_.empty()) {
     try {
       const detail::DbTarget target = detail::resolve_db_path(user_path_);

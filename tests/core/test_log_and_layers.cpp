@@ -4,6 +4,7 @@
 // through the log and does not tune.
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -117,4 +118,19 @@ TEST_CASE("a program linking libkiln alone finds the tuner at run time, or says 
                       return o;
                     }()),
                     KILN_CONTAINS("KILN_TUNE='eager'"));
+}
+
+TEST_CASE("KILN_CHECK other than 0 or 1 is reported, not silently off", "[log]") {
+  LogGuard guard;
+  auto captured = std::make_shared<Captured>();
+  kiln::RuntimeOptions opts = kiln_test::offline_options("");
+  opts.log_callback = [captured](kiln::LogLevel level, std::string_view message) {
+    std::lock_guard<std::mutex> lock(captured->mutex);
+    captured->messages.emplace_back(level, std::string(message));
+  };
+  ::setenv("KILN_CHECK", "yes", 1);
+  kiln::Runtime rt(kiln_test::scale_registry(), opts);
+  ::unsetenv("KILN_CHECK");
+  CHECK_FALSE(rt.checks_every_call());
+  CHECK(captured->has(kiln::LogLevel::warn, "KILN_CHECK='yes' is not 0 or 1"));
 }

@@ -280,6 +280,18 @@ TEST_CASE("tuning db hardening: a lock held by another process times out and nam
   db.put(kDev, "gemm", key(1), entry("v1"));  // free again
 }
 
+TEST_CASE("tuning db hardening: a mistyped KILN_DB_LOCK_TIMEOUT is reported, not ignored") {
+  TempDir dir;
+  ::setenv("KILN_DB_LOCK_TIMEOUT", "half a minute", 1);
+  kiln::TuningDb db({}, dir.file("tuning.yaml"));
+  bool named = false;
+  for (const std::string& w : db.warnings()) named = named || contains(w, "KILN_DB_LOCK_TIMEOUT='half a minute' is not a number");
+  ::unsetenv("KILN_DB_LOCK_TIMEOUT");
+  CHECK(named);
+  kiln::TuningDb quiet({}, dir.file("tuning.yaml"));
+  CHECK(quiet.warnings().empty());
+}
+
 TEST_CASE("tuning db hardening: check_writable finds an unusable database before tuning") {
   TempDir dir;
   kiln::TuningDb fine({}, dir.file("cache/tuning.yaml"));

@@ -86,6 +86,10 @@ TEST_CASE("each op's own rules refuse invalid shapes", "[hardening][shape]") {
   CHECK(contains(shape_error("gemm", "8x8x8x0x1x0x0x0x5"), "too many extents"));  // gemm has 8 dims
   CHECK(contains(shape_error("gemm", "8x8x8x0x1x2"), "ta"));                      // a layout mode outside {0, 1}
   CHECK(contains(shape_error("topk", "4x1000x10x1x7"), "too many extents"));
+  // A dim given twice was taken from its last mention (m=1,m=2,n=3 made m=2): now refused.
+  CHECK(contains(shape_error("add", "m=1,m=2,n=3"), "dim 'm' is given twice in shape 'm=1,m=2,n=3'"));
+  CHECK(contains(shape_error("gemm", "64x64x64,k=8"), "dim 'k' is given twice"));
+  CHECK(from_shape("add", "n=3,4").key() == "f32|m=4|n=3");  // a position fills the first dim not given
 }
 
 TEST_CASE("problem_from_dims validates like problem_from_shape", "[hardening][shape]") {

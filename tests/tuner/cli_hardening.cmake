@@ -9,6 +9,24 @@ kiln_cli_test(flag_inf_budget ARGS tune tuner_scale --shape 64 --budget-seconds 
 kiln_cli_test(flag_huge_budget ARGS tune tuner_scale --shape 64 --budget-evals 18446744073709551616 EXPECT 2
               ERR "usage: kiln tune")
 kiln_cli_test(flag_runs_range ARGS tune tuner_scale --shape 64 --runs 0 EXPECT 2 ERR "'0' is not a number in \\[1, 1000000\\]")
+# bench's --iters/--batch/--time-limit were CLI11 PositiveNumbers: a 309-digit bound in the message,
+# nan accepted as a time limit, and 2 * --batch overflowing an int (undefined behaviour).
+kiln_cli_test(flag_batch_range ARGS bench --overhead tuner_scale --shape 64 --device host --iters 100 --batch 2147483647
+              EXPECT 2 ERR "--batch: '2147483647' is not a number in \\[1, 1000000\\]")
+kiln_cli_test(flag_iters_nan ARGS bench --overhead tuner_scale --shape 64 --iters nan EXPECT 2
+              ERR "--iters: 'nan' is not a number in \\[2, 1000000000\\]")
+kiln_cli_test(flag_time_limit_nan ARGS bench --regret --problems ${hardening_data}/regret_problems.yaml --time-limit nan
+              EXPECT 2 ERR "--time-limit: 'nan' is not a number in")
+# Seeds: CLI11 read -1 and 2^64 as 2^64 - 1, so different seeds typed were one seed.
+kiln_cli_test(seed_negative ARGS tune tuner_scale --shape 64 --seed -1 EXPECT 2
+              ERR "--seed: '-1' is not an integer in \\[0, 18446744073709551615\\]")
+kiln_cli_test(seed_overflow ARGS verify --seed 18446744073709551616 EXPECT 2 ERR "--seed: '18446744073709551616' is not an integer")
+# --device-key: a GPU has an architecture and at least one SM (0sm was accepted).
+kiln_cli_test(device_key_zero_sms ARGS explain tuner_scale --shape 64 --device-key "X|sm_90|0sm" EXPECT 2
+              ERR "--device-key 'X\\|sm_90\\|0sm' is not NAME")
+# A dim given twice in --shape was taken from its last mention.
+kiln_cli_test(shape_dim_twice ARGS explain tuner_scale --shape n=64,n=65 --device host EXPECT 2
+              ERR "dim 'n' is given twice in shape 'n=64,n=65'.*usage: kiln explain")
 
 # Plans and problem lists that never end.
 kiln_cli_test(from_dev_zero ARGS tune --from /dev/zero EXPECT 2 ERR "larger than 16 MiB")

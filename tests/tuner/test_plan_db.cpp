@@ -90,6 +90,14 @@ TEST_CASE("plans: defaults, per-problem overrides and errors with line numbers")
   CHECK(message_of([] { kiln::parse_plan("budget_evals: -3\nproblems: []\n", "a.yaml"); }).find("positive") !=
         std::string::npos);
   CHECK(message_of([] { kiln::parse_plan("problem: []\n", "a.yaml"); }).find("unknown field 'problem'") != std::string::npos);
+  // yaml-cpp kept the first of two equal keys, so {op: add, op: gemm} tuned add without a word.
+  CHECK(message_of([] { kiln::parse_plan("problems:\n  - {op: add, op: gemm, shape: 4x4}\n", "a.yaml"); }) ==
+        "plan 'a.yaml' line 2: field 'op' is given twice");
+  CHECK(message_of([] { kiln::parse_plan("strategy: random\nstrategy: anneal\nproblems: []\n", "a.yaml"); })
+            .find("line 2: field 'strategy' is given twice") != std::string::npos);
+  // A dtype of the wrong YAML type is named once, not with the plan and line twice.
+  CHECK(message_of([] { kiln::parse_plan("problems:\n  - {op: add, shape: 4x4, dtype: [f32]}\n", "a.yaml"); }) ==
+        "plan 'a.yaml' line 2: `dtype` must be a dtype name");
 }
 
 TEST_CASE("problem lists: comments, devices, and errors") {

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <random>
 
+#include <sys/stat.h>
+
 #include <kiln/tuner/plan.hpp>
 
 #include "catch.hpp"
@@ -122,4 +124,41 @@ TEST_CASE("record: each problem once, across runs, readable by load_problem_list
 
 TEST_CASE("an unknown KILN_TUNE mode is refused") {
   CHECK_THROWS_AS(kiln::Runtime(kiln_test::scale_registry(), with_mode("eager", "")), kiln::ArgumentError);
+}
+
+TEST_CASE("lazy: a budget from the environment outside its range is refused, not wrapped to 0") {
+  // 1e30 evaluations converted to size_t was undefined and came out as a budget of 0.
+  for (const char* bad : {"1e30", "99999999999999999999", "2.5", "0", "-1", "nan", "abc"}) {
+    INFO(bad);
+    ::setenv("KILN_TUNE_BUDGET_EVALS", bad, 1);
+    try {
+      kiln::Runtime rt(kiln_test::scale_registry(), with_mode("lazy", ""));
+      FAIL("accepted");
+    } catch (const kiln::ArgumentError& e) {
+      CHECK(std::string(e.what()) == "KILN_TUNE_BUDGET_EVALS='" + std::string(bad) + "': expected an integer in [1, 1000000000]");
+    }
+  }
+  ::setenv("KILN_TUNE_BUDGET_EVALS", "1000000000", 1);
+  ::setenv("KILN_TUNE_BUDGET_SECONDS", "1e30", 1);
+  CHECK_THROWS_AS(kiln::Runtime(kiln_test::scale_registry(), with_mode("lazy", "")), kiln::ArgumentError);
+  ::setenv("KILN_TUNE_BUDGET_SECONDS", "0.5", 1);
+  CHECK(kiln::Runtime(kiln_test::scale_registry(), with_mode("lazy", "")).tune_mode() == "lazy");
+  ::unsetenv("KILN_TUNE_BUDGET_EVALS");
+  ::unsetenv("KILN_TUNE_BUDGET_SECONDS");
+}
+
+TEST_CASE("record: a device or a pipe as the record file neither hangs nor fails op()") {
+  // /dev/full was read for earlier lines for ever (a stream of NUL bytes, no newline, memory
+  // growing); a pipe blocked the first op() until something read it.
+  TempDir dir;
+  const std::string fifo = dir.file("pipe");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& file : {std::string("/dev/full"), std::string("/dev/zero"), fifo}) {
+    INFO(file);
+    ::setenv("KILN_TUNE_RECORD_FILE", file.c_str(), 1);
+    kiln::Runtime rt(kiln_test::scale_registry(), with_mode("record", ""));
+    run_scale(rt, 8);
+    run_scale(rt, 9);
+  }
+  ::unsetenv("KILN_TUNE_RECORD_FILE");
 }

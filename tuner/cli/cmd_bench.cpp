@@ -74,7 +74,7 @@ Command make_bench_command(CLI::App& parent) {
   app->add_option("--runs", o->runs, "Timed runs per variant (default 20)")->check(in_range(1, 1e6));
   app->add_option("--warmup", o->warmup, "Warm-up runs (default 3)")->check(in_range(0, 1e6));
   app->add_flag("--force", o->force, "Try a problem larger than the device or host memory");
-  app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs");
+  app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs")->check(seed_value());
   app->add_flag("--warm", o->warm, "Do not flush the L2 cache between timed runs");
   app->add_flag("--no-oracle", o->no_oracle,
                 "Check every output element against the f64 host reference, also for large problems "
@@ -83,13 +83,15 @@ Command make_bench_command(CLI::App& parent) {
   app->add_flag("--csv", o->csv, "Print CSV: one row per variant (times in microseconds)");
   app->add_flag("--overhead", o->overhead,
                 "Host time of a memo-hit op() call over the bound launch of the same kernel (default: add 1x1024)");
-  app->add_option("--iters", o->iters, "--overhead: calls of each kind (default 20000)")->check(CLI::PositiveNumber);
-  app->add_option("--batch", o->batch, "--overhead: calls per timed batch (default 200)")->check(CLI::PositiveNumber);
+  // Readable bounds (CLI::PositiveNumber prints a 309-digit one and lets nan through); 2 * --batch
+  // must not overflow an int.
+  app->add_option("--iters", o->iters, "--overhead: calls of each kind (default 20000)")->check(in_range(2, 1e9));
+  app->add_option("--batch", o->batch, "--overhead: calls per timed batch (default 200)")->check(in_range(1, 1e6));
   app->add_flag("--regret", o->regret, "op()'s regret (its time / the fastest candidate's) over --problems");
   app->add_option("--problems", o->problems, "--regret: a plan (.yaml) or a problem list (kiln tune --from format)");
   app->add_option("--time-limit", o->time_limit,
                   "--regret: start no problem (and no candidate of the one under way) after this many seconds; the rest are reported as not measured (default: none)")
-      ->check(CLI::PositiveNumber);
+      ->check(in_range(1e-6, 1e7));
   c.usage = kUsage;
   c.run = [o] {
     if (o->overhead && o->regret) throw UsageError("--overhead and --regret are separate runs: pick one");

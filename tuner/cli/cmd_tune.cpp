@@ -66,8 +66,8 @@ Command make_tune_command(CLI::App& parent) {
   app->add_option("--from", o->from, "A problem list written by KILN_TUNE=record");
   app->add_flag("--force", o->force,
                 "Retune problems that already have a current entry; try problems larger than the memory");
-  app->add_option("--seed", o->seed, "Search seed (random, anneal)");
-  app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs");
+  app->add_option("--seed", o->seed, "Search seed (random, anneal)")->check(seed_value());
+  app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs")->check(seed_value());
   app->add_option("--runs", o->runs, "Timed runs per candidate (default 20)")->check(in_range(1, 1e6));
   app->add_option("--warmup", o->warmup, "Warm-up runs per candidate (default 3)")->check(in_range(0, 1e6));
   app->add_option("--finalists", o->finalists, "Candidates re-timed interleaved (default 4)")->check(in_range(1, 1000));

@@ -37,7 +37,7 @@ bool device_from_key(const std::string& key, DeviceInfo& out) {
   int cc = 0, sms = 0;
   char unit[8] = {0};
   if (std::sscanf(arch.c_str(), "sm_%d", &cc) != 1 || std::sscanf(count.c_str(), "%d%7s", &sms, unit) != 2 ||
-      std::string(unit) != "sm")
+      std::string(unit) != "sm" || cc < 10 || sms < 1)  // a GPU has an architecture and SMs
     return false;
   out = DeviceInfo{};
   out.device = Device::cuda(0);

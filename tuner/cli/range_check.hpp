@@ -4,7 +4,9 @@
 //
 //   app->add_option("--runs", runs)->check(in_range(1, 1e6));
 #pragma once
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -24,6 +26,21 @@ inline CLI::Validator in_range(double lo, double hi) {
         return {};
       },
       "NUMBER " + bounds);
+}
+
+// Seeds: a decimal integer in [0, 2^64 - 1].  CLI11 reads "-1" and any number past 2^64 - 1 as
+// 2^64 - 1 without a word, so two different seeds typed would silently be one.
+inline CLI::Validator seed_value() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        std::uint64_t v = 0;
+        const char* end = input.data() + input.size();
+        const auto [ptr, ec] = std::from_chars(input.data(), end, v);
+        if (input.empty() || ec != std::errc() || ptr != end)
+          return "'" + input + "' is not an integer in [0, 18446744073709551615]";
+        return {};
+      },
+      "INTEGER in [0, 2^64 - 1]");
 }
 
 }  // namespace kiln::cli

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -63,6 +64,15 @@ T scalar_as(const YAML::Node& n, const std::string& source, const std::string& f
   }
 }
 
+// yaml-cpp keeps the first of two equal keys ({op: add, op: gemm} is add); YAML forbids them,
+// and a plan that names a field twice has a mistake in it.
+void check_unique_keys(const YAML::Node& map, const std::string& source) {
+  std::set<std::string> seen;
+  for (const auto& kv : map)
+    if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second)
+      plan_error(source, line_of(kv.first), "field '" + kv.first.Scalar() + "' is given twice");
+}
+
 // Reads the optional strategy and budgets of a map (the plan or one problem).
 template <typename Target>
 void read_search_fields(const YAML::Node& map, const std::string& source, Target& t) {
@@ -93,6 +103,7 @@ Plan parse_plan_checked(const std::string& text, const std::string& source) {
   Plan plan;
   plan.source = source;
   if (!root.IsMap()) plan_error(source, line_of(root), "expected a map with `problems:`");
+  check_unique_keys(root, source);
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
     if (key != "problems" && key != "strategy" && key != "budget_evals" && key != "budget_seconds" && key != "name" &&
@@ -106,6 +117,7 @@ Plan parse_plan_checked(const std::string& text, const std::string& source) {
   for (const YAML::Node& item : problems) {
     const int line = line_of(item);
     if (!item.IsMap()) plan_error(source, line, "each problem must be a map {op, dtype, shape}");
+    check_unique_keys(item, source);
     for (const auto& kv : item) {
       const std::string key = kv.first.Scalar();
       if (key != "op" && key != "dtype" && key != "shape" && key != "device" && key != "strategy" &&
@@ -120,8 +132,9 @@ Plan parse_plan_checked(const std::string& text, const std::string& source) {
     p.op = name_field(item["op"], source, "op");
     p.shape = name_field(item["shape"], source, "shape");
     if (const YAML::Node d = item["dtype"]) {
+      const std::string dtype = scalar_as<std::string>(d, source, "dtype", "a dtype name");  // names the plan itself
       try {
-        p.dtype = parse_dtype(scalar_as<std::string>(d, source, "dtype", "a dtype name"));
+        p.dtype = parse_dtype(dtype);
       } catch (const ArgumentError& e) {
         plan_error(source, line_of(d), e.what());
       }

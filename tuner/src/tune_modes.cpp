@@ -16,6 +16,8 @@
 // line once (lines already in the file are not written again), for `kiln tune --from FILE`.
 #include "tune_modes.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -40,17 +42,21 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v && *v ? std::string(v) : fallback;
 }
 
-template <typename T>
-T env_number(const char* name, T fallback) {
+// A positive number from the environment within [lo, hi] (the bounds of the matching `kiln tune`
+// flags); `integer` refuses a fraction.  Anything else is an error naming the variable: a huge
+// value must not wrap to a budget of 0.
+double env_number(const char* name, double fallback, double lo, double hi, bool integer) {
   const std::string v = env_or(name, "");
   if (v.empty()) return fallback;
   try {
     std::size_t used = 0;
     const double d = std::stod(v, &used);
-    if (used == v.size() && d > 0) return static_cast<T>(d);
+    if (used == v.size() && d >= lo && d <= hi && (!integer || d == std::floor(d))) return d;
   } catch (const std::exception&) {
   }
-  throw ArgumentError(std::string(name) + "='" + v + "': expected a positive number");
+  char range[96];
+  std::snprintf(range, sizeof range, "%s in [%.15g, %.15g]", integer ? "an integer" : "a number", lo, hi);
+  throw ArgumentError(std::string(name) + "='" + v + "': expected " + range);
 }
 
 struct ProblemHash {
@@ -115,23 +121,37 @@ struct Recorder {
   std::string path;
   std::mutex mutex;
   std::set<std::string> written;
+  bool failed = false;  // reported once; later problems are not written
 
   explicit Recorder(std::string file) : path(std::move(file)) {
+    // Only a regular file holds earlier lines: /dev/zero or /dev/full would be read for ever.  A
+    // problem list is small; past kMaxReadBytes the rest is not read (a line may be written twice).
+    std::error_code ec;
+    if (fs::is_fifo(path, ec)) {  // opening it would block op() until something reads the pipe
+      logger()->warn("KILN_TUNE=record: '{}' is a pipe; nothing is recorded", path);
+      failed = true;
+    }
+    if (!fs::is_regular_file(path, ec)) return;
+    constexpr std::size_t kMaxReadBytes = std::size_t(16) << 20;
     std::ifstream in(path);
-    for (std::string line; std::getline(in, line);)
+    std::size_t read = 0;
+    for (std::string line; read < kMaxReadBytes && std::getline(in, line); read += line.size() + 1)
       if (!line.empty()) written.insert(line);
   }
 
   void operator()(const Problem& p) {
     const std::string line = problem_list_line(p);
     std::lock_guard<std::mutex> lock(mutex);
-    if (!written.insert(line).second) return;
+    if (failed || !written.insert(line).second) return;
     const fs::path parent = fs::path(path).parent_path();
     std::error_code ec;
     if (!parent.empty()) fs::create_directories(parent, ec);
     std::ofstream out(path, std::ios::app);
-    out << line << "\n";
-    if (!out) logger()->warn("KILN_TUNE=record: cannot append to '{}'", path);
+    out << line << "\n" << std::flush;  // a full disk shows here, not in the destructor
+    if (!out) {
+      logger()->warn("KILN_TUNE=record: cannot append to '{}'; nothing more is recorded", path);
+      failed = true;
+    }
   }
 };
 
@@ -142,8 +162,9 @@ void install(Runtime& rt, const std::string& mode) {
     lazy->rt = &rt;
     lazy->options.store = false;  // written by LazyTuner::store
     lazy->options.search.strategy = "anneal";
-    lazy->options.search.budget.evals = env_number<std::size_t>("KILN_TUNE_BUDGET_EVALS", 24);
-    lazy->options.search.budget.seconds = env_number<double>("KILN_TUNE_BUDGET_SECONDS", 5.0);
+    lazy->options.search.budget.evals =
+        static_cast<std::size_t>(env_number("KILN_TUNE_BUDGET_EVALS", 24, 1, 1e9, /*integer=*/true));
+    lazy->options.search.budget.seconds = env_number("KILN_TUNE_BUDGET_SECONDS", 5.0, 0.001, 1e7, /*integer=*/false);
     lazy->options.total_seconds = lazy->options.search.budget.seconds;
     lazy->options.search.timing.warmup = 1;
     lazy->options.search.timing.runs = 7;

@@ -28,8 +28,10 @@ class Args {
   double scalar(int i) const { return scalars_[i]; }
   void push_tensor(const TensorRef& t);   // throws ArgumentError past kMaxTensors
   void push_scalar(double v);             // throws ArgumentError past kMaxScalars
-  void set_scalar(int i, double v) { scalars_[i] = v; }
-  void resize_scalars(int n) { n_scalars_ = n; }
+  // tensor(i) and scalar(i) are unchecked, like operator[]: i < tensor_count() / scalar_count().
+  // The two below write, so they check: ArgumentError for i or n outside [0, kMaxScalars).
+  void set_scalar(int i, double v);
+  void resize_scalars(int n);   // n in [0, kMaxScalars]; new scalars are 0
 
  private:
   TensorRef tensors_[kMaxTensors];

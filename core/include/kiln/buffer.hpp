@@ -91,7 +91,8 @@ class Buffer {
 // Copies between any two views of the same dtype and shape, honouring both views' strides
 // (cudaMemcpy2D per matrix).  On the host any strides work; a copy to or from a device needs unit
 // column strides on both sides (a transposed view is copied through its row-major storage).
-// Synchronous.
+// A view no factory would make (null data, negative or overlapping strides, a bad rank or dtype)
+// throws the matching ArgumentError subclass before anything is copied.  Synchronous.
 void copy(const TensorRef& dst, const TensorRef& src);
 
 }  // namespace kiln

@@ -124,8 +124,8 @@ struct OpSchema {
   // Throws ShapeError naming the expected dims or what the op rejected, DTypeError for a dtype
   // the op does not accept.
   Problem problem_from_dims(DType dtype, const std::vector<std::int64_t>& dims, Device device) const;
-  // Parses "4096x4096x4096" or "m=4096,n=4096,k=4096" (names may be mixed with positions), then
-  // validates it like problem_from_dims.
+  // Parses "4096x4096x4096" or "m=4096,n=4096,k=4096" (names may be mixed with positions; a dim
+  // given twice is a ShapeError), then validates it like problem_from_dims.
   Problem problem_from_shape(DType dtype, std::string_view shape, Device device) const;
   std::string bucket_of(const Problem& p) const;    // bucket or the default rule
   bool is_mode_dim(int i) const;                    // dim i is listed in mode_dims

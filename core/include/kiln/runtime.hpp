@@ -112,7 +112,8 @@ class Runtime {
   Op op(const std::string& name);
   // Runs an explicit variant with an explicit config (benchmarks, tests); validates like op().
   void run_variant(const Variant& variant, const Config& config, const Args& args, Stream stream = {});
-  // What op() would run for `problem`, and why (not memoised).
+  // What op() would run for `problem`, and why (not memoised).  ArgumentError for a problem that
+  // names no op or has more dims than Problem holds.
   Decision explain(const Problem& problem) const;
 
   const Registry& registry() const { return registry_; }

@@ -120,4 +120,12 @@ struct TensorRef {
   std::string to_string() const;  // "f32[4096x4096] stride 4096 on cuda:0"
 };
 
+// Whether two views share a byte of memory, judged by their spans (so two interleaved views of
+// one matrix count as overlapping): false for views on different devices or an empty view.
+// Ops refuse an output that overlaps another argument, except an elementwise op given the very
+// same view as input and output (in place, see same_view).
+bool views_overlap(const TensorRef& a, const TensorRef& b);
+// The same memory with the same layout: data, dtype, shape and the strides the rank uses.
+bool same_view(const TensorRef& a, const TensorRef& b);
+
 }  // namespace kiln

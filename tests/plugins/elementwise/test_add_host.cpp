@@ -198,6 +198,16 @@ TEST_CASE("add_host computes c = a + b exactly on host tensors", "[add][host]") 
     for (std::size_t i = 0; i < got.size(); ++i) wrong += got[i] != a0[i] + b0[i];
     CHECK(wrong == 0);
   }
+  SECTION("c may be a exactly, but no shifted view of it (that read elements already written)") {
+    const kiln::Device host = kiln::Device::host();
+    std::vector<float> mem(6 * 8, 1.0f), b(5 * 8, 1.0f);
+    const auto a = kiln::TensorRef::matrix(mem.data(), kiln::f32, 5, 8, 8, host);
+    const auto shifted = kiln::TensorRef::matrix(mem.data() + 8, kiln::f32, 5, 8, 8, host);  // a's rows 1..5
+    const auto bv = kiln::TensorRef::matrix(b.data(), kiln::f32, 5, 8, 8, host);
+    CHECK(contains(error_message([&] { rt.op("add")({a, bv, shifted}); }), "add: c overlaps a in memory without being the same view"));
+    CHECK_THROWS_AS(rt.op("add")({bv, a, shifted}), kiln::ArgumentError);
+    for (float v : mem) REQUIRE(v == 1.0f);  // refused before anything ran
+  }
   SECTION("f16 and bf16: added in fp32, rounded once to nearest even") {
     const kiln::Device host = kiln::Device::host();
     // Ties: 1 + half an ulp stays 1 (even); (1 + 1 ulp) + half an ulp goes up to 1 + 2 ulps.

@@ -87,6 +87,12 @@ TEST_CASE("histogram rejects wrong dtypes and shapes, naming the argument", "[hi
     CHECK(contains(message_of<kiln::ShapeError>(op, {d2, bins}), "data"));
   }
   SECTION("two tensors") { REQUIRE_THROWS_AS(op({data}), kiln::ArgumentError); }
+  SECTION("bins apart from data") {  // the bins are zeroed and counted into while data is read
+    kiln::Buffer big = kiln::Buffer::alloc(host, kiln::u8, {2048});
+    const auto bins_in_data = kiln::TensorRef::vector(big.data(), kiln::u32, 256, host);
+    REQUIRE_THROWS_AS(op({big, bins_in_data}), kiln::ArgumentError);
+    CHECK(contains(message_of<kiln::ArgumentError>(op, {big, bins_in_data}), "histogram: argument 'bins' overlaps 'data'"));
+  }
 }
 
 TEST_CASE("histogram_range rejects wrong dtypes, shapes and ranges", "[histogram_range]") {

@@ -105,6 +105,12 @@ TEST_CASE("dot rejects bad arguments with the role named", "[reduction]") {
   SECTION("wrong tensor count") {
     REQUIRE_THROWS_AS(dot({host_vector(x, kiln::f32), host_vector(out, kiln::f32)}), kiln::ArgumentError);
   }
+  SECTION("out inside x or y") {  // out is zeroed and added to while x and y are read
+    const auto x5 = host_vector(x, kiln::f32);
+    const auto in_y = kiln::TensorRef::vector(y.data() + 4, kiln::f32, 1, kiln::Device::host());
+    CHECK(contains(error_message([&] { dot({x5, host_vector(y, kiln::f32), in_y}); }), "dot: argument 'out' overlaps"));
+    REQUIRE_THROWS_AS(dot({x5, host_vector(y, kiln::f32), in_y}), kiln::ArgumentError);
+  }
 }
 
 TEST_CASE("reduce_sum rejects bad arguments with the role named", "[reduction]") {
@@ -132,6 +138,11 @@ TEST_CASE("reduce_sum rejects bad arguments with the role named", "[reduction]")
     const std::string msg = error_message([&] { sum({host_vector(x, kiln::f32), out11}); });
     CHECK(contains(msg, "out"));
     REQUIRE_THROWS_AS(sum({host_vector(x, kiln::f32), out11}), kiln::ShapeError);
+  }
+  SECTION("out inside x") {
+    const auto in_x = kiln::TensorRef::vector(x.data(), kiln::f32, 1, kiln::Device::host());
+    CHECK(contains(error_message([&] { sum({host_vector(x, kiln::f32), in_x}); }), "reduce_sum: argument 'out' overlaps 'x'"));
+    CHECK(x[0] == 1.0f);
   }
   SECTION("x is a matrix") {
     std::vector<float> m(6, 1.0f);

@@ -127,6 +127,17 @@ TEST_CASE("topk rejects wrong dtypes and shapes, naming the argument", "[topk]")
     CHECK(contains(m, "k = 0"));
     CHECK(contains(m, "n = 10"));
   }
+  SECTION("outputs apart from x and from each other") {
+    std::vector<float> mem(64, 0.5f);
+    const auto x4 = kiln::TensorRef::matrix(mem.data(), kiln::f32, 4, 10, 10, host);
+    const auto v_in_x = kiln::TensorRef::matrix(mem.data() + 20, kiln::f32, 4, 3, 3, host);
+    REQUIRE_THROWS_AS(op({x4, v_in_x, i}), kiln::ArgumentError);
+    CHECK(contains(message_of<kiln::ArgumentError>(op, {x4, v_in_x, i}), "overlap in memory"));
+    std::vector<std::int32_t> shared(12);
+    const auto v_s = kiln::TensorRef::matrix(shared.data(), kiln::f32, 4, 3, 3, host);
+    const auto i_s = kiln::TensorRef::matrix(shared.data(), kiln::i32, 4, 3, 3, host);
+    REQUIRE_THROWS_AS(op({x, v_s, i_s}), kiln::ArgumentError);
+  }
   SECTION("largest is 0 or 1") {
     REQUIRE_THROWS_AS(op(kiln::Args({x, v, i}, {2.0})), kiln::ArgumentError);
     CHECK(contains(message_of<kiln::ArgumentError>(op, kiln::Args({x, v, i}, {0.5})), "largest"));

@@ -1,0 +1,99 @@
+// TensorRef, Args and Problem are plain structs a client may fill in field by field.  The public
+// functions that take them must refuse values no factory would produce with the matching
+// kiln::Error, before touching memory (audit 11: kiln::copy wrote through a negative row stride,
+// Args::resize_scalars(-1) wrote before its array, Problem::key read past dims[]).
+#include <kiln/kiln.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "catch.hpp"
+#include "scale_op.hpp"
+#include "test_util.hpp"
+
+using kiln_test::contains;
+using kiln_test::error_message;
+
+namespace {
+
+// A host f32 view with the given fields, as a client would write it.
+kiln::TensorRef hand_made(void* data, int rank, std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
+                          std::int64_t col_stride = 1) {
+  kiln::TensorRef t;
+  t.data = data;
+  t.dtype = kiln::f32;
+  t.shape.rank = rank;
+  t.shape.dims[0] = rows;
+  t.shape.dims[1] = cols;
+  t.row_stride = row_stride;
+  t.col_stride = col_stride;
+  t.device = kiln::Device::host();
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("kiln::copy refuses views no factory would make, before copying") {
+  std::vector<float> dst(64, 0.0f), src(64, 1.0f);
+  const kiln::TensorRef good = hand_made(src.data(), 2, 4, 4, 4);
+  // Each of these wrote outside `dst` or dereferenced null before the checks.
+  CHECK_THROWS_AS(kiln::copy(hand_made(dst.data() + 32, 2, 4, 4, -4), good), kiln::ShapeError);
+  CHECK(contains(error_message([&] { kiln::copy(hand_made(dst.data() + 32, 2, 4, 4, -4), good); }),
+                 "kiln::copy: the destination f32[4x4] stride -4 on host: row stride -4 must be >= 1"));
+  CHECK(contains(error_message([&] { kiln::copy(hand_made(dst.data(), 2, 4, 4, 2), good); }), "overlap"));
+  CHECK_THROWS_AS(kiln::copy(hand_made(nullptr, 2, 4, 4, 4), good), kiln::ArgumentError);
+  CHECK(contains(error_message([&] { kiln::copy(good, hand_made(nullptr, 2, 4, 4, 4)); }), "the source"));
+  CHECK_THROWS_AS(kiln::copy(hand_made(dst.data(), 7, 4, 4, 4), hand_made(src.data(), 7, 4, 4, 4)), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::copy(hand_made(dst.data(), 2, INT64_MAX, 4, 4), hand_made(src.data(), 2, INT64_MAX, 4, 4)),
+                  kiln::ShapeError);
+  kiln::TensorRef bad_dtype = hand_made(dst.data(), 2, 4, 4, 4);
+  bad_dtype.dtype = static_cast<kiln::DType>(99);
+  CHECK_THROWS_AS(kiln::copy(bad_dtype, bad_dtype), kiln::DTypeError);
+  for (float v : dst) REQUIRE(v == 0.0f);  // nothing was written
+  // An empty (default) Buffer still copies out as nothing.
+  kiln::Buffer empty;
+  CHECK(empty.to_host<float>().empty());
+}
+
+TEST_CASE("Buffer::alloc refuses a dtype outside the enum") {
+  const auto bad = static_cast<kiln::DType>(77);
+  CHECK(contains(error_message([&] { kiln::Buffer::alloc(kiln::Device::host(), bad, {4}); }), "unknown dtype (77)"));
+  CHECK_THROWS_AS(kiln::Buffer::alloc_pitched(kiln::Device::host(), bad, 2, 2), kiln::DTypeError);
+}
+
+TEST_CASE("Args: the writing accessors check their index") {
+  std::vector<float> x(4);
+  kiln::Args args({kiln::view(x)}, {1.0});
+  CHECK_THROWS_AS(args.resize_scalars(-1), kiln::ArgumentError);
+  CHECK_THROWS_AS(args.resize_scalars(kiln::Args::kMaxScalars + 1), kiln::ArgumentError);
+  CHECK_THROWS_AS(args.set_scalar(1, 2.0), kiln::ArgumentError);  // one scalar so far
+  CHECK_THROWS_AS(args.set_scalar(-1, 2.0), kiln::ArgumentError);
+  args.resize_scalars(3);  // grows with zeros
+  CHECK(args.scalar_count() == 3);
+  CHECK(args.scalar(0) == 1.0);
+  CHECK(args.scalar(2) == 0.0);
+  args.set_scalar(2, 5.0);
+  CHECK(args.scalar(2) == 5.0);
+}
+
+TEST_CASE("a Device made by hand names the field that is off") {
+  CHECK(contains(error_message([] { kiln::device_info(kiln::Device{kiln::DeviceKind::host, 3}); }),
+                 "no device host with ordinal 3: the host has ordinal -1"));
+  CHECK(contains(error_message([] { kiln::device_info(kiln::Device{static_cast<kiln::DeviceKind>(7), 0}); }),
+                 "no device of kind 7"));
+}
+
+TEST_CASE("Problem and Shape made by hand: clear errors, no reads past their arrays") {
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "64", kiln::Device::host());
+  p.n_dims = 100;
+  CHECK(contains(error_message([&] { p.key(); }), "n_dims is 100, expected 0 to 8"));
+  CHECK_THROWS_AS(rt.explain(p), kiln::ArgumentError);
+  CHECK(contains(error_message([&] { rt.explain(kiln::Problem{}); }), "names no op"));
+  kiln::Shape s;
+  s.rank = 5;
+  CHECK(s.to_string() == "[rank 5]");
+  // A workspace larger than a Buffer can describe names the request, not a negative extent.
+  CHECK(contains(error_message([&] { rt.reserve_workspace(kiln::Device::host(), {}, SIZE_MAX); }),
+                 "Runtime::workspace: 18446744073709551615 bytes requested on host"));
+}
