@@ -46,6 +46,36 @@ Args with_default_scalars(const OpSchema& schema, const Args& args) {
   return filled;
 }
 
+// The first pair (i, j) of an output (or inout) tensor and another tensor whose memory overlaps
+// without being the very same view: a kernel that writes one while it reads the other would read
+// elements already written.  The very same view (add's documented in place c == a) is left to the
+// op's schema, which refuses it where the op cannot run in place (gemm, gemv, transpose).  Every
+// op() call runs this (the pointers change from call to call); it allocates nothing.
+bool first_overlap(const OpSchema& schema, const Args& args, int& out_i, int& other_j) {
+  const int n = std::min<int>(args.tensor_count(), static_cast<int>(schema.tensors.size()));
+  for (int i = 0; i < n; ++i) {
+    if (schema.tensors[i].role == Role::input) continue;
+    for (int j = 0; j < n; ++j) {
+      if (j == i) continue;
+      const bool j_writes = schema.tensors[j].role != Role::input;
+      if (j_writes && j < i) continue;  // a pair of outputs once
+      if (!views_overlap(args.tensor(i), args.tensor(j))) continue;
+      if (!j_writes && same_view(args.tensor(i), args.tensor(j))) continue;
+      out_i = i;
+      other_j = j;
+      return true;
+    }
+  }
+  return false;
+}
+
+[[noreturn]] void overlap_error(const OpSchema& schema, int i, int j) {
+  bad_argument(schema, i, ErrorKind::argument,
+               " overlaps argument '" + schema.tensors[j].name +
+                   "' in memory: an output may share memory with an input only as the very same view "
+                   "(data, dtype, shape and strides), where the op allows it in place");
+}
+
 }  // namespace
 
 Runtime::Runtime() : Runtime(RuntimeOptions{}) {}
@@ -168,6 +198,8 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
     align = std::min(align, t.alignment());
   }
   if (p.device.is_cuda()) device_info(p.device);  // throws DeviceError for a device that is not there
+  int out_i = 0, other_j = 0;
+  if (first_overlap(schema, args, out_i, other_j)) overlap_error(schema, out_i, other_j);
   p.align_bytes = align;
   Problem derived = p;
   if (Status st = schema.make_problem(args, derived); !st.ok()) st.throw_if_error();
@@ -271,8 +303,10 @@ void Runtime::launch(const OpSchema& schema, const Args& args, Stream stream,
 }
 
 bool Runtime::launch_bound(const OpSchema& schema, const Args& filled, const detail::BoundCall& bound, Stream stream) {
-  // The core's checks passed for this layout; the schema's run again, since they may look at the
-  // pointers (an output overlapping an input), and must give the bound problem.
+  // The core's checks passed for this layout; the pointer checks run again (an output overlapping
+  // another argument), and the schema's, which must give the bound problem.
+  int out_i = 0, other_j = 0;
+  if (first_overlap(schema, filled, out_i, other_j)) return false;  // the full path says why
   Problem q;
   q.schema = &schema;
   q.device = bound.problem.device;

@@ -27,12 +27,6 @@ Status compare_bins(const Args& got, const Args& expected, const Problem&, doubl
   return Status::success();
 }
 
-// The bins are zeroed and counted into while the data is read: they must not share its memory.
-Status expect_bins_apart(const OpSchema& s, const Args& args) {
-  if (!views_overlap(args.tensor(1), args.tensor(0))) return Status::success();
-  return Status::fail(ErrorKind::argument, s.name + ": argument 'bins' overlaps 'data' in memory; it must be apart");
-}
-
 }  // namespace
 
 std::shared_ptr<OpSchema> make_histogram_schema() {
@@ -49,7 +43,6 @@ std::shared_ptr<OpSchema> make_histogram_schema() {
     if (st.ok()) st = expect_dtype(*self, args, 1, u32);
     if (st.ok()) st = expect_rank(*self, args, 0, 1);
     if (st.ok()) st = expect_shape(*self, args, 1, Shape::vector(kByteBins));
-    if (st.ok()) st = expect_bins_apart(*self, args);
     if (!st.ok()) return st;
     p.dtype = u8;
     p.n_dims = 1;
@@ -91,8 +84,6 @@ std::shared_ptr<OpSchema> make_histogram_range_schema() {
       return Status::fail(ErrorKind::shape, "histogram_range: bins has " + std::to_string(bins) +
                                                 " elements; expected between 1 and 2^30");
     }
-    st = expect_bins_apart(*self, args);
-    if (!st.ok()) return st;
     RangeParams r;
     st = range_params_of(args, bins, r);
     if (!st.ok()) return st;

@@ -109,12 +109,6 @@ std::shared_ptr<OpSchema> make_topk_schema() {
       return Status::fail(ErrorKind::argument,
                           "topk: scalar largest = " + std::to_string(largest) + "; expected 1 (largest) or 0 (smallest)");
     }
-    // The outputs are written while x is read, by other threads than each other.
-    const TensorRef& indices = args.tensor(2);
-    if (views_overlap(values, x) || views_overlap(indices, x) || views_overlap(values, indices))
-      return Status::fail(ErrorKind::argument,
-                          "topk: arguments 'x', 'values' and 'indices' overlap in memory: values and indices are "
-                          "written while x is read, so all three must be apart");
     p.dtype = t;
     p.n_dims = 4;
     p.dims[0] = rows;
