@@ -5,9 +5,10 @@
 // The core's validation of an op() call (derive_problem: ranks, extents, strides, spans, null
 // pointers, one device, alignment class) depends only on the layout below, never on where the
 // data is, so a call whose layout equals one already validated passes it and has the same
-// alignment class.  The schema's own make_problem may also look at the pointers (gemm and gemv
-// refuse an output that overlaps an input), so the hot path still runs it and checks that it gives
-// the bound problem.
+// alignment class, except the overlap check (an output sharing memory with another argument),
+// which the hot path runs on every call with the spans kept here; the schema's own make_problem
+// may also look at the pointers, so the hot path still runs it and checks that it gives the bound
+// problem.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -31,6 +32,9 @@ struct CallLayout {
   TensorRef tensors[Args::kMaxTensors];  // data: null, or this layout's marker for "not null"
   std::uint64_t scalar_bits[Args::kMaxScalars] = {};
   std::uintptr_t data_align = 16;
+  // Each tensor's byte span (TensorRef::span_fits), for the per-call overlap check: it depends on
+  // the layout alone, so a bound call need not compute it again.
+  std::int64_t span_bytes[Args::kMaxTensors] = {};
 };
 
 inline std::uintptr_t data_alignment(std::uintptr_t ored_pointers) {
@@ -51,6 +55,7 @@ inline CallLayout layout_of(const Args& args) {
   std::uintptr_t ored = 0;
   for (int i = 0; i < l.n_tensors; ++i) {
     l.tensors[i] = args.tensor(i);
+    if (!args.tensor(i).span_fits(l.span_bytes[i])) l.span_bytes[i] = 0;  // derive_problem refused it already
     ored |= reinterpret_cast<std::uintptr_t>(args.tensor(i).data);
     static char not_null;  // a marker, never dereferenced
     l.tensors[i].data = args.tensor(i).data ? &not_null : nullptr;

@@ -50,17 +50,23 @@ Args with_default_scalars(const OpSchema& schema, const Args& args) {
 // without being the very same view: a kernel that writes one while it reads the other would read
 // elements already written.  The very same view (add's documented in place c == a) is left to the
 // op's schema, which refuses it where the op cannot run in place (gemm, gemv, transpose).  Every
-// op() call runs this (the pointers change from call to call); it allocates nothing.
-bool first_overlap(const OpSchema& schema, const Args& args, int& out_i, int& other_j) {
+// op() call runs this (the pointers change from call to call) on byte spans computed once per
+// layout (`spans`: derive_problem's, or the bound call's); it allocates nothing.
+bool first_overlap(const OpSchema& schema, const Args& args, const std::int64_t* spans, int& out_i, int& other_j) {
   const int n = std::min<int>(args.tensor_count(), static_cast<int>(schema.tensors.size()));
   for (int i = 0; i < n; ++i) {
-    if (schema.tensors[i].role == Role::input) continue;
+    if (schema.tensors[i].role == Role::input || spans[i] == 0) continue;
+    const TensorRef& out = args.tensor(i);
+    const auto o0 = reinterpret_cast<std::uintptr_t>(out.data);
     for (int j = 0; j < n; ++j) {
-      if (j == i) continue;
       const bool j_writes = schema.tensors[j].role != Role::input;
-      if (j_writes && j < i) continue;  // a pair of outputs once
-      if (!views_overlap(args.tensor(i), args.tensor(j))) continue;
-      if (!j_writes && same_view(args.tensor(i), args.tensor(j))) continue;
+      if (j == i || (j_writes && j < i) || spans[j] == 0) continue;  // a pair of outputs once
+      const TensorRef& other = args.tensor(j);
+      const auto t0 = reinterpret_cast<std::uintptr_t>(other.data);
+      if (!(o0 < t0 + static_cast<std::uintptr_t>(spans[j]) && t0 < o0 + static_cast<std::uintptr_t>(spans[i])) ||
+          out.device != other.device)
+        continue;
+      if (!j_writes && same_view(out, other)) continue;
       out_i = i;
       other_j = j;
       return true;
@@ -165,6 +171,7 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
   p.schema = &schema;
   p.device = args.tensor(0).device;
   int align = 16;
+  std::int64_t spans[Args::kMaxTensors] = {};
   for (int i = 0; i < want; ++i) {
     const TensorRef& t = args.tensor(i);
     // Error text is built only on failure: this runs on every op() call.
@@ -188,7 +195,7 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
       const std::string why = t.strides_error();
       if (!why.empty()) bad_argument(schema, i, ErrorKind::shape, ": " + why);
     }
-    std::int64_t span = 0;
+    std::int64_t& span = spans[i];
     if (!t.span_fits(span)) bad_argument(schema, i, ErrorKind::shape, " " + t.to_string() + " spans more bytes than fit in int64");
     if (!t.data && t.numel() > 0) bad_argument(schema, i, ErrorKind::argument, " is a null pointer");
     if (t.device != p.device)
@@ -199,7 +206,7 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
   }
   if (p.device.is_cuda()) device_info(p.device);  // throws DeviceError for a device that is not there
   int out_i = 0, other_j = 0;
-  if (first_overlap(schema, args, out_i, other_j)) overlap_error(schema, out_i, other_j);
+  if (first_overlap(schema, args, spans, out_i, other_j)) overlap_error(schema, out_i, other_j);
   p.align_bytes = align;
   Problem derived = p;
   if (Status st = schema.make_problem(args, derived); !st.ok()) st.throw_if_error();
@@ -306,7 +313,7 @@ bool Runtime::launch_bound(const OpSchema& schema, const Args& filled, const det
   // The core's checks passed for this layout; the pointer checks run again (an output overlapping
   // another argument), and the schema's, which must give the bound problem.
   int out_i = 0, other_j = 0;
-  if (first_overlap(schema, filled, out_i, other_j)) return false;  // the full path says why
+  if (first_overlap(schema, filled, bound.layout.span_bytes, out_i, other_j)) return false;  // the full path says why
   Problem q;
   q.schema = &schema;
   q.device = bound.problem.device;
