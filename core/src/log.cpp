@@ -154,7 +154,10 @@ LogLevel log_level() noexcept { return from_spdlog(kiln_log().logger->level()); 
 void set_log_callback(LogCallback callback) { kiln_log().sink->set_callback(std::move(callback)); }
 
 bool log_enabled(LogLevel level) noexcept {
-  return level != LogLevel::off && kiln_log().logger->should_log(to_spdlog(level));
+  // off, and a LogLevel cast from a number outside the enum (to_spdlog maps it to off), is never
+  // written: spdlog would print it as "[off] ...".
+  const spdlog::level::level_enum l = to_spdlog(level);
+  return l != spdlog::level::off && kiln_log().logger->should_log(l);
 }
 
 void log_message(LogLevel level, std::string_view message) noexcept {

@@ -155,6 +155,8 @@ TensorRef TensorRef::batched(std::int64_t batch, std::int64_t stride) const {
 
 TensorRef TensorRef::matrix_at(std::int64_t b) const {
   if (shape.rank != 3) return *this;
+  if (b < 0 || b >= batch())  // the pointer would point outside the view
+    throw ShapeError("TensorRef::matrix_at: entry " + std::to_string(b) + " of a batch of " + std::to_string(batch()));
   TensorRef t = *this;
   t.data = static_cast<char*>(data) + b * batch_stride * static_cast<std::int64_t>(dtype_size(dtype));
   t.shape = Shape::matrix(rows(), cols());

@@ -90,6 +90,11 @@ TEST_CASE("Problem and Shape made by hand: clear errors, no reads past their arr
   CHECK(contains(error_message([&] { p.key(); }), "n_dims is 100, expected 0 to 8"));
   CHECK_THROWS_AS(rt.explain(p), kiln::ArgumentError);
   CHECK(contains(error_message([&] { rt.explain(kiln::Problem{}); }), "names no op"));
+  std::vector<float> mem(32);
+  const kiln::TensorRef batch = kiln::view(mem.data(), 4, 4, kiln::Device::host()).batched(2, 16);
+  CHECK(batch.matrix_at(1).data == mem.data() + 16);
+  CHECK_THROWS_AS(batch.matrix_at(2), kiln::ShapeError);
+  CHECK_THROWS_AS(batch.matrix_at(-1), kiln::ShapeError);
   kiln::Shape s;
   s.rank = 5;
   CHECK(s.to_string() == "[rank 5]");

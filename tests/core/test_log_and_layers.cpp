@@ -65,6 +65,16 @@ TEST_CASE("the log callback takes kiln's messages at or above the level", "[log]
   kiln::log_message(kiln::LogLevel::info, "not written at warn");
   CHECK(captured->has(kiln::LogLevel::warn, "a warning from a plugin"));
   CHECK_FALSE(captured->has(kiln::LogLevel::info, "not written at warn"));
+  // Neither off nor a level outside the enum is a level to write at (it came out as "[off] ...").
+  kiln::log_message(kiln::LogLevel::off, "written at off");
+  kiln::log_message(static_cast<kiln::LogLevel>(42), "written at 42");
+  CHECK_FALSE(kiln::log_enabled(static_cast<kiln::LogLevel>(42)));
+  CHECK_FALSE(captured->has(kiln::LogLevel::off, "written at off"));
+  CHECK_FALSE(captured->has(static_cast<kiln::LogLevel>(42), "written at 42"));
+  {
+    std::lock_guard<std::mutex> lock(captured->mutex);
+    CHECK(captured->messages.size() == 1);
+  }
 
   // Through RuntimeOptions: the level and the callback apply before plugins load, so the
   // runtime's own messages (an unusable plugin directory) arrive too.

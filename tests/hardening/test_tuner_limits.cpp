@@ -110,3 +110,27 @@ TEST_CASE("a search that evaluated nothing says so", "[hardening][messages]") {
   CHECK(contains(r.error, "budget"));
   CHECK_FALSE(contains(r.error, "passed validation"));
 }
+
+TEST_CASE("search counts past the CLI's bounds are refused, not run for ever", "[hardening][timing]") {
+  // Re-timing has no time cap: retime_rounds = 2^31 - 1 ran for ever (and overflowed when
+  // rounded up to even).  A C++ caller gets the CLI's bounds, with the field named.
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "n=64", kiln::Device::host());
+  kiln::TuneOptions o;
+  o.store = false;
+  o.search.retime_rounds = std::numeric_limits<int>::max();
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    kiln::Tuner(rt).tune(p, o);
+    FAIL("accepted");
+  } catch (const kiln::ArgumentError& e) {
+    CHECK(std::string(e.what()) == "SearchOptions::retime_rounds = 2147483647, expected at most 1000");
+  }
+  CHECK(seconds_since(t0) < 10.0);
+  o.search.retime_rounds = 5;
+  o.search.retime_runs = 2000000000;
+  CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
+  o.search.retime_runs = 3;
+  o.search.timing.runs = 1000001;
+  CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
+}

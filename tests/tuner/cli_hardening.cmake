@@ -21,6 +21,16 @@ kiln_cli_test(flag_time_limit_nan ARGS bench --regret --problems ${hardening_dat
 kiln_cli_test(seed_negative ARGS tune tuner_scale --shape 64 --seed -1 EXPECT 2
               ERR "--seed: '-1' is not an integer in \\[0, 18446744073709551615\\]")
 kiln_cli_test(seed_overflow ARGS verify --seed 18446744073709551616 EXPECT 2 ERR "--seed: '18446744073709551616' is not an integer")
+# An empty --devices ran the plan serially on the default device; a device ordinal with a sign or
+# a space ("cuda:+0", "cuda: 0") was read as a number.
+# (an empty argument does not survive a CMake list, so this one runs through sh)
+add_test(NAME cli_devices_empty COMMAND sh -c [=[out=$("$0" tune --plan "$1" --devices '' 2>&1); rc=$?; echo "$out"
+[ "$rc" -eq 2 ] && case "$out" in *"bad --devices '': expected all or a list"*) exit 0 ;; esac; exit 1]=]
+         $<TARGET_FILE:kiln_cli> ${hardening_data}/pool_plan.yaml)
+set_tests_properties(cli_devices_empty PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+kiln_cli_test(device_ordinal_sign ARGS explain tuner_scale --shape 64 --device cuda:+0 EXPECT 2
+              ERR "bad device 'cuda:\\+0': expected host, cuda or cuda:N")
 # --device-key: a GPU has an architecture and at least one SM (0sm was accepted).
 kiln_cli_test(device_key_zero_sms ARGS explain tuner_scale --shape 64 --device-key "X|sm_90|0sm" EXPECT 2
               ERR "--device-key 'X\\|sm_90\\|0sm' is not NAME")

@@ -1,5 +1,7 @@
 // Tuning plans (YAML), problem lists, the shipped default plan, and merging databases through
 // TuningDb::update (the locked read-modify-write `kiln db merge` uses).
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -112,6 +114,18 @@ TEST_CASE("problem lists: comments, devices, and errors") {
   const std::string bad = dir.file("bad.txt", "gemm\n");
   CHECK(message_of([&] { kiln::load_problem_list(bad); }).find("line 1") != std::string::npos);
   CHECK_THROWS_AS(kiln::load_problem_list(dir.file("missing.txt")), kiln::ArgumentError);
+}
+
+TEST_CASE("plans and problem lists: a pipe nobody writes to reads as empty, a directory is named") {
+  // An ifstream waited for a writer for ever: kiln tune --from FIFO and bench --regret hung.
+  TempDir dir;
+  const std::string fifo = (dir.path / "pipe").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(kiln::load_problem_list(fifo).problems.empty());
+  CHECK(message_of([&] { kiln::load_plan(fifo); }).find("expected a map with `problems:`") != std::string::npos);
+  CHECK(message_of([&] { kiln::load_problem_list(dir.path.string()); }).find("is a directory") != std::string::npos);
+  CHECK(message_of([&] { kiln::load_problem_list((dir.path / "absent.txt").string()); })
+            .find("cannot open problem list") != std::string::npos);
 }
 
 TEST_CASE("the shipped default plan parses and names the kiln ops") {

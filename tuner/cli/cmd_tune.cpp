@@ -92,8 +92,11 @@ Command make_tune_command(CLI::App& parent) {
   // Internal: this process is a worker of a --devices run on DEVICE (tune_worker.hpp).
   app->add_option("--worker", o->worker_device)->group("");
   c.usage = kUsage;
-  c.run = [o] {
+  c.run = [o, app] {
     if (!o->worker_device.empty()) return run_tune_worker(*o);
+    // --devices '' (an unset variable in a script) would otherwise quietly tune on one device.
+    if (app->count("--devices") > 0 && o->devices.empty())
+      throw UsageError("bad --devices '': expected all or a list such as cuda:0,cuda:2");
     const int sources = (!o->op.empty() ? 1 : 0) + (!o->plan.empty() ? 1 : 0) + (!o->from.empty() ? 1 : 0);
     if (sources != 1) throw UsageError("give exactly one of: an op (with --shape), --plan, --from");
     if (o->op.empty() && !o->shape.empty()) throw UsageError("--shape goes with an op, not with --plan or --from");

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -53,7 +54,8 @@ Device parse_device(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != num.size() || num.empty() || ordinal < 0)
+    // Digits only: stoi would also take " 5" and "+5".
+    if (used != num.size() || num.empty() || ordinal < 0 || !std::isdigit(static_cast<unsigned char>(num[0])))
       throw UsageError("bad device '" + text + "': expected host, cuda or cuda:N");
   } else {
     throw UsageError("bad device '" + text + "': expected host, cuda or cuda:N");

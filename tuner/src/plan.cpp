@@ -1,7 +1,12 @@
 #include "kiln/tuner/plan.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -30,19 +35,29 @@ constexpr double kMaxBudgetEvals = 1e9;
 constexpr double kMaxBudgetSeconds = 1e7;
 
 std::string read_text(const std::string& path, const char* what) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw ArgumentError(std::string(what) + " '" + path + "' is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ArgumentError(std::string("cannot open ") + what + " '" + path + "'");
+  // O_NONBLOCK: opening a FIFO nobody writes to must not hang (an ifstream waits for a writer);
+  // it is cleared again, so a pipe with a writer (kiln tune --from <(cmd)) is read to its end.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw ArgumentError(std::string("cannot open ") + what + " '" + path + "': " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw ArgumentError(std::string(what) + " '" + path + "' is a directory");
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::string text;
   char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw ArgumentError(std::string("cannot read ") + what + " '" + path + "': " + std::strerror(errno));
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > kMaxFileBytes)
       throw ArgumentError(std::string(what) + " '" + path + "' is larger than " + std::to_string(kMaxFileBytes >> 20) +
                           " MiB; is it really a " + what + "?");
   }
-  if (in.bad()) throw ArgumentError(std::string("cannot read ") + what + " '" + path + "'");
   if (text.find('\0') != std::string::npos)
     throw ArgumentError(std::string(what) + " '" + path + "' contains NUL bytes; is it really a " + what + "?");
   return text;

@@ -1,5 +1,6 @@
 #include "kiln/tuner/search.hpp"
 
+#include "kiln/errors.hpp"
 #include "kiln/tuner/retime.hpp"
 
 #include <algorithm>
@@ -73,7 +74,28 @@ std::size_t choose_winner(const std::vector<CandidateResult>& timed, double tie_
   return winner;
 }
 
+namespace {
+
+// The counts a C++ caller may set past what `kiln tune` allows: re-timing has no time cap, so
+// retime_rounds = 2^31 - 1 ran for ever (and overflowed when rounded up to even).  The bounds
+// are the CLI's (--runs, --warmup, --finalists).
+void check_counts(const SearchOptions& o) {
+  const auto check = [](const char* name, int value, int most) {
+    if (value > most)
+      throw ArgumentError(std::string("SearchOptions::") + name + " = " + std::to_string(value) + ", expected at most " +
+                          std::to_string(most));
+  };
+  check("timing.runs", o.timing.runs, 1000000);
+  check("timing.warmup", o.timing.warmup, 1000000);
+  check("finalists", o.finalists, 1000);
+  check("retime_rounds", o.retime_rounds, 1000);
+  check("retime_runs", o.retime_runs, 1000000);
+}
+
+}  // namespace
+
 SearchResult run_search(Evaluator& evaluator, const std::vector<Candidate>& candidates, const SearchOptions& options) {
+  check_counts(options);
   SearchResult res;
   res.strategy = options.strategy;
   res.space_size = candidates.size();

@@ -95,7 +95,8 @@ struct TensorRef {
   // (0: every entry is this matrix).  Throws ShapeError for a rank other than 2, a negative
   // batch or stride, or a stride so small that the matrices overlap.
   TensorRef batched(std::int64_t batch, std::int64_t batch_stride) const;
-  // The rank-2 view of batch entry `b` (rank 3), or this view (rank 2).
+  // The rank-2 view of batch entry `b` (rank 3; ShapeError unless 0 <= b < batch()), or this view
+  // (rank 2).
   TensorRef matrix_at(std::int64_t b) const;
   // Offset in elements of (b, r, c) from data.
   std::int64_t offset(std::int64_t b, std::int64_t r, std::int64_t c) const {
