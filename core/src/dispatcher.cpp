@@ -285,7 +285,16 @@ Decision Dispatcher::decide_uncached(const Problem& p, const DeviceInfo& device,
   return decide_impl(p, device, &loo);
 }
 
+// Problem is a plain struct a caller may fill in by hand: a dim count past dims[] would make the
+// memo's key comparison (same_key) and hash read beyond it.  Problems from op() never fail this.
+void Dispatcher::check_hand_made(const Problem& p) {
+  if (p.n_dims < 0 || p.n_dims > Problem::kMaxDims)
+    throw ArgumentError("Dispatcher: problem has n_dims = " + std::to_string(p.n_dims) + ", expected 0 to " +
+                        std::to_string(Problem::kMaxDims));
+}
+
 Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, const LeaveOneOut* loo) const {
+  check_hand_made(p);
   // Reads the database: excluded from update_database() (explain() calls this directly).
   std::lock_guard<std::recursive_mutex> lock(miss_mutex_);
   Decision d;
@@ -614,6 +623,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
 }
 
 const Decision& Dispatcher::decide(const Problem& p, const DeviceInfo& device) {
+  check_hand_made(p);
   if (const Decision* hit = find(p)) return *hit;
   // Misses are serialised: the database is read here and, in lazy mode, written by the tuner.
   std::lock_guard<std::recursive_mutex> miss_lock(miss_mutex_);

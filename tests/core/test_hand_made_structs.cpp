@@ -89,6 +89,9 @@ TEST_CASE("Problem and Shape made by hand: clear errors, no reads past their arr
   p.n_dims = 100;
   CHECK(contains(error_message([&] { p.key(); }), "n_dims is 100, expected 0 to 8"));
   CHECK_THROWS_AS(rt.explain(p), kiln::ArgumentError);
+  const kiln::DeviceInfo& host_info = kiln::device_info(kiln::Device::host());
+  CHECK(contains(error_message([&] { rt.dispatcher().decide(p, host_info); }), "n_dims = 100, expected 0 to 8"));
+  CHECK_THROWS_AS(rt.dispatcher().decide_uncached(p, host_info), kiln::ArgumentError);
   CHECK(contains(error_message([&] { rt.explain(kiln::Problem{}); }), "names no op"));
   std::vector<float> mem(32);
   const kiln::TensorRef batch = kiln::view(mem.data(), 4, 4, kiln::Device::host()).batched(2, 16);

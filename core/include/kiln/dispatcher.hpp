@@ -133,6 +133,7 @@ class Dispatcher {
   std::size_t memo_size() const;
 
  private:
+  static void check_hand_made(const Problem& p);  // throws ArgumentError for a dim count past dims[]
   struct Node;
   struct Table;
   const Node* find_node(const Problem& p) const noexcept;
