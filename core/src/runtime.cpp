@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "bound_call.hpp"
+#include "byte_ranges.hpp"
 #include "cuda_backend.hpp"
 #include "kiln/buffer.hpp"
 #include "logger.hpp"
@@ -51,21 +52,18 @@ Args with_default_scalars(const OpSchema& schema, const Args& args) {
 // elements already written.  The very same view (add's documented in place c == a) is left to the
 // op's schema, which refuses it where the op cannot run in place (gemm, gemv, transpose).  Every
 // op() call runs this (the pointers change from call to call) on byte spans computed once per
-// layout (`spans`: derive_problem's, or the bound call's); it allocates nothing.
+// layout (`spans`: derive_problem's, or the bound call's); it allocates nothing.  All tensors are
+// on one device (derive_problem checked it; a bound layout includes the devices).
 bool first_overlap(const OpSchema& schema, const Args& args, const std::int64_t* spans, int& out_i, int& other_j) {
   const int n = std::min<int>(args.tensor_count(), static_cast<int>(schema.tensors.size()));
   for (int i = 0; i < n; ++i) {
-    if (schema.tensors[i].role == Role::input || spans[i] == 0) continue;
+    if (schema.tensors[i].role == Role::input) continue;
     const TensorRef& out = args.tensor(i);
-    const auto o0 = reinterpret_cast<std::uintptr_t>(out.data);
     for (int j = 0; j < n; ++j) {
       const bool j_writes = schema.tensors[j].role != Role::input;
-      if (j == i || (j_writes && j < i) || spans[j] == 0) continue;  // a pair of outputs once
+      if (j == i || (j_writes && j < i)) continue;  // a pair of outputs once
       const TensorRef& other = args.tensor(j);
-      const auto t0 = reinterpret_cast<std::uintptr_t>(other.data);
-      if (!(o0 < t0 + static_cast<std::uintptr_t>(spans[j]) && t0 < o0 + static_cast<std::uintptr_t>(spans[i])) ||
-          out.device != other.device)
-        continue;
+      if (!detail::byte_ranges_overlap(out.data, spans[i], other.data, spans[j])) continue;
       if (!j_writes && same_view(out, other)) continue;
       out_i = i;
       other_j = j;
@@ -377,13 +375,10 @@ void Runtime::run_variant(const Variant& variant, const Config& config, const Ar
 }
 
 Decision Runtime::explain(const Problem& problem) const {
-  // A Problem filled in by hand (a plain struct): it must name an op and fit its dims array.
+  // A Problem filled in by hand (a plain struct) must name an op; the dispatcher checks its dims.
   if (!problem.schema)
     throw ArgumentError("Runtime::explain: the problem names no op (schema is null); make it with "
                         "OpSchema::problem_from_shape or Op::problem");
-  if (problem.n_dims < 0 || problem.n_dims > Problem::kMaxDims)
-    throw ArgumentError("Runtime::explain: " + problem.schema->name + " problem has n_dims = " +
-                        std::to_string(problem.n_dims) + ", expected 0 to " + std::to_string(Problem::kMaxDims));
   return dispatcher_.decide_uncached(problem, device_info(problem.device));
 }
 

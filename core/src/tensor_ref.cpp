@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "byte_ranges.hpp"
 #include "checked_math.hpp"
 #include "kiln/errors.hpp"
 #include "kiln/problem.hpp"
@@ -239,10 +240,8 @@ std::string TensorRef::to_string() const {
 bool views_overlap(const TensorRef& a, const TensorRef& b) {
   std::int64_t a_bytes = 0, b_bytes = 0;
   // A span that does not fit is refused by op() before any schema looks at pointers.
-  if (a.device != b.device || !a.span_fits(a_bytes) || !b.span_fits(b_bytes) || a_bytes == 0 || b_bytes == 0)
-    return false;
-  const auto a0 = reinterpret_cast<std::uintptr_t>(a.data), b0 = reinterpret_cast<std::uintptr_t>(b.data);
-  return a0 < b0 + static_cast<std::uintptr_t>(b_bytes) && b0 < a0 + static_cast<std::uintptr_t>(a_bytes);
+  if (a.device != b.device || !a.span_fits(a_bytes) || !b.span_fits(b_bytes)) return false;
+  return detail::byte_ranges_overlap(a.data, a_bytes, b.data, b_bytes);
 }
 
 bool same_view(const TensorRef& a, const TensorRef& b) {
