@@ -316,7 +316,8 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
   };
   // The first-use race's runner-up: the decision without this variant.
   auto excluded = [&](const std::string& variant) {
-    return loo && !loo->excluded_variant.empty() && variant == loo->excluded_variant;
+    return loo && std::find(loo->excluded_variants.begin(), loo->excluded_variants.end(), variant) !=
+                      loo->excluded_variants.end();
   };
   auto entry_ok = [&](const TuningEntry& entry, std::string* why) {
     if (excluded(entry.variant)) {

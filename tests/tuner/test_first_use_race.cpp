@@ -69,11 +69,11 @@ TEST_CASE("decide_uncached with an excluded variant gives the runner-up") {
   REQUIRE(first.variant);
   CHECK(first.variant->name() == "scale_first");
   kiln::Dispatcher::LeaveOneOut without;
-  without.excluded_variant = "scale_first";
+  without.excluded_variants = {"scale_first"};
   const kiln::Decision second = rt.dispatcher().decide_uncached(p, dev, without);
   REQUIRE(second.variant);
   CHECK(second.variant->name() == "scale_second");
-  without.excluded_variant = "scale_second";
+  without.excluded_variants = {"scale_second"};
   CHECK(rt.dispatcher().decide_uncached(p, dev, without).variant->name() == "scale_first");
 }
 

@@ -119,8 +119,8 @@ class Dispatcher {
   struct LeaveOneOut {
     std::string left_out;
     bool trust_entries = false;
-    // The runner-up (the first-use race): decide as if this variant were not registered.
-    std::string excluded_variant;
+    // The runners-up of the first-use race: decide as if these variants were not registered.
+    std::vector<std::string> excluded_variants;
   };
   Decision decide_uncached(const Problem& p, const DeviceInfo& device, const LeaveOneOut& loo) const;
   // Whether `entry` may be used for p on device: variant present, build id current, config in

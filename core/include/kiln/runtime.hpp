@@ -19,7 +19,7 @@
 //
 // First use: a problem without a tuned entry of its own is decided from other problems' evidence;
 // under KILN_TUNE=race (the default) that first call also times the prediction against the
-// runner-up on inputs of its own and blocks until it is done (docs/tuning.md, "KILN_TUNE").
+// runners-up on inputs of its own and blocks until it is done (docs/tuning.md, "KILN_TUNE").
 //
 // Pointer check: on a memo miss, and on every call when KILN_CHECK=1, each CUDA argument must be
 // device memory of the device its TensorRef names, or managed memory (cudaPointerGetAttributes);
