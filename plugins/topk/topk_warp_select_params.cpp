@@ -16,9 +16,13 @@ ParamSpace warp_select_space() {
   s.param("warps", {2, 4, 8, 16})
       .param("items_per_thread", {8, 16, 32, 64, 128})
       .param("cap", {64, 128, 256, 512})
-      .param("row_warps", {1, 4, 8, 16});
+      .param("row_warps", {1, 4, 8, 16})
+      .param("bucket_sort", {0, 1});
   s.constraint("(warps, items_per_thread, row_warps) instantiated",
                [](const Config& c, const DeviceInfo&, const Problem&) { return warp_select_tile(c) != nullptr; });
+  s.constraint("bucket_sort only a row per block", [](const Config& c, const DeviceInfo&, const Problem&) {
+    return c.get_or("bucket_sort", 0) == 0 || c.get_or("row_warps", 1) > 1;
+  });
   return s;
 }
 
@@ -27,15 +31,18 @@ ParamSpace warp_select_space() {
 // 1024, k = 8; 170.0 against 187.8 (128) at 16384 x 2048, k = 32; 332.8 against 333.0 (128) and
 // 372.6 (256) at 16384 x 4096, k = 64.
 Config warp_select_default(const DeviceInfo&) {
-  return {{"warps", 4}, {"items_per_thread", 32}, {"cap", 64}, {"row_warps", 1}};
+  return {{"warps", 4}, {"items_per_thread", 32}, {"cap", 64}, {"row_warps", 1}, {"bucket_sort", 0}};
 }
 
+// bucket_sort 1 on a row per block: see docs/performance.md, 2026-11-27 (twelfth session).
 Config warp_select_default_for(const DeviceInfo& device, std::int64_t n, std::int64_t k) {
-  (void)k;
-  const bool one_warp = n <= kWarpSelectOneWarpMaxN;
+  const bool one_warp = n <= kWarpSelectOneWarpMaxN && k <= kWarpSelectMaxK;
   for (const WarpTile& t : kWarpSelectTiles)  // listed by row length, the default first
-    if ((t.row_warps == 1) == one_warp && t.length() >= n)
-      return {{"warps", t.warps}, {"items_per_thread", t.items}, {"cap", 64}, {"row_warps", t.row_warps}};
+    if ((t.row_warps == 1) == one_warp && t.length() >= n) {
+      if (one_warp)
+        return {{"warps", t.warps}, {"items_per_thread", t.items}, {"cap", 64}, {"row_warps", 1}, {"bucket_sort", 0}};
+      return {{"warps", t.warps}, {"items_per_thread", t.items}, {"cap", 64}, {"row_warps", t.row_warps}, {"bucket_sort", 1}};
+    }
   return warp_select_default(device);
 }
 
@@ -55,9 +62,12 @@ Support warp_select_supports(std::int64_t n, std::int64_t k, const Config& c) {
   if (n > t->length())
     return Support::no("n = " + std::to_string(n) + " > the tile's " + std::to_string(t->length()) +
                        " (32 * items_per_thread * row_warps)");
-  if (k > kWarpSelectMaxK)
-    return Support::no("k = " + std::to_string(k) + " > " + std::to_string(kWarpSelectMaxK) +
-                       ": the list of a warp is sorted in shared memory");
+  const std::int64_t max_k = t->row_warps == 1 ? kWarpSelectMaxK : kWarpGroupSelectMaxK;
+  if (k > max_k)
+    return Support::no("k = " + std::to_string(k) + " > " + std::to_string(max_k) +
+                       (t->row_warps == 1 ? ": the list of a warp is sorted in shared memory (a row per block takes up to " +
+                                                std::to_string(kWarpGroupSelectMaxK) + ")"
+                                          : ": the list is sorted in shared memory"));
   return Support::yes();
 }
 
