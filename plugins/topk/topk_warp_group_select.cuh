@@ -35,8 +35,10 @@
 // holding it (two block reductions).
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "topk_device.cuh"
+#include "topk_stage_clocks.cuh"
 #include "topk_warp_select.cuh"
 
 namespace kiln::topk {
@@ -127,6 +129,29 @@ inline constexpr int kBuckets = 256;
 inline constexpr std::uint32_t kBucketMax = 64;
 inline constexpr int kBucketSortMin = 64;
 
+// x's element of rank r (the kernel's ranks: 32 bits for f32, the top 16 for f16/bf16) when the
+// rank decides its bits, which is every rank but NaN's (any sign and payload) and zero's (+0.0 or
+// -0.0): false for those, whose bits must be read from x.  Saves the row's last global loads (the
+// values of the k winners, gathered from x after the row has left shared memory).
+template <class T>
+__device__ __forceinline__ bool value_of_rank(std::uint32_t r, bool largest, T& out) {
+  if constexpr (sizeof(T) == 4) {
+    const std::uint32_t o = largest ? r : ~r;  // order_key's value
+    if (o == 0xFFFFFFFFu || o == 0x80000000u) return false;
+    out = __uint_as_float((o & 0x80000000u) ? (o & 0x7FFFFFFFu) : ~o);
+  } else {
+    const std::uint32_t o = (largest ? r : ~r) & 0xFFFFu;  // order_key16's value >> 16
+    if (o == 0xFFFFu || o == 0x8000u) return false;
+    const unsigned short h = static_cast<unsigned short>((o & 0x8000u) ? (o & 0x7FFFu) : (~o & 0xFFFFu));
+    if constexpr (std::is_same_v<T, __half>) {
+      out = __ushort_as_half(h);
+    } else {
+      out = __ushort_as_bfloat16(h);
+    }
+  }
+  return true;
+}
+
 template <int WARPS>
 struct GroupShared {
   std::uint32_t partial[2][WARPS];  // per-warp counts of a search step, double-buffered
@@ -135,6 +160,7 @@ struct GroupShared {
   std::uint32_t bucket_warp[WARPS];     // per-warp sums of the bucket scan
   std::uint32_t bucket_count[kBuckets];  // keys per bucket; zero between rows (the scatter counts down)
   std::uint32_t bucket_start[kBuckets];  // first place of a bucket, buckets in descending order
+  KILN_STAGE_FIELDS                      // diagnostic builds only (topk_stage_clocks.cuh)
 };
 
 // Orders the list s[0, count) (count > kBucketSortMin, keys unique and in [lo_key, hi_key]) and
@@ -148,7 +174,7 @@ struct GroupShared {
 // inlined: inlined, it pushed the 16-item f32 tile (8 x 16, held to 64 registers) into 28 bytes of
 // spills (ptxas); called, the tile has none.
 template <class T, int WARPS>
-__device__ __noinline__ bool bucket_sort_write(const std::uint64_t* s, std::uint64_t* out, int count, int k,
+__device__ __noinline__ bool bucket_sort_write(const std::uint64_t* s, std::uint64_t* out, int count, int k, bool largest,
                                                   std::uint64_t lo_key, std::uint64_t hi_key, GroupShared<WARPS>& sh,
                                                   const T* __restrict__ xr, T* __restrict__ values_row,
                                                   std::int32_t* __restrict__ indices_row) {
@@ -216,7 +242,9 @@ __device__ __noinline__ bool bucket_sort_write(const std::uint64_t* s, std::uint
     if (place < k) {
       const std::uint32_t j = index_of(key);
       indices_row[place] = std::int32_t(j);
-      values_row[place] = xr[j];
+      T value;
+      if (!value_of_rank<T>(std::uint32_t(key >> 32), largest, value)) value = xr[j];
+      values_row[place] = value;
     }
   }
   return true;
@@ -227,7 +255,7 @@ __device__ __noinline__ bool bucket_sort_write(const std::uint64_t* s, std::uint
 // counters can be reused for the next row.
 template <class T, int WARPS, int ITEMS>
 __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS], const T* __restrict__ xr, int n,
-                                                 int k, int cap, int bucket_sort, std::uint64_t* list,
+                                                 int k, bool largest, int cap, int bucket_sort, std::uint64_t* list,
                                                  GroupShared<WARPS>& sh, T* __restrict__ values_row,
                                                  std::int32_t* __restrict__ indices_row) {
   constexpr int THREADS = WARPS * 32;
@@ -242,7 +270,9 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
   }
 
   // Block-wide sum / max / min of one value per thread: a warp reduction, one barrier (the slots
-  // alternate, so a slot is rewritten only after the barrier that follows its readers).
+  // alternate, so a slot is rewritten only after the barrier that follows its readers).  (A second
+  // warp reduction over the partials, lane w reading warp w's, cost the 16-item f32 tiles 4 to 8
+  // bytes of spills under their register bound, ptxas 2026-11-27: not taken.)
   int parity = 0;
   auto combine = [&](std::uint32_t v, int op) {
     v = op == 0 ? __reduce_add_sync(kAll, v) : op == 1 ? __reduce_max_sync(kAll, v) : __reduce_min_sync(kAll, v);
@@ -306,6 +336,7 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
     if (j2 == 32) low_w = max(low_w, __reduce_min_sync(kAll, second));
     else if (j2 < 32 && j1 > 1) low_w = max(low_w, warp_kth_largest(second, j2, lane));
     const std::uint32_t low = j2 <= 32 ? combine(low_w, kMin) : 0u;
+    KILN_STAGE_MARK(sh, 1);
     const std::uint32_t differ = low ^ top;
     b = differ == 0 ? -1 : 31 - __clz(differ);
     prefix = b < 0 ? top : top & ~((2u << b) - 1u);  // b = 31: 2u << 31 wraps to 0, no bit kept
@@ -330,6 +361,7 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
   // A tie class at the k-th place beyond the list (every bit decided: prefix is T exactly, fewer
   // than k ranks are above it): the ranks above T and the first `need` equal to T in index order.
   // The largest index bound with fewer than `need` ties below it is the need-th tie's index.
+  KILN_STAGE_MARK(sh, 2);
   const bool ties = count_ge > capu;
   std::uint32_t last_eq = 0;
   if (ties) {
@@ -347,6 +379,7 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
     }
   }
   __syncthreads();  // list_count's reset is seen (no count above may have had a barrier)
+  KILN_STAGE_MARK(sh, 3);
 
   // The filter.  A thread's takes as a bit mask; with bucket_sort, a warp scan of their counts and
   // one shared atomic per warp, then each thread writes its keys in a run of its own (about 9
@@ -395,13 +428,14 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
     }
   }
   __syncthreads();
+  KILN_STAGE_MARK(sh, 4);
   const int count = int(sh.list_count);
   // Every listed key lies in [lo_key, hi_key]: ranks from the threshold to the largest (top, or
   // kUnknown when not computed), indices below n.
   const std::uint64_t lo_key = (std::uint64_t(prefix) << 32) | std::uint32_t(~std::uint32_t(n - 1));
   const std::uint64_t hi_key = (std::uint64_t(top) << 32) | 0xFFFFFFFFu;
   if (bucket_sort != 0 && count > kBucketSortMin &&
-      bucket_sort_write<T, WARPS>(list, list + cap, count, k, lo_key, hi_key, sh, xr, values_row, indices_row)) {
+      bucket_sort_write<T, WARPS>(list, list + cap, count, k, largest, lo_key, hi_key, sh, xr, values_row, indices_row)) {
     // written
   } else if (count <= kRankSortMax) {
     // Each key's place in the answer is the number of larger keys (keys are unique).
@@ -436,6 +470,8 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
     }
   }
   __syncthreads();  // the list and the counters are read before the next row writes them
+  KILN_STAGE_MARK(sh, 5);
+  KILN_STAGE_ROW(sh);
 }
 
 // vector_loads: 0 scalar loads, 1 pipelined (aligned rows, k > 1), 2 16-byte loads straight into
@@ -471,6 +507,7 @@ __global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
   // The bucket counts start at zero (and each row leaves them so); the row's barriers before its
   // sort order these writes before the first counts.
   for (int i = t; i < kBuckets; i += THREADS) sh.bucket_count[i] = 0u;
+  KILN_STAGE_START(sh);
 
   if (!vector_loads) {
     // One row per block.  Every load first, unconditional (past the end re-read the last
@@ -483,7 +520,10 @@ __global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i)
       rk[i] = index(i) < n ? rank_of(v[i], largest != 0) >> (32 - kRankBits) : 0u;
-    group_select_row<T, WARPS, ITEMS>(rk, xr, n, k, cap, bucket_sort, list, sh, values + row * v_stride, indices + row * i_stride);
+    KILN_STAGE_MARK(sh, 0);
+    group_select_row<T, WARPS, ITEMS>(rk, xr, n, k, largest != 0, cap, bucket_sort, list, sh, values + row * v_stride,
+                                      indices + row * i_stride);
+    KILN_STAGE_REPORT(sh);
     return;
   }
 
@@ -510,8 +550,10 @@ __global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
     for (int g = 0; g < GROUPS; ++g) raw[g] = __ldg(src + min(g * THREADS + t, last));
 #pragma unroll
     for (int g = 0; g < GROUPS; ++g) ranks_of_chunk(g, raw[g]);
-    group_select_row<T, WARPS, ITEMS>(rk, x + row * x_stride, n, k, cap, bucket_sort, list, sh, values + row * v_stride,
-                                      indices + row * i_stride);
+    KILN_STAGE_MARK(sh, 0);
+    group_select_row<T, WARPS, ITEMS>(rk, x + row * x_stride, n, k, largest != 0, cap, bucket_sort, list, sh,
+                                      values + row * v_stride, indices + row * i_stride);
+    KILN_STAGE_REPORT(sh);
     return;
   }
 
@@ -536,9 +578,11 @@ __global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
     for (int g = 0; g < GROUPS; ++g) ranks_of_chunk(g, buf[g * THREADS + t]);
     // This thread's chunks are in registers: its copies of the next row may overwrite them.
     if (row + gridDim.x < rows) copy_row(row + gridDim.x);
-    group_select_row<T, WARPS, ITEMS>(rk, x + row * x_stride, n, k, cap, bucket_sort, list, sh, values + row * v_stride,
-                                      indices + row * i_stride);
+    KILN_STAGE_MARK(sh, 0);
+    group_select_row<T, WARPS, ITEMS>(rk, x + row * x_stride, n, k, largest != 0, cap, bucket_sort, list, sh,
+                                      values + row * v_stride, indices + row * i_stride);
   }
+  KILN_STAGE_REPORT(sh);
 }
 
 }  // namespace kiln::topk

@@ -55,9 +55,10 @@ int warp_select_cap(int cap, std::int64_t k);
 //                     128 keys, else a bitonic sort
 ParamSpace warp_select_space();
 Config warp_select_default(const DeviceInfo& device);
-// The smallest tile holding the row (fewer registers per thread, more rows resident), the first
-// listed among equal lengths, cap 64: a row per warp up to kWarpSelectOneWarpMaxN, else a row per
-// block with bucket_sort 1.  k up to 256 (kWarpSelectMaxK) a row per warp; 257 to 512 always a
+// The smallest tile holding the row (fewer registers per thread, more rows resident), cap 64: a
+// row per warp up to kWarpSelectOneWarpMaxN (the first listed among equal lengths), else a row per
+// block with bucket_sort 1 (for k > 1 the most items per thread among equal lengths: 4 x 32 x 4 at
+// 4096, 2026-11-27; for k = 1 the first listed).  k up to 256 (kWarpSelectMaxK) a row per warp; 257 to 512 always a
 // row per block (the smallest row-per-block tile holding the row).
 Config warp_select_default_for(const DeviceInfo& device, std::int64_t n, std::int64_t k);
 // The instantiated tile a config names (row_warps absent = 1), or nullptr.

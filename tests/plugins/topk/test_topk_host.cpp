@@ -362,6 +362,12 @@ TEST_CASE("topk_warp_select picks the smallest warp tile that holds the row and 
   }
   CHECK(tk::warp_select_default_for(d, 1024, 256).get("bucket_sort") == 0);
   CHECK(tk::warp_select_default_for(d, 4096, 64).get("bucket_sort") == 1);
+  // A row per block, k > 1: the most items per thread among the tiles of the smallest length.
+  CHECK(tk::warp_select_default_for(d, 4096, 128).get("items_per_thread") == 32);
+  CHECK(tk::warp_select_default_for(d, 4096, 128).get("warps") == 4);
+  CHECK(tk::warp_select_default_for(d, 4096, 1).get("items_per_thread") == 16);
+  CHECK(tk::warp_select_default_for(d, 2048, 100).get("items_per_thread") == 16);
+  CHECK(tk::warp_select_default_for(d, 6000, 100).get("warps") == 8);
   CHECK(tk::warp_select_cap(64, 512) == 1024);
   // Only the listed (warps, items_per_thread, row_warps) tiles are in the space; a config without
   // row_warps (tuned before it existed) is a row per warp.
