@@ -81,7 +81,7 @@ for stage in "$@"; do
     san)
       : >"$out/san.log"
       for tool in memcheck racecheck; do left "$tool" || continue
-        KILN_TEST_QUICK=1 timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $b/bin/test_topk_warp_select_gpu >"$out/s.log" 2>&1
+        KILN_TEST_QUICK=1 timeout 75 compute-sanitizer --tool $tool --error-exitcode 9 $b/bin/test_topk_warp_select_gpu >"$out/s.log" 2>&1
         say "$tool test_topk_warp_select_gpu rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test cases|assertions' "$out/s.log" | tail -3 | tr '\n' ' ')"
         grep -m5 -A8 "Invalid\|Race reported\|FAILED" "$out/s.log" | head -30 >>"$out/san.log"
       done
