@@ -34,20 +34,23 @@ Config warp_select_default(const DeviceInfo&) {
   return {{"warps", 4}, {"items_per_thread", 32}, {"cap", 64}, {"row_warps", 1}, {"bucket_sort", 0}};
 }
 
-// A row per block: bucket_sort 1, and for k > 1 the tile with the most items per thread among
-// those of the smallest length (fewer warps share the row's fixed costs: bounds, scans, barriers).
-// H200, 2026-11-27, `kiln tune` of 16384 x 4096, k = 128: 4 x 32 x 4 203.5 us against 226.3 for
-// 8 x 16 x 8 (bucket_sort 1; 407.2 against 421.6 with 0); bucket_sort 1 against 0 on the same tile
-// 226.3 against 421.6 (8 x 16 x 8) and, at 4096 x 8192, k = 256, 119.2 against 234.0 (8 x 32 x 8);
-// cap made no difference (within 0.5%).  k = 1 keeps the first listed (8 x 16 x 8 at 4096: its
-// k = 1 path was measured, 2026-11-26).
+// A row per block: bucket_sort 1, and for 1 < k <= 64 warps the tile with the most items per
+// thread among those of the smallest length (fewer warps share the row's fixed costs: bounds,
+// scans, barriers); past 64 warps the warps' bound on the k-th rank (each warp's j2-th largest of
+// its lanes' second largest, j2 = k / (2 warps) <= 32) is lost and the search starts from the top.
+// H200, 2026-11-27, `kiln tune` (bucket_sort 1): 16384 x 4096, k = 64: 4 x 32 x 4 197.6 us against
+// 215.5 for 8 x 16 x 8; k = 128: 203.5 against 226.3; k = 256: 221.5 against 225.1; but
+// 8192 x 3000, k = 300 (bench): 149.9 us on 4 x 32 x 4 against 118.0 on 8 x 16 x 8.  bucket_sort 1
+// against 0 on the same tile: 226.3 against 421.6 us (8 x 16 x 8, 16384 x 4096, k = 128), 119.2
+// against 234.0 (8 x 32 x 8, 4096 x 8192, k = 256); cap made no difference (within 0.5%).  k = 1
+// keeps the first listed (8 x 16 x 8 at 4096: its k = 1 path was measured, 2026-11-26).
 Config warp_select_default_for(const DeviceInfo& device, std::int64_t n, std::int64_t k) {
   const bool one_warp = n <= kWarpSelectOneWarpMaxN && k <= kWarpSelectMaxK;
   const WarpTile* pick = nullptr;
   for (const WarpTile& t : kWarpSelectTiles) {  // listed by row length, the default first
     if ((t.row_warps == 1) != one_warp || t.length() < n) continue;
     if (pick != nullptr && t.length() != pick->length()) break;
-    if (pick == nullptr || (!one_warp && k > 1 && t.items > pick->items)) pick = &t;
+    if (pick == nullptr || (!one_warp && k > 1 && k <= 64 * t.warps && t.items > pick->items)) pick = &t;
   }
   if (pick == nullptr) return warp_select_default(device);
   if (one_warp)

@@ -57,8 +57,8 @@ ParamSpace warp_select_space();
 Config warp_select_default(const DeviceInfo& device);
 // The smallest tile holding the row (fewer registers per thread, more rows resident), cap 64: a
 // row per warp up to kWarpSelectOneWarpMaxN (the first listed among equal lengths), else a row per
-// block with bucket_sort 1 (for k > 1 the most items per thread among equal lengths: 4 x 32 x 4 at
-// 4096, 2026-11-27; for k = 1 the first listed).  k up to 256 (kWarpSelectMaxK) a row per warp; 257 to 512 always a
+// block with bucket_sort 1 (for 1 < k <= 64 warps the most items per thread among equal lengths:
+// 4 x 32 x 4 at 4096 for k = 2 to 256, 2026-11-27; otherwise the first listed).  k up to 256 (kWarpSelectMaxK) a row per warp; 257 to 512 always a
 // row per block (the smallest row-per-block tile holding the row).
 Config warp_select_default_for(const DeviceInfo& device, std::int64_t n, std::int64_t k);
 // The instantiated tile a config names (row_warps absent = 1), or nullptr.

@@ -368,6 +368,10 @@ TEST_CASE("topk_warp_select picks the smallest warp tile that holds the row and 
   CHECK(tk::warp_select_default_for(d, 4096, 1).get("items_per_thread") == 16);
   CHECK(tk::warp_select_default_for(d, 2048, 100).get("items_per_thread") == 16);
   CHECK(tk::warp_select_default_for(d, 6000, 100).get("warps") == 8);
+  // Past k = 64 warps the 4-warp tile loses its bound on the k-th rank: the first listed again.
+  CHECK(tk::warp_select_default_for(d, 3000, 256).get("warps") == 4);
+  CHECK(tk::warp_select_default_for(d, 3000, 300).get("warps") == 8);
+  CHECK(tk::warp_select_default_for(d, 3000, 300).get("items_per_thread") == 16);
   CHECK(tk::warp_select_cap(64, 512) == 1024);
   // Only the listed (warps, items_per_thread, row_warps) tiles are in the space; a config without
   // row_warps (tuned before it existed) is a row per warp.
