@@ -1,6 +1,7 @@
 // Kernel of topk_warp_select's row-per-block tiles (row_warps > 1): one block of WARPS warps per
-// row, for rows of 1025 to 16384 elements (and k of 257 to 512 on any row), where a single warp would hold too many items per lane
-// (168 registers at 4096: 12 warps per SM, a serial chain of 128 loads and compares per lane).
+// row, for rows of 1025 to 16384 elements (and k of 257 to 512 on any row), where a single warp
+// would hold too many items per lane (168 registers at 4096: 12 warps per SM, a serial chain of
+// 128 loads and compares per lane).
 // The algorithm is topk_warp_select's (topk_warp_select.cuh); only the counts are block-wide:
 //
 // - The row is held in registers as rank keys: element j = (g * THREADS + t) * VEC + e is item
