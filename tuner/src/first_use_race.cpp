@@ -1,6 +1,7 @@
 #include "kiln/tuner/first_use_race.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <cstdio>
 #include <string>
@@ -46,6 +47,7 @@ std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const Devi
     logger()->debug("race {} {}: not raced: {}", p.schema->name, p.key(), why);
     return std::nullopt;
   };
+  const auto started = std::chrono::steady_clock::now();
   try {
     Decision predicted = rt.dispatcher().decide_uncached(p, device);
     if (!predicted.variant) return skip("no variant supports it");
@@ -146,7 +148,10 @@ std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const Devi
       note += std::string(", against ") + (i == 0 ? "the prediction " : "the runner-up ") + describe(racers[i]) + " " +
               (median[i] > 0 ? us(median[i]) : std::string("(failed: ") + failed[i].message() + ")");
     }
-    note += " (timed at first use)";
+    char took[64];
+    std::snprintf(took, sizeof took, " (timed at first use; the race took %.0f ms)",
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+    note += took;
     Decision out = std::move(racers[kept]);
     out.raced = true;
     out.race_note = std::move(note);
