@@ -1,8 +1,9 @@
-// The sweep plans (configs/plans/coverage.yaml, heldout.yaml, from scripts/make_sweep_plans.py):
+// The sweep plans (configs/plans/coverage.yaml, heldout.yaml, from scripts/make_sweep_plans.py, and
+// blind.yaml, from scripts/make_blind_plan.py):
 // every problem is valid for its op — its shape parses, and arguments built from the schema's
 // tensor specs re-derive the same problem through make_problem — no problem appears twice, the
-// held-out set shares no problem with the coverage grid, and both have the sizes issue 14 asks
-// for (held-out: at least 40 GEMMs and 10 per other op).
+// held-out and blind sets share no problem with the coverage grid, and the sets have the sizes
+// issue 14 asks for (held-out: at least 40 GEMMs and 10 per other op).
 #include <map>
 #include <set>
 #include <string>
@@ -55,7 +56,7 @@ std::string checked_key(const kiln::Runtime& rt, const kiln::PlanItem& item, con
 
 }  // namespace
 
-TEST_CASE("coverage and held-out sweep plans: valid, without duplicates, disjoint, large enough") {
+TEST_CASE("coverage, held-out and blind sweep plans: valid, without duplicates, disjoint, large enough") {
   kiln::RuntimeOptions o;
   o.plugin_dirs = {KILN_PLUGIN_DIR};
   o.use_default_db_paths = false;
@@ -69,7 +70,7 @@ TEST_CASE("coverage and held-out sweep plans: valid, without duplicates, disjoin
 
   std::map<std::string, std::set<std::string>> keys;
   std::map<std::string, std::map<std::string, int>> per_op;
-  for (const std::string name : {"coverage", "heldout"}) {
+  for (const std::string name : {"coverage", "heldout", "blind"}) {
     const kiln::Plan plan = kiln::load_plan(KILN_SOURCE_DIR "/configs/plans/" + name + ".yaml");
     CHECK(plan.budget_evals);  // cheap by design: every problem has a bounded search
     for (const kiln::PlanItem& item : plan.problems) {
@@ -79,14 +80,16 @@ TEST_CASE("coverage and held-out sweep plans: valid, without duplicates, disjoin
       ++per_op[name][item.op];
     }
   }
-  std::vector<std::string> shared;
-  for (const std::string& k : keys["heldout"])
-    if (keys["coverage"].count(k)) shared.push_back(k);
+  std::vector<std::string> shared;  // neither measuring set may hold a tuned problem
+  for (const std::string set : {"heldout", "blind"})
+    for (const std::string& k : keys[set])
+      if (keys["coverage"].count(k)) shared.push_back(set + ": " + k);
   INFO("in both sets: " << (shared.empty() ? std::string("none") : shared.front()));
   CHECK(shared.empty());
 
   CHECK(per_op["coverage"]["gemm"] >= 200);
   CHECK(per_op["heldout"]["gemm"] >= 40);
+  CHECK(per_op["blind"]["gemm"] >= 20);
   for (const char* op : ops) {
     if (std::string(op) == "gemm") continue;
     INFO(op);
