@@ -307,8 +307,12 @@ bool PluginLoader::load_file(const std::string& file, Registry& registry) {
 
     auto library = std::make_shared<boost::dll::shared_library>();
     try {
+      // RTLD_NOW: a symbol the library needs and nothing defines (a plugin built against another
+      // kiln, a library missing from its link) is a load error here.  With RTLD_LAZY the loader
+      // found it only when the plugin first called it, and ld.so then ended the process
+      // ("symbol lookup error", status 127).
       library->load(ec ? fs::path(file) : path,
-                    boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
+                    boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& e) {
       return skip("cannot load: " + load_failure(e.what()));
     }
