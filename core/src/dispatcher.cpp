@@ -58,6 +58,7 @@ std::string Decision::explain() const {
   }
   s += "\n";
   if (!config_note.empty()) s += "  config:  " + config_note + "\n";
+  if (raced) s += "  raced:   " + race_note + "\n";
   if (hit) {
     s += "  file:    " + hit->layer_path + "\n";
     s += "  device:  " + hit->device_key + " (" + fallback_level_name(hit->level) + ")\n";
@@ -321,7 +322,16 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
   auto hit_of = [&](const detail::StoredEntry& e, bool exact) {
     return TuningHit{*e.entry, *e.layer_path, *e.device_key, *e.problem_key, e.level, exact};
   };
+  // The first-use race's runner-up: the decision without this variant.
+  auto excluded = [&](const std::string& variant) {
+    return loo && std::find(loo->excluded_variants.begin(), loo->excluded_variants.end(), variant) !=
+                      loo->excluded_variants.end();
+  };
   auto entry_ok = [&](const TuningEntry& entry, std::string* why) {
+    if (excluded(entry.variant)) {
+      if (why) *why = "excluded (the race's runner-up)";
+      return false;
+    }
     if (loo && loo->trust_entries) return true;
     return entry_usable(entry, p, device, why);
   };
@@ -426,7 +436,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
     };
     for (const auto& sc : scores) {
       const Variant* v = registry_->find_variant(sc.variant);
-      if ((!v && !trust) || (v && v->op() != op)) continue;
+      if ((!v && !trust) || (v && v->op() != op) || excluded(sc.variant)) continue;
       // The config of the nearest neighbour that timed the variant at a config fitting p; among
       // equally near ones (detail::equally_near), one where the variant won.
       const detail::StoredEntry* source = nullptr;
@@ -494,7 +504,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
   auto try_neighbour_variants = [&](const std::vector<const detail::StoredEntry*>& entries) {
     for (const detail::StoredEntry* e : entries) {
       const Variant* v = registry_->find_variant(e->entry->variant);
-      if (!v || !current_build(*e->entry)) continue;
+      if (!v || !current_build(*e->entry) || excluded(v->name())) continue;
       Config config = v->default_config_for(device, p);
       if (!usable(*v, config, p, device, nullptr)) continue;
       d.hit = hit_of(*e, false);
@@ -529,7 +539,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
       const auto scores = detail::weigh_neighbours(stale, nullptr, &p);
       for (const auto& sc : scores) {
         const Variant* v = registry_->find_variant(sc.variant);
-        if (!v || v->op() != op) continue;
+        if (!v || v->op() != op || excluded(v->name())) continue;
         Config config = v->default_config_for(device, p);
         if (!usable(*v, config, p, device, nullptr)) continue;
         d.hit = hit_of(*stale.front(), false);
@@ -591,7 +601,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
   // 3. No entry of the class is usable (configs that do not fit p, variants not loaded): the cost
   // model, calibrated from the class's entries (of any distance), estimates variants at their
   // nearest entry's config or their default.
-  auto runnable = [&](const Variant& v, const Config& c) { return usable(v, c, p, device, nullptr); };
+  auto runnable = [&](const Variant& v, const Config& c) { return !excluded(v.name()) && usable(v, c, p, device, nullptr); };
   const auto estimates = detail::model_estimates(evidence, p, device, *registry_, current_build, runnable);
   if (!estimates.empty()) {
     for (const auto& m : estimates) d.estimates.emplace_back(m.variant->name(), m.predicted_us);
@@ -616,7 +626,7 @@ Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, con
   const auto all = registry_->variants(op);
   for (bool vendor_pass : {true, false}) {
     for (const Variant* v : all) {
-      if (v->desc().vendor != vendor_pass) continue;
+      if (v->desc().vendor != vendor_pass || excluded(v->name())) continue;
       if (v->desc().reference && device.device.is_cuda()) continue;
       const Config config = v->default_config_for(device, p);
       std::string why;
@@ -646,8 +656,10 @@ const Decision& Dispatcher::decide(const Problem& p, const DeviceInfo& device) {
   if (d.evidence != Decision::Evidence::exact_entry && miss_handler_) {
     if (auto tuned = miss_handler_(p, device)) {
       d = std::move(*tuned);
-      d.from = Decision::From::tuned_now;
-      d.evidence = Decision::Evidence::tuned_now;
+      if (!d.raced) {  // a race keeps the source and evidence of the decision it kept (race_note says more)
+        d.from = Decision::From::tuned_now;
+        d.evidence = Decision::Evidence::tuned_now;
+      }
     }
   }
   if (!d.variant) {

@@ -53,14 +53,15 @@ const TunerEntry& tuner_entry() {
 
 }  // namespace
 
-bool install_tune_mode(Runtime& rt, const std::string& mode) {
+bool install_tune_mode(Runtime& rt, const std::string& mode, bool quiet) {
   const auto& names = tune_mode_names();
   if (std::find(names.begin(), names.end(), mode) == names.end())
-    throw ArgumentError("KILN_TUNE='" + mode + "': expected off, lazy or record");
+    throw ArgumentError("KILN_TUNE='" + mode + "': expected off, race, lazy or record");
   if (mode == "off") return true;
   const TunerEntry& entry = tuner_entry();
   if (entry.install == nullptr) {
-    logger()->warn("KILN_TUNE={}: {}; op() will not tune", mode, entry.why_missing);
+    if (quiet) logger()->debug("KILN_TUNE={}: {}; op() will not tune", mode, entry.why_missing);
+    else logger()->warn("KILN_TUNE={}: {}; op() will not tune", mode, entry.why_missing);
     return false;
   }
   entry.install(rt, mode.c_str());

@@ -1,5 +1,6 @@
 // KILN_TUNE modes, installed into a Runtime's dispatcher at construction: "off" (nothing),
-// "lazy" (tune a problem on its first database miss), "record" (append each new problem key to
+// "race" (the default: a miss decided from other problems' evidence times the prediction against
+// the runner-up on the problem, tuner/include/kiln/tuner/first_use_race.hpp), "lazy" (tune a problem on its first database miss), "record" (append each new problem key to
 // $KILN_TUNE_RECORD_FILE, default kiln-problems.txt, for a later `kiln tune --from FILE`).
 //
 // The core does not link the tuner.  install_tune_mode() (tune_modes.cpp) finds the tuner's entry,
@@ -14,14 +15,15 @@ namespace kiln {
 class Runtime;
 namespace detail {
 inline const std::vector<std::string>& tune_mode_names() {
-  static const std::vector<std::string> names = {"off", "lazy", "record"};
+  static const std::vector<std::string> names = {"off", "race", "lazy", "record"};
   return names;
 }
 // Throws ArgumentError for an unknown mode.  Returns false (after a warning naming what is
-// missing) when the mode needs the tuner and no tuner library can be found: op() then does not tune.
-bool install_tune_mode(Runtime& rt, const std::string& mode);
+// missing, at debug level when `quiet`) when the mode needs the tuner and no tuner library can be
+// found: op() then does not tune.
+bool install_tune_mode(Runtime& rt, const std::string& mode, bool quiet = false);
 }  // namespace detail
 }  // namespace kiln
 
-// The tuner's entry (defined in libkiln_tuner): installs `mode` ("lazy" or "record") into rt.
+// The tuner's entry (defined in libkiln_tuner): installs `mode` ("race", "lazy" or "record") into rt.
 extern "C" void kiln_tuner_install_tune_mode(kiln::Runtime& rt, const char* mode);

@@ -1,6 +1,7 @@
 // Kernel of topk_warp_select's row-per-block tiles (row_warps > 1): one block of WARPS warps per
-// row, for rows of 1025 to 16384 elements, where a single warp would hold too many items per lane
-// (168 registers at 4096: 12 warps per SM, a serial chain of 128 loads and compares per lane).
+// row, for rows of 1025 to 16384 elements (and k of 257 to 512 on any row), where a single warp
+// would hold too many items per lane (168 registers at 4096: 12 warps per SM, a serial chain of
+// 128 loads and compares per lane).
 // The algorithm is topk_warp_select's (topk_warp_select.cuh); only the counts are block-wide:
 //
 // - The row is held in registers as rank keys: element j = (g * THREADS + t) * VEC + e is item
@@ -17,12 +18,17 @@
 //   its lanes' first and second largest ranks), then searched bit by bit from the top; each step is
 //   one compare per item, a warp reduction, and one block barrier (counts double-buffered in
 //   shared memory, so one barrier per step suffices).
-// - The filter appends the ranks >= the threshold to the row's list in shared memory (one shared
-//   atomic per warp and non-empty ballot).  The keys (rank, ~index) carry the index, so the order
-//   of the appends does not matter.  A list of at most kRankSortMax keys is ordered by counting
-//   (each key's place is the number of larger keys: no barrier), a longer one bitonic-sorted (on
-//   tiles of 32 items with the stages of stride <= 32 in registers, shuffle_bitonic_sort_desc);
-//   the first k are written.
+// - The filter appends the ranks >= the threshold to the row's list in shared memory.  The keys
+//   (rank, ~index) carry the index, so the order of the appends does not matter.  With
+//   bucket_sort = 1 (the default since 2026-11-27): one warp scan and one shared atomic per warp,
+//   and a list of more than kBucketSortMin keys is placed by buckets of one 8-bit digit
+//   (bucket_sort_write: per key two shared atomics and the larger keys of its bucket counted,
+//   four barriers); a bucket beyond kBucketMax falls back to the bitonic sort.  The row's chain was
+//   bound by instructions, not barriers: the bitonic sort of up to 512 keys was about half of it at
+//   k = 256.  With bucket_sort = 0 (the sixth session's path): one shared atomic per warp and
+//   non-empty ballot, lists of at most kRankSortMax keys ordered by counting (each key's place is
+//   the number of larger keys: no barrier), longer ones bitonic-sorted (on tiles of 32 items with
+//   the stages of stride <= 32 in registers, shuffle_bitonic_sort_desc).  The first k are written.
 // - A tie class at the k-th place that leaves more than `cap` keys (every rank bit decided): the
 //   ranks above T, and of those equal to T the first in index order, found by the same bitwise
 //   search on the index (count of ties below a candidate index).
@@ -30,8 +36,10 @@
 // holding it (two block reductions).
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "topk_device.cuh"
+#include "topk_stage_clocks.cuh"
 #include "topk_warp_select.cuh"
 
 namespace kiln::topk {
@@ -113,29 +121,159 @@ __device__ __forceinline__ void shuffle_bitonic_sort_desc(std::uint64_t* s, int 
   }
 }
 
+// The bucket sort of a list (bucket_sort = 1): buckets of the 8 bits of the key below the highest
+// bit where the list's smallest and largest possible keys differ; a bucket of more than
+// kBucketMax keys (a row whose list is clustered far below its largest rank, e.g. one NaN or inf
+// above the k-th) sends the list to the bitonic sort instead (its counting costs size^2).  Lists
+// of up to kBucketSortMin keys are ordered by counting.
+inline constexpr int kBuckets = 256;
+inline constexpr std::uint32_t kBucketMax = 64;
+inline constexpr int kBucketSortMin = 64;
+
+// x's element of rank r (the kernel's ranks: 32 bits for f32, the top 16 for f16/bf16) when the
+// rank decides its bits, which is every rank but NaN's (any sign and payload) and zero's (+0.0 or
+// -0.0): false for those, whose bits must be read from x.  Saves the row's last global loads (the
+// values of the k winners, gathered from x after the row has left shared memory).
+template <class T>
+__device__ __forceinline__ bool value_of_rank(std::uint32_t r, bool largest, T& out) {
+  if constexpr (sizeof(T) == 4) {
+    const std::uint32_t o = largest ? r : ~r;  // order_key's value
+    if (o == 0xFFFFFFFFu || o == 0x80000000u) return false;
+    out = __uint_as_float((o & 0x80000000u) ? (o & 0x7FFFFFFFu) : ~o);
+  } else {
+    const std::uint32_t o = (largest ? r : ~r) & 0xFFFFu;  // order_key16's value >> 16
+    if (o == 0xFFFFu || o == 0x8000u) return false;
+    const unsigned short h = static_cast<unsigned short>((o & 0x8000u) ? (o & 0x7FFFu) : (~o & 0xFFFFu));
+    if constexpr (std::is_same_v<T, __half>) {
+      out = __ushort_as_half(h);
+    } else {
+      out = __ushort_as_bfloat16(h);
+    }
+  }
+  return true;
+}
+
 template <int WARPS>
 struct GroupShared {
   std::uint32_t partial[2][WARPS];  // per-warp counts of a search step, double-buffered
   std::uint32_t list_count;
+  std::uint32_t oversized;              // a bucket holds more than kBucketMax keys
+  std::uint32_t bucket_warp[WARPS];     // per-warp sums of the bucket scan
+  std::uint32_t bucket_count[kBuckets];  // keys per bucket; zero between rows (the scatter counts down)
+  std::uint32_t bucket_start[kBuckets];  // first place of a bucket, buckets in descending order
+  KILN_STAGE_FIELDS                      // diagnostic builds only (topk_stage_clocks.cuh)
 };
+
+// Orders the list s[0, count) (count > kBucketSortMin, keys unique and in [lo_key, hi_key]) and
+// writes its first k: every key goes to its bucket (a counting sort on one 8-bit digit: shared
+// atomics, a block scan of the 256 counts, a scatter into out), and its place is its bucket's
+// start plus the number of larger keys in its bucket (about count / 256 on spread ranks).  Instead
+// of 45 block-wide compare-exchange stages of all 512 keys (bitonic, k = 256): two shared atomics,
+// a few shared loads and stores per key and four barriers.  Returns false, having written nothing,
+// when a bucket holds more than kBucketMax keys (then sh.bucket_count is already zero again).
+// Starts after a barrier that follows the list's writes; the caller's closing barrier ends it.  Not
+// inlined: inlined, it pushed the 16-item f32 tile (8 x 16, held to 64 registers) into 28 bytes of
+// spills (ptxas); called, the tile has none.
+template <class T, int WARPS>
+__device__ __noinline__ bool bucket_sort_write(const std::uint64_t* s, std::uint64_t* out, int count, int k, bool largest,
+                                                  std::uint64_t lo_key, std::uint64_t hi_key, GroupShared<WARPS>& sh,
+                                                  const T* __restrict__ xr, T* __restrict__ values_row,
+                                                  std::int32_t* __restrict__ indices_row) {
+  constexpr int THREADS = WARPS * 32;
+  constexpr int BPT = THREADS >= kBuckets ? 1 : kBuckets / THREADS;  // bins per scanning thread
+  constexpr int SCAN_THREADS = kBuckets / BPT;
+  constexpr unsigned kAll = 0xFFFFFFFFu;
+  const int t = int(threadIdx.x), warp = t >> 5, lane = t & 31;
+  // Every key in [lo_key, hi_key] shares the bits above the highest differing one, so the 8 bits
+  // below it order the keys (non-decreasing digit for increasing key).
+  const std::uint64_t differ = lo_key ^ hi_key;
+  const int high = differ == 0 ? 0 : 63 - __clzll(differ);
+  const int shift = high > 7 ? high - 7 : 0;
+  auto digit = [&](std::uint64_t key) { return int((key >> shift) & (kBuckets - 1)); };
+
+  for (int i = t; i < count; i += THREADS) atomicAdd(&sh.bucket_count[digit(s[i])], 1u);
+  __syncthreads();
+  // Exclusive scan of the counts in descending digit order: scan position q holds digit 255 - q.
+  std::uint32_t v[BPT], sum = 0;
+#pragma unroll
+  for (int e = 0; e < BPT; ++e) {
+    v[e] = t < SCAN_THREADS ? sh.bucket_count[kBuckets - 1 - (t * BPT + e)] : 0u;
+    sum += v[e];
+    if (v[e] > kBucketMax) atomicOr(&sh.oversized, 1u);
+  }
+  std::uint32_t inclusive = sum;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const std::uint32_t o = __shfl_up_sync(kAll, inclusive, d);
+    if (lane >= d) inclusive += o;
+  }
+  if (lane == 31) sh.bucket_warp[warp] = inclusive;
+  __syncthreads();
+  if (sh.oversized != 0) {
+    // Nothing scattered: clear the counts here (read above, before the barrier).
+#pragma unroll
+    for (int e = 0; e < BPT; ++e)
+      if (t < SCAN_THREADS) sh.bucket_count[kBuckets - 1 - (t * BPT + e)] = 0u;
+    return false;  // the caller's next barrier orders these writes before the next row's atomics
+  }
+  std::uint32_t start = inclusive - sum;
+  for (int w = 0; w < warp; ++w) start += sh.bucket_warp[w];
+#pragma unroll
+  for (int e = 0; e < BPT; ++e) {
+    if (t < SCAN_THREADS) sh.bucket_start[kBuckets - 1 - (t * BPT + e)] = start;
+    start += v[e];
+  }
+  __syncthreads();
+  // Scatter: the count of a bucket is counted down to zero (ready for the next row).
+  for (int i = t; i < count; i += THREADS) {
+    const std::uint64_t key = s[i];
+    const int d = digit(key);
+    out[sh.bucket_start[d] + atomicSub(&sh.bucket_count[d], 1u) - 1u] = key;
+  }
+  __syncthreads();
+  // A key's place: its bucket's start plus the larger keys in its bucket (buckets descend, so the
+  // bucket of digit d ends where that of d - 1 starts).
+  for (int i = t; i < count; i += THREADS) {
+    const std::uint64_t key = out[i];
+    const int d = digit(key);
+    const int first = int(sh.bucket_start[d]), end = d > 0 ? int(sh.bucket_start[d - 1]) : count;
+    if (first >= k) continue;
+    int place = first;
+    for (int q = first; q < end; ++q) place += out[q] > key ? 1 : 0;
+    if (place < k) {
+      const std::uint32_t j = index_of(key);
+      indices_row[place] = std::int32_t(j);
+      T value;
+      if (!value_of_rank<T>(std::uint32_t(key >> 32), largest, value)) value = xr[j];
+      values_row[place] = value;
+    }
+  }
+  return true;
+}
 
 // The selection on one row whose ranks are in rk (padding items rank 0): search, filter, sort,
 // write.  Every thread of the block calls it; it ends with a barrier, so that the list and the
 // counters can be reused for the next row.
 template <class T, int WARPS, int ITEMS>
 __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS], const T* __restrict__ xr, int n,
-                                                 int k, int cap, std::uint64_t* list, GroupShared<WARPS>& sh,
-                                                 T* __restrict__ values_row, std::int32_t* __restrict__ indices_row) {
+                                                 int k, bool largest, int cap, int bucket_sort, std::uint64_t* list,
+                                                 GroupShared<WARPS>& sh, T* __restrict__ values_row,
+                                                 std::int32_t* __restrict__ indices_row) {
   constexpr int THREADS = WARPS * 32;
   constexpr int VEC = 16 / int(sizeof(T));
   constexpr unsigned kAll = 0xFFFFFFFFu;
   constexpr int kRankBits = sizeof(T) == 2 ? 16 : 32;
   const int t = int(threadIdx.x), warp = t >> 5, lane = t & 31;
   auto index = [&](int i) { return ((i / VEC) * THREADS + t) * VEC + (i % VEC); };
-  if (t == 0) sh.list_count = 0;  // read after the barrier before the filter
+  if (t == 0) {  // read after the barrier before the filter
+    sh.list_count = 0;
+    sh.oversized = 0;
+  }
 
   // Block-wide sum / max / min of one value per thread: a warp reduction, one barrier (the slots
-  // alternate, so a slot is rewritten only after the barrier that follows its readers).
+  // alternate, so a slot is rewritten only after the barrier that follows its readers).  (A second
+  // warp reduction over the partials, lane w reading warp w's, cost the 16-item f32 tiles 4 to 8
+  // bytes of spills under their register bound, ptxas 2026-11-27: not taken.)
   int parity = 0;
   auto combine = [&](std::uint32_t v, int op) {
     v = op == 0 ? __reduce_add_sync(kAll, v) : op == 1 ? __reduce_max_sync(kAll, v) : __reduce_min_sync(kAll, v);
@@ -193,9 +331,13 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
     top = combine(best, kMax);
     const int j1 = (k + WARPS - 1) / WARPS, j2 = (k + 2 * WARPS - 1) / (2 * WARPS);
     std::uint32_t low_w = 0;
-    if (j1 <= 32) low_w = warp_kth_largest(best, j1, lane);
-    if (j2 <= 32 && j1 > 1) low_w = max(low_w, warp_kth_largest(second, j2, lane));
+    // The 32nd largest of 32 lanes is their minimum: one reduction instead of a 15-stage network.
+    if (j1 == 32) low_w = __reduce_min_sync(kAll, best);
+    else if (j1 < 32) low_w = warp_kth_largest(best, j1, lane);
+    if (j2 == 32) low_w = max(low_w, __reduce_min_sync(kAll, second));
+    else if (j2 < 32 && j1 > 1) low_w = max(low_w, warp_kth_largest(second, j2, lane));
     const std::uint32_t low = j2 <= 32 ? combine(low_w, kMin) : 0u;
+    KILN_STAGE_MARK(sh, 1);
     const std::uint32_t differ = low ^ top;
     b = differ == 0 ? -1 : 31 - __clz(differ);
     prefix = b < 0 ? top : top & ~((2u << b) - 1u);  // b = 31: 2u << 31 wraps to 0, no bit kept
@@ -220,6 +362,7 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
   // A tie class at the k-th place beyond the list (every bit decided: prefix is T exactly, fewer
   // than k ranks are above it): the ranks above T and the first `need` equal to T in index order.
   // The largest index bound with fewer than `need` ties below it is the need-th tie's index.
+  KILN_STAGE_MARK(sh, 2);
   const bool ties = count_ge > capu;
   std::uint32_t last_eq = 0;
   if (ties) {
@@ -237,26 +380,65 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
     }
   }
   __syncthreads();  // list_count's reset is seen (no count above may have had a barrier)
+  KILN_STAGE_MARK(sh, 3);
 
-  // The filter: one shared atomic per warp and non-empty ballot.
-  const unsigned below = (1u << lane) - 1u;
+  // The filter.  A thread's takes as a bit mask; with bucket_sort, a warp scan of their counts and
+  // one shared atomic per warp, then each thread writes its keys in a run of its own (about 9
+  // instructions an item); without, one shared atomic per warp and non-empty ballot (the sixth
+  // session's filter, about 16 an item).  The order of the list does not matter.
+  static_assert(ITEMS <= 32, "the takes of a thread fit a 32-bit mask");
+  std::uint32_t takes = 0;
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const int j = index(i);
     const bool take = j < n && (ties ? rk[i] > prefix || (rk[i] == prefix && std::uint32_t(j) <= last_eq)
                                      : rk[i] >= prefix);
-    const unsigned ballot = __ballot_sync(kAll, take);
-    if (ballot != 0) {
-      const int leader = __ffs(ballot) - 1;
-      std::uint32_t base = 0;
-      if (lane == leader) base = atomicAdd(&sh.list_count, std::uint32_t(__popc(ballot)));
-      base = __shfl_sync(kAll, base, leader);
-      if (take) list[base + __popc(ballot & below)] = (std::uint64_t(rk[i]) << 32) | std::uint32_t(~std::uint32_t(j));
+    takes |= take ? 1u << i : 0u;
+  }
+  if (bucket_sort == 0) {
+    const unsigned below = (1u << lane) - 1u;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      const bool take = (takes >> i) & 1u;
+      const unsigned ballot = __ballot_sync(kAll, take);
+      if (ballot != 0) {
+        const int leader = __ffs(ballot) - 1;
+        std::uint32_t base = 0;
+        if (lane == leader) base = atomicAdd(&sh.list_count, std::uint32_t(__popc(ballot)));
+        base = __shfl_sync(kAll, base, leader);
+        if (take) list[base + __popc(ballot & below)] = (std::uint64_t(rk[i]) << 32) | std::uint32_t(~std::uint32_t(index(i)));
+      }
+    }
+  } else {
+    const std::uint32_t mine = __popc(takes);
+    std::uint32_t run_end = mine;  // inclusive scan over the lanes
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const std::uint32_t o = __shfl_up_sync(kAll, run_end, d);
+      if (lane >= d) run_end += o;
+    }
+    std::uint32_t base = 0;
+    if (lane == 31 && run_end != 0) base = atomicAdd(&sh.list_count, run_end);
+    std::uint32_t at = __shfl_sync(kAll, base, 31) + run_end - mine;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      if (takes & (1u << i)) {
+        list[at] = (std::uint64_t(rk[i]) << 32) | std::uint32_t(~std::uint32_t(index(i)));
+        ++at;
+      }
     }
   }
   __syncthreads();
+  KILN_STAGE_MARK(sh, 4);
   const int count = int(sh.list_count);
-  if (count <= kRankSortMax) {
+  // Every listed key lies in [lo_key, hi_key]: ranks from the threshold to the largest (top, or
+  // kUnknown when not computed), indices below n.
+  const std::uint64_t lo_key = (std::uint64_t(prefix) << 32) | std::uint32_t(~std::uint32_t(n - 1));
+  const std::uint64_t hi_key = (std::uint64_t(top) << 32) | 0xFFFFFFFFu;
+  if (bucket_sort != 0 && count > kBucketSortMin &&
+      bucket_sort_write<T, WARPS>(list, list + cap, count, k, largest, lo_key, hi_key, sh, xr, values_row, indices_row)) {
+    // written
+  } else if (count <= kRankSortMax) {
     // Each key's place in the answer is the number of larger keys (keys are unique).
     for (int i = t; i < count; i += THREADS) {
       const std::uint64_t key = list[i];
@@ -289,11 +471,16 @@ __device__ __forceinline__ void group_select_row(const std::uint32_t (&rk)[ITEMS
     }
   }
   __syncthreads();  // the list and the counters are read before the next row writes them
+  KILN_STAGE_MARK(sh, 5);
+  KILN_STAGE_ROW(sh);
 }
 
 // vector_loads: 0 scalar loads, 1 pipelined (aligned rows, k > 1), 2 16-byte loads straight into
-// registers (aligned rows, k = 1).  Dynamic shared memory: cap 8-byte keys (cap a power of two,
-// k <= cap / 2), then, for pipelined launches, the row buffer of THREADS * ITEMS elements.
+// registers (aligned rows, k = 1).  bucket_sort: 1 orders lists of more than kBucketSortMin keys
+// by buckets (bucket_sort_write), 0 by counting (up to kRankSortMax) or a bitonic sort.  Dynamic
+// shared memory: the list of cap 8-byte keys (cap a power of two, k <= cap / 2) and the bucket
+// sort's output of cap keys, then, for pipelined launches, the row buffer of THREADS * ITEMS
+// elements.
 // Pipelined launches may have fewer blocks than rows (each block takes rows blockIdx.x,
 // + gridDim.x, ...); the others have one block per row.
 // Blocks per SM the compiler must leave room for: at most 64 registers a thread for tiles of up to
@@ -304,7 +491,8 @@ inline constexpr int kGroupMinBlocks = (ITEMS <= 16 ? 32 : 16) / WARPS > 0 ? (IT
 template <class T, int WARPS, int ITEMS>
 __global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
     warp_group_select_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t rows, int n, int k,
-                             int largest, int cap, int vector_loads, T* __restrict__ values, std::int64_t v_stride,
+                             int largest, int cap, int bucket_sort, int vector_loads, T* __restrict__ values,
+                             std::int64_t v_stride,
                              std::int32_t* __restrict__ indices, std::int64_t i_stride) {
   constexpr int THREADS = WARPS * 32;
   constexpr int VEC = 16 / int(sizeof(T));
@@ -317,6 +505,10 @@ __global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
   const int t = int(threadIdx.x);
   auto index = [&](int i) { return ((i / VEC) * THREADS + t) * VEC + (i % VEC); };
   std::uint32_t rk[ITEMS];
+  // The bucket counts start at zero (and each row leaves them so); the row's barriers before its
+  // sort order these writes before the first counts.
+  for (int i = t; i < kBuckets; i += THREADS) sh.bucket_count[i] = 0u;
+  KILN_STAGE_START(sh);
 
   if (!vector_loads) {
     // One row per block.  Every load first, unconditional (past the end re-read the last
@@ -329,7 +521,10 @@ __global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i)
       rk[i] = index(i) < n ? rank_of(v[i], largest != 0) >> (32 - kRankBits) : 0u;
-    group_select_row<T, WARPS, ITEMS>(rk, xr, n, k, cap, list, sh, values + row * v_stride, indices + row * i_stride);
+    KILN_STAGE_MARK(sh, 0);
+    group_select_row<T, WARPS, ITEMS>(rk, xr, n, k, largest != 0, cap, bucket_sort, list, sh, values + row * v_stride,
+                                      indices + row * i_stride);
+    KILN_STAGE_REPORT(sh);
     return;
   }
 
@@ -356,13 +551,15 @@ __global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
     for (int g = 0; g < GROUPS; ++g) raw[g] = __ldg(src + min(g * THREADS + t, last));
 #pragma unroll
     for (int g = 0; g < GROUPS; ++g) ranks_of_chunk(g, raw[g]);
-    group_select_row<T, WARPS, ITEMS>(rk, x + row * x_stride, n, k, cap, list, sh, values + row * v_stride,
-                                      indices + row * i_stride);
+    KILN_STAGE_MARK(sh, 0);
+    group_select_row<T, WARPS, ITEMS>(rk, x + row * x_stride, n, k, largest != 0, cap, bucket_sort, list, sh,
+                                      values + row * v_stride, indices + row * i_stride);
+    KILN_STAGE_REPORT(sh);
     return;
   }
 
   // Pipelined: chunk c goes to buf[c] and is read back by the thread that copied it.
-  uint4* buf = reinterpret_cast<uint4*>(smem_raw + std::size_t(cap) * sizeof(std::uint64_t));
+  uint4* buf = reinterpret_cast<uint4*>(smem_raw + 2 * std::size_t(cap) * sizeof(std::uint64_t));
   auto copy_row = [&](std::int64_t row) {
     const uint4* src = reinterpret_cast<const uint4*>(x + row * x_stride);
 #pragma unroll
@@ -382,9 +579,11 @@ __global__ void __launch_bounds__(WARPS * 32, (kGroupMinBlocks<WARPS, ITEMS>))
     for (int g = 0; g < GROUPS; ++g) ranks_of_chunk(g, buf[g * THREADS + t]);
     // This thread's chunks are in registers: its copies of the next row may overwrite them.
     if (row + gridDim.x < rows) copy_row(row + gridDim.x);
-    group_select_row<T, WARPS, ITEMS>(rk, x + row * x_stride, n, k, cap, list, sh, values + row * v_stride,
-                                      indices + row * i_stride);
+    KILN_STAGE_MARK(sh, 0);
+    group_select_row<T, WARPS, ITEMS>(rk, x + row * x_stride, n, k, largest != 0, cap, bucket_sort, list, sh,
+                                      values + row * v_stride, indices + row * i_stride);
   }
+  KILN_STAGE_REPORT(sh);
 }
 
 }  // namespace kiln::topk

@@ -9,8 +9,10 @@
 
 namespace kiln::topk {
 
-// Launches `tile` (an element of kWarpSelectTiles) on the rows of l; cudaErrorInvalidValue for a
-// row-per-warp tile (row_warps = 1), which topk_warp_select.cu launches itself.
-cudaError_t launch_warp_group_select(const TopkLaunch& l, const WarpTile& tile, int cap, cudaStream_t stream);
+// Launches `tile` (an element of kWarpSelectTiles) on the rows of l, lists ordered by buckets when
+// bucket_sort is 1; cudaErrorInvalidValue for a row-per-warp tile (row_warps = 1), which
+// topk_warp_select.cu launches itself.
+cudaError_t launch_warp_group_select(const TopkLaunch& l, const WarpTile& tile, int cap, int bucket_sort,
+                                     cudaStream_t stream);
 
 }  // namespace kiln::topk

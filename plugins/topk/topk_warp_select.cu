@@ -34,14 +34,15 @@ cudaError_t launch_warps(const TopkLaunch& l, int cap, cudaStream_t stream) {
   }
 }
 
-using Launcher = cudaError_t (*)(const TopkLaunch&, int, cudaStream_t);
+using Launcher = cudaError_t (*)(const TopkLaunch&, int, int, cudaStream_t);  // cap, bucket_sort
 
 template <std::size_t I>
-cudaError_t launch_entry(const TopkLaunch& l, int cap, cudaStream_t s) {
+cudaError_t launch_entry(const TopkLaunch& l, int cap, int bucket_sort, cudaStream_t s) {
   constexpr WarpTile t = kWarpSelectTiles[I];
   if constexpr (t.row_warps != 1) {
-    return launch_warp_group_select(l, kWarpSelectTiles[I], cap, s);  // topk_warp_group_select.cu
+    return launch_warp_group_select(l, kWarpSelectTiles[I], cap, bucket_sort, s);  // topk_warp_group_select.cu
   } else {
+    (void)bucket_sort;  // row-per-warp lists are sorted by the warp
     return launch_warps<t.warps, t.items>(l, cap, s);
   }
 }
@@ -58,7 +59,7 @@ class WarpSelect final : public Variant {
   WarpSelect()
       : Variant(VariantDesc{"topk_warp_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 57,
                             "one warp (rows of up to 4096) or one block (up to 16384) per row held in registers; "
-                            "bitwise threshold search with warp reductions, one filter, sort of the list (k <= 256)",
+                            "bitwise threshold search with warp reductions, one filter, sort of the list (k <= 256 a row per warp, 512 a row per block)",
                             false, false},
                 warp_select_space()) {}
   Config default_config(const DeviceInfo& d) const override { return warp_select_default(d); }
@@ -66,7 +67,7 @@ class WarpSelect final : public Variant {
     return warp_select_default_for(d, p.dims[1], p.dims[2]);
   }
   Support supports(const Problem& p, const DeviceInfo&, const Config& c) const override {
-    const Support base = topk_cuda_support(p, kWarpSelectMaxK, "the list of a warp is sorted in shared memory");
+    const Support base = topk_cuda_support(p, kWarpGroupSelectMaxK, "the list is sorted in shared memory");
     if (!base.ok) return base;
     const Support s = warp_select_supports(p.dims[1], p.dims[2], c);
     return s.ok ? s : Support::no("topk_warp_select: " + s.reason);
@@ -82,7 +83,8 @@ class WarpSelect final : public Variant {
     if ((l.rows + rows_per_block - 1) / rows_per_block > 2147483647)
       return Status::fail(ErrorKind::unsupported, "topk_warp_select: more than 2^31 - 1 blocks of rows");
     const int cap = warp_select_cap(c.get_or("cap", 64), l.k);
-    const cudaError_t e = kLaunchers[std::size_t(tile - kWarpSelectTiles)](l, cap, static_cast<cudaStream_t>(stream.handle()));
+    const cudaError_t e = kLaunchers[std::size_t(tile - kWarpSelectTiles)](l, cap, c.get_or("bucket_sort", 0),
+                                                                           static_cast<cudaStream_t>(stream.handle()));
     if (e != cudaSuccess)
       return Status::fail(ErrorKind::cuda, std::string("topk_warp_select: ") + cudaGetErrorString(e));
     return Status::success();

@@ -35,6 +35,8 @@ inline constexpr int kWarpSelectMaxN = 16 * 32 * 32;
 // Rows longer than this take a row-per-block tile by default.
 inline constexpr int kWarpSelectOneWarpMaxN = 1024;
 inline constexpr int kWarpSelectMaxK = 256;
+// A row per block: the list (and the bucket sort's output) of up to 2 pow2(k) = 1024 keys.
+inline constexpr int kWarpGroupSelectMaxK = 512;
 // The list a warp sorts: cap keys of 8 bytes in shared memory per warp (4 KiB at 512).
 inline constexpr int kWarpSelectMaxCap = 512;
 
@@ -48,15 +50,21 @@ int warp_select_cap(int cap, std::int64_t k);
 //   row_warps         warps per row: 1 (rows of up to 32 * items, `warps` rows per block) or
 //                     `warps` (one row per block, rows of up to 32 * warps * items); absent = 1
 //   cap               minimum list capacity (see warp_select_cap)
+//   bucket_sort       row per block only: 1 orders lists of more than 64 keys by buckets of one
+//                     8-bit digit (topk_warp_group_select.cuh), 0 (or absent) by counting up to
+//                     128 keys, else a bitonic sort
 ParamSpace warp_select_space();
 Config warp_select_default(const DeviceInfo& device);
-// The smallest tile holding the row (fewer registers per thread, more rows resident), the first
-// listed among equal lengths, cap 64: a row per warp up to kWarpSelectOneWarpMaxN, else a row per
-// block.
+// The smallest tile holding the row (fewer registers per thread, more rows resident), cap 64: a
+// row per warp up to kWarpSelectOneWarpMaxN (the first listed among equal lengths), else a row per
+// block with bucket_sort 1 (for 1 < k <= 64 warps the most items per thread among equal lengths:
+// 4 x 32 x 4 at 4096 for k = 2 to 256, 2026-11-27; otherwise the first listed).  k up to 256 (kWarpSelectMaxK) a row per warp; 257 to 512 always a
+// row per block (the smallest row-per-block tile holding the row).
 Config warp_select_default_for(const DeviceInfo& device, std::int64_t n, std::int64_t k);
 // The instantiated tile a config names (row_warps absent = 1), or nullptr.
 const WarpTile* warp_select_tile(const Config& config);
-// n <= the tile's length, k <= kWarpSelectMaxK.
+// n <= the tile's length, k <= kWarpSelectMaxK (a row per warp) or kWarpGroupSelectMaxK (a row
+// per block).
 Support warp_select_supports(std::int64_t n, std::int64_t k, const Config& config);
 
 }  // namespace kiln::topk

@@ -3,7 +3,8 @@
 // variant at its default config and, where the database has an exact entry for it, its tuned
 // config — validated and timed the same way in the same process.
 // regret = time(op()'s choice) / time(fastest candidate), >= 1; reported per problem and as the
-// geometric mean, with --json.
+// geometric mean, with --json.  KILN_TUNE is honoured as op() honours it: by default (race) op()'s
+// choice is the one its first-use race kept; KILN_TUNE=off measures the dispatcher's prediction.
 #include "bench_modes.hpp"
 
 #include <algorithm>
@@ -58,7 +59,7 @@ int run_regret_bench(const RegretOptions& o) {
   if (o.problems.empty()) throw UsageError("--regret needs --problems FILE (a plan .yaml or a problem list)");
   const Plan plan = is_yaml(o.problems) ? load_plan(o.problems) : load_problem_list(o.problems);
   if (plan.problems.empty()) throw UsageError("--problems " + o.problems + ": no problems in the file");
-  auto rt = open_runtime("off", o.json);
+  auto rt = open_runtime("", o.json);  // KILN_TUNE as op() sees it (race unless set)
 
   std::vector<Row> rows;
   ProgressBar bar("bench --regret " + o.problems);
@@ -91,6 +92,7 @@ int run_regret_bench(const RegretOptions& o) {
       const DeviceInfo& info = device_info(dev);
       const Decision& decision = rt->dispatcher().decide(p, info);  // what op() runs, memoised
       row.evidence = evidence_name(decision.evidence);
+      if (decision.raced) row.evidence += ", raced: " + decision.race_note;
 
       // Candidates: every variant's default config, its exact tuned config, and op()'s choice.
       std::vector<Candidate> cands;
@@ -205,7 +207,7 @@ int run_regret_bench(const RegretOptions& o) {
       arr.push(std::move(j));
     }
     Json out = Json::object();
-    out.set("problems", std::move(arr)).set("measured", measured).set("geomean_regret", geomean).set("max_regret", worst);
+    out.set("tune_mode", rt->tune_mode()).set("problems", std::move(arr)).set("measured", measured).set("geomean_regret", geomean).set("max_regret", worst);
     std::cout << out.dump() << "\n";
   } else {
     Table tab({"op", "problem", "op() runs", "evidence", "op()", "best", "best candidate", "regret"},
@@ -218,7 +220,7 @@ int run_regret_bench(const RegretOptions& o) {
       tab.add({r.op, r.problem, r.chosen, r.evidence, fmt_us(r.op_us), fmt_us(r.best_us), r.best, fmt_fixed(r.regret, 3)});
     }
     tab.print(std::cout);
-    std::cout << "regret = time(op()'s choice) / time(fastest candidate); geomean " << fmt_fixed(geomean, 3) << ", max "
+    std::cout << "KILN_TUNE=" << rt->tune_mode() << "; regret = time(op()'s choice) / time(fastest candidate); geomean " << fmt_fixed(geomean, 3) << ", max "
               << fmt_fixed(worst, 3) << " over " << measured << " of " << rows.size() << " problems\n";
   }
   return measured == static_cast<int>(rows.size()) ? kExitOk : kExitFailed;

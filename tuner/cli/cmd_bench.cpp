@@ -113,7 +113,7 @@ Command make_bench_command(CLI::App& parent) {
     }
     if (o->op.empty()) throw UsageError("bench: the op is required (or --overhead / --regret)");
     if (o->shape.empty()) throw UsageError("bench: --shape is required");
-    auto rt = open_runtime("off", false);
+    auto rt = open_runtime("", false);  // KILN_TUNE as op() sees it: op()'s row is what op() would run
     const Device dev = parse_device(o->device);
     Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);
     check_problem_fits(p, o->force);
@@ -150,7 +150,14 @@ Command make_bench_command(CLI::App& parent) {
           chosen.push_back(v);
 
     // Rows: each variant's default config, plus op()'s choice when that is another config.
-    const Decision decision = rt->explain(p);
+    // What op() runs: the memoised decision (by default raced at first use, KILN_TUNE=race); with
+    // nothing that supports p, explain() says so in the rows below.
+    Decision decision;
+    try {
+      decision = rt->dispatcher().decide(p, info);
+    } catch (const NoVariantError&) {
+      decision = rt->explain(p);
+    }
     std::vector<Row> rows;
     for (const Variant* v : chosen) {
       Row r;
@@ -174,7 +181,7 @@ Command make_bench_command(CLI::App& parent) {
       } else if (all || std::find(chosen.begin(), chosen.end(), decision.variant) != chosen.end()) {
         Row r;
         r.candidate = {decision.variant, decision.config, false};
-        r.label = decision.from == Decision::From::database ? "tuned" : "op()";
+        r.label = decision.raced ? "op(), raced" : decision.from == Decision::From::database ? "tuned" : "op()";
         r.dispatched = true;
         rows.push_back(std::move(r));
       }

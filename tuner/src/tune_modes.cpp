@@ -11,6 +11,10 @@
 // other threads may be reading, is never modified.  The first call of each new problem blocks
 // until its tuning ends; later calls are ordinary memo hits.
 //
+// race (the default when KILN_TUNE is unset): on a dispatch miss that rests on other problems'
+// evidence, the prediction and the runner-up are timed on the problem and the faster is memoised
+// (first_use_race.hpp); nothing is written to the database.
+//
 // record: every problem the dispatcher sees for the first time is appended to
 // $KILN_TUNE_RECORD_FILE (default ./kiln-problems.txt) as "<op> <dtype> <shape> <device>", each
 // line once (lines already in the file are not written again), for `kiln tune --from FILE`.
@@ -29,6 +33,7 @@
 #include "kiln/errors.hpp"
 #include "logger.hpp"
 #include "kiln/runtime.hpp"
+#include "kiln/tuner/first_use_race.hpp"
 #include "kiln/tuner/plan.hpp"
 #include "kiln/tuner/tuner.hpp"
 
@@ -175,12 +180,18 @@ void install(Runtime& rt, const std::string& mode) {
     rt.dispatcher().set_miss_handler([lazy](const Problem& p, const DeviceInfo& d) { return (*lazy)(p, d); });
     return;
   }
+  if (mode == "race") {
+    Runtime* runtime = &rt;
+    rt.dispatcher().set_miss_handler(
+        [runtime](const Problem& p, const DeviceInfo& d) { return race_first_use(*runtime, p, d); });
+    return;
+  }
   if (mode == "record") {
     auto rec = std::make_shared<Recorder>(env_or("KILN_TUNE_RECORD_FILE", "kiln-problems.txt"));
     rt.dispatcher().set_problem_observer([rec](const Problem& p) { (*rec)(p); });
     return;
   }
-  throw ArgumentError("KILN_TUNE='" + mode + "': expected off, lazy or record");
+  throw ArgumentError("KILN_TUNE='" + mode + "': expected off, race, lazy or record");
 }
 
 }  // namespace

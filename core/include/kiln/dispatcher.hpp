@@ -67,6 +67,11 @@ struct Decision {
   std::vector<std::pair<std::string, double>> weighed;
   int weighed_neighbours = 0;
   std::vector<std::pair<std::string, std::string>> rejected;     // (what, why) considered first
+  // Raced at first use (KILN_TUNE=race, the default on CUDA devices): the prediction above and the
+  // dispatcher's next choice without its variant were timed on this problem, and this one kept;
+  // race_note says what each took.  `evidence` stays that of the decision kept.
+  bool raced = false;
+  std::string race_note;
   // The config bound to its kernel (Variant::prepare); set by Dispatcher::decide, null in the
   // decisions decide_uncached returns.
   std::shared_ptr<const PreparedLaunch> launch;
@@ -114,6 +119,8 @@ class Dispatcher {
   struct LeaveOneOut {
     std::string left_out;
     bool trust_entries = false;
+    // The runners-up of the first-use race: decide as if these variants were not registered.
+    std::vector<std::string> excluded_variants;
   };
   Decision decide_uncached(const Problem& p, const DeviceInfo& device, const LeaveOneOut& loo) const;
   // Whether `entry` may be used for p on device: variant present, build id current, config in

@@ -17,6 +17,10 @@
 // capture for a problem it has not decided yet, or that would need to allocate, throws
 // DeviceError saying so instead of breaking the capture.
 //
+// First use: a problem without a tuned entry of its own is decided from other problems' evidence;
+// under KILN_TUNE=race (the default) that first call also times the prediction against the
+// runners-up on inputs of its own and blocks until it is done (docs/tuning.md, "KILN_TUNE").
+//
 // Pointer check: on a memo miss, and on every call when KILN_CHECK=1, each CUDA argument must be
 // device memory of the device its TensorRef names, or managed memory (cudaPointerGetAttributes);
 // otherwise op() throws DeviceError naming the argument, before anything is launched.
@@ -46,7 +50,8 @@ struct RuntimeOptions {
   bool use_default_db_paths = true;           // shipped + user paths from the environment
   std::vector<std::string> shipped_db_paths;  // used when !use_default_db_paths
   std::string user_db_path;                   // used when !use_default_db_paths ("" = none)
-  // KILN_TUNE mode: "off" | "lazy" | "record"; empty reads the environment variable.
+  // KILN_TUNE mode: "off" | "race" | "lazy" | "record"; empty reads the environment variable
+  // (unset or empty: "race").
   std::string tune_mode;
   // kiln's log (kiln/log.hpp; one per process, so the last Runtime that sets these wins):
   // the level, else KILN_LOG_LEVEL, else warn; and a callback that receives the messages instead

@@ -350,13 +350,38 @@ TEST_CASE("topk_warp_select picks the smallest warp tile that holds the row and 
   const kiln::Support big_k = tk::warp_select_supports(1000, 257, tk::warp_select_default(d));
   CHECK(!big_k.ok);
   CHECK(contains(big_k.reason, "k = 257"));
+  // k = 257 to 512: a row per block (bucket_sort on), even for short rows; past 512 nothing.
+  for (std::int64_t n : {300, 1000, 4096, 16384}) {
+    const kiln::Config c = tk::warp_select_default_for(d, n, 512);
+    CAPTURE(n);
+    CHECK(tk::warp_select_space().contains(c));
+    CHECK(c.get("row_warps") == c.get("warps"));
+    CHECK(c.get("bucket_sort") == 1);
+    CHECK(tk::warp_select_supports(n, 512, c).ok);
+    CHECK(!tk::warp_select_supports(n, 513, c).ok);
+  }
+  CHECK(tk::warp_select_default_for(d, 1024, 256).get("bucket_sort") == 0);
+  CHECK(tk::warp_select_default_for(d, 4096, 64).get("bucket_sort") == 1);
+  // A row per block, k > 1: the most items per thread among the tiles of the smallest length.
+  CHECK(tk::warp_select_default_for(d, 4096, 128).get("items_per_thread") == 32);
+  CHECK(tk::warp_select_default_for(d, 4096, 128).get("warps") == 4);
+  CHECK(tk::warp_select_default_for(d, 4096, 1).get("items_per_thread") == 16);
+  CHECK(tk::warp_select_default_for(d, 2048, 100).get("items_per_thread") == 16);
+  CHECK(tk::warp_select_default_for(d, 6000, 100).get("warps") == 8);
+  // Past k = 64 warps the 4-warp tile loses its bound on the k-th rank: the first listed again.
+  CHECK(tk::warp_select_default_for(d, 3000, 256).get("warps") == 4);
+  CHECK(tk::warp_select_default_for(d, 3000, 300).get("warps") == 8);
+  CHECK(tk::warp_select_default_for(d, 3000, 300).get("items_per_thread") == 16);
+  CHECK(tk::warp_select_cap(64, 512) == 1024);
   // Only the listed (warps, items_per_thread, row_warps) tiles are in the space; a config without
   // row_warps (tuned before it existed) is a row per warp.
   const kiln::Problem p;
-  CHECK(tk::warp_select_space().violated(kiln::Config{{"warps", 2}, {"items_per_thread", 8}, {"cap", 64}, {"row_warps", 1}}, d, p));
-  CHECK(tk::warp_select_space().violated(kiln::Config{{"warps", 8}, {"items_per_thread", 16}, {"cap", 64}, {"row_warps", 4}}, d, p));
-  CHECK(!tk::warp_select_space().violated(kiln::Config{{"warps", 4}, {"items_per_thread", 128}, {"cap", 512}, {"row_warps", 1}}, d, p));
-  CHECK(!tk::warp_select_space().violated(kiln::Config{{"warps", 16}, {"items_per_thread", 32}, {"cap", 64}, {"row_warps", 16}}, d, p));
+  CHECK(tk::warp_select_space().violated(kiln::Config{{"warps", 2}, {"items_per_thread", 8}, {"cap", 64}, {"row_warps", 1}, {"bucket_sort", 0}}, d, p));
+  CHECK(tk::warp_select_space().violated(kiln::Config{{"warps", 8}, {"items_per_thread", 16}, {"cap", 64}, {"row_warps", 4}, {"bucket_sort", 0}}, d, p));
+  CHECK(!tk::warp_select_space().violated(kiln::Config{{"warps", 4}, {"items_per_thread", 128}, {"cap", 512}, {"row_warps", 1}, {"bucket_sort", 0}}, d, p));
+  // Bucket sort only a row per block.
+  CHECK(tk::warp_select_space().violated(kiln::Config{{"warps", 4}, {"items_per_thread", 32}, {"cap", 64}, {"row_warps", 1}, {"bucket_sort", 1}}, d, p));
+  CHECK(!tk::warp_select_space().violated(kiln::Config{{"warps", 16}, {"items_per_thread", 32}, {"cap", 64}, {"row_warps", 16}, {"bucket_sort", 1}}, d, p));
   CHECK(tk::warp_select_tile(kiln::Config{{"warps", 4}, {"items_per_thread", 128}, {"cap", 512}}) != nullptr);
 }
 

@@ -4,7 +4,9 @@
 // tiles (row counts not multiples of the warps per block, n below, at and above 32 * items), k at
 // 1, 2, the capacity's edges and k == n; hand-built rows of ties with zeros of both signs, of
 // NaNs of both signs, infinities and -0.0, one value (a tie class far beyond the list capacity:
-// the exact k-th rank and index order), and ascending runs.  Every config that holds the row,
+// the exact k-th rank and index order), and ascending runs; k up to 512 (a row per block).  Lists
+// of more than 64 keys take the bucket sort (bucket_sort = 1, the row-per-block default) or its
+// bitonic fallback (a bucket beyond kBucketMax).  Every config that holds the row,
 // or under KILN_TEST_QUICK (compute-sanitizer) the default for the row plus one other.
 #include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
@@ -86,7 +88,10 @@ TEST_CASE("topk_warp_select matches the host reference on random rows", "[topk][
                           {2, 8193, 1},    {2, 16384, 256}, {1, 16383, 31},  {7, 6000, 17},
                           // Aligned rows off the tiles: k = 1 (16-byte loads straight into registers),
                           // lists of 129 to 512 keys (the sort with its small strides in registers).
-                          {5, 3000, 1},    {3, 5000, 100},  {4, 2052, 65},   {3, 6000, 255}};
+                          {5, 3000, 1},    {3, 5000, 100},  {4, 2052, 65},   {3, 6000, 255},
+                          // k = 257 to 512 (a row per block only, lists of up to 1024 keys), short rows
+                          // included; lists of 65 to 1024 keys go through the bucket sort.
+                          {2, 3000, 300},  {1, 16384, 512}, {3, 6001, 400},  {2, 1000, 500},  {3, 4099, 129}};
   std::uint64_t seed = 1100;
   for (kiln::DType t : {kiln::f32, kiln::f16, kiln::bf16}) {
     for (const Shape& s : shapes) {
@@ -121,7 +126,7 @@ TEST_CASE("topk_warp_select pipelines many aligned rows through a persistent gri
   const kiln::Variant* v = rt.registry().find_variant("topk_warp_select");
   REQUIRE(v != nullptr);
   kiln_test::DeviceWorkspace ws;
-  const Shape shapes[] = {{1200, 1032, 8}, {1500, 2048, 64}, {2000, 4096, 200}};
+  const Shape shapes[] = {{1200, 1032, 8}, {1500, 2048, 64}, {2000, 4096, 200}, {700, 3000, 300}};
   std::uint64_t seed = 1300;
   for (kiln::DType t : {kiln::f32, kiln::bf16}) {
     for (const Shape& s : shapes) {
@@ -214,7 +219,11 @@ TEST_CASE("topk_warp_select handles ties, NaN, signed zeros, a tie class beyond 
   REQUIRE(v != nullptr);
   kiln_test::DeviceWorkspace ws;
   const Shape shapes[] = {{7, 1000, 8}, {5, 4095, 200}, {9, 300, 64}, {3, 33, 33}, {4, 4096, 2}, {6, 100, 1},
-                          {3, 2000, 256}, {2, 9000, 7}, {3, 5000, 100}, {1, 16384, 3}};
+                          {3, 2000, 256}, {2, 9000, 7}, {3, 5000, 100}, {1, 16384, 3},
+                          // Lists of 65 to 1024 keys (the bucket sort): specials put NaN or inf far above the
+                          // k-th (a bucket beyond kBucketMax: the bitonic fallback), one value orders by
+                          // index digits.
+                          {2, 3000, 300}, {1, 12000, 512}, {4, 2500, 90}};
   std::uint64_t seed = 1200;
   for (kiln::DType t : {kiln::f32, kiln::f16, kiln::bf16}) {
     for (const Shape& s : shapes) {

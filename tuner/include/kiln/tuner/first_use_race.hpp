@@ -1,0 +1,49 @@
+// The first-use race (KILN_TUNE=race, the default): on a dispatch miss whose decision rests on
+// other problems' evidence (a neighbour, the model, a fallback; never an exact entry), the
+// prediction and up to two runners-up (the dispatcher's choice without the predicted variant, and
+// without any variant of its plugin) are timed on this problem, on inputs of its own, and a
+// runner-up replaces the prediction only when clearly faster.  Why: neighbours predict a
+// variant's time from other shapes, and a vendor library has slow spots no neighbour shows
+// (docs/performance.md, eleventh session: cuBLAS at 1.8x split k on 7680 x 24 x 2560 where every
+// tuned neighbour had them level).  What it costs: the first op() call of such a problem blocks
+// for the race (inputs filled on the GPU, two candidates timed; bounded by max_seconds), once per
+// process; nothing is written to the database.
+//
+//   kiln::RaceOptions o;                                    // the defaults op() uses
+//   auto d = kiln::race_first_use(rt, problem, kiln::device_info(problem.device), o);
+//   if (d) std::cout << d->race_note << "\n";               // "kept X [..] 53.9 us, ahead of Y [..] 97.4 us"
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "kiln/dispatcher.hpp"
+#include "kiln/runtime.hpp"
+
+namespace kiln {
+
+struct RaceOptions {
+  // The runner-up is raced only when the weighed neighbours expect it within this factor of the
+  // prediction (decisions without such an expectation always race).
+  double reach = 1.5;
+  // A runner-up replaces the prediction only when its median is at least this fraction faster:
+  // on a near tie the neighbours' re-timed evidence stands.  Measured on the H200 (twelfth
+  // session): a race of 4 x 5 runs put gemm_wgmma 5 % ahead of cuBLASLt on two bf16 GEMMs of
+  // 3.7-4 ms where kiln bench --regret, in the same process, had it 10 % behind (clocks under a
+  // sustained tensor-core load); the slow spots the race is for are 20-80 % apart.
+  double margin = 0.08;
+  // Problems whose tensors take more bytes than this are not raced (the race allocates its own).
+  std::int64_t max_tensor_bytes = std::int64_t{1} << 30;
+  // Wall-clock bound on the timing (inputs excluded), shared by the candidates and rounds.
+  double max_seconds = 0.5;
+  int rounds = 4;        // interleaved rounds (prediction, runners-up, then the reverse order)
+  int runs = 5;          // timed runs per candidate and round, after one warm-up
+  bool allow_host = false;  // tests: race host problems too (op() races CUDA problems only)
+};
+
+// The decision to memoise for p (Decision::raced set, race_note filled), or nothing when p is not
+// raced (exact entry, no runner-up, too large, a host problem) or the race could not run (every
+// failure is logged at debug level and leaves the prediction in place).
+std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const DeviceInfo& device,
+                                       const RaceOptions& options = {});
+
+}  // namespace kiln

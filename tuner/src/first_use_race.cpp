@@ -1,0 +1,160 @@
+#include "kiln/tuner/first_use_race.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cuda_backend.hpp"
+#include "kiln/buffer.hpp"
+#include "kiln/stream.hpp"
+#include "kiln/tuner/problem_data.hpp"
+#include "kiln/tuner/timer.hpp"
+#include "logger.hpp"
+
+namespace kiln {
+namespace {
+
+// The weighed neighbours' expectation of `runner_up` against the prediction (their expected
+// slowdowns over the best), or 0 when the decision carries none.
+double expected_ratio(const Decision& predicted, const std::string& runner_up) {
+  double first = 0, second = 0;
+  for (const auto& [variant, ratio] : predicted.weighed) {
+    if (predicted.variant && variant == predicted.variant->name()) first = ratio;
+    if (variant == runner_up) second = ratio;
+  }
+  return first > 0 && second > 0 ? second / first : 0.0;
+}
+
+std::string describe(const Decision& d) {
+  return d.variant->name() + (d.config.empty() ? std::string() : " [" + d.config.to_string() + "]");
+}
+
+std::string us(double t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f us", t);
+  return buf;
+}
+
+}  // namespace
+
+std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const DeviceInfo& device,
+                                       const RaceOptions& options) {
+  if (!p.schema || (!p.device.is_cuda() && !options.allow_host)) return std::nullopt;
+  auto skip = [&](const std::string& why) -> std::optional<Decision> {
+    logger()->debug("race {} {}: not raced: {}", p.schema->name, p.key(), why);
+    return std::nullopt;
+  };
+  try {
+    Decision predicted = rt.dispatcher().decide_uncached(p, device);
+    if (!predicted.variant) return skip("no variant supports it");
+    if (predicted.evidence == Decision::Evidence::exact_entry) return skip("it has an exact entry");
+    // The runners-up: the dispatcher's choice without the predicted variant, and without any
+    // variant of the predicted one's plugin (cuBLAS and cuBLASLt share their slow spots; kiln's
+    // own kernels share theirs), each raced only when the weighed neighbours expect it within
+    // reach.  The race's candidates are decisions the dispatcher could make, so nothing it keeps
+    // is a kernel op() would not run anyway.
+    std::vector<Decision> racers;
+    racers.reserve(3);  // `first` below stays valid
+    racers.push_back(std::move(predicted));
+    const Decision& first = racers.front();
+    auto add_runner_up = [&](std::vector<std::string> excluded) {
+      Dispatcher::LeaveOneOut without;
+      without.excluded_variants = std::move(excluded);
+      Decision d = rt.dispatcher().decide_uncached(p, device, without);
+      if (!d.variant) return;
+      for (const Decision& r : racers)
+        if (r.variant == d.variant && r.config == d.config) return;
+      const double expected = expected_ratio(first, d.variant->name());
+      if (expected > options.reach) return;
+      racers.push_back(std::move(d));
+    };
+    add_runner_up({first.variant->name()});
+    const Source& source = rt.registry().source_of(*first.variant);
+    if (source.plugin != "direct") {
+      std::vector<std::string> same_plugin;
+      for (const Variant* v : rt.registry().variants(p.schema->name))
+        if (&rt.registry().source_of(*v) == &source || rt.registry().source_of(*v).plugin == source.plugin)
+          same_plugin.push_back(v->name());
+      add_runner_up(std::move(same_plugin));
+    }
+    if (racers.size() < 2) return skip("no runner-up within reach");
+
+    std::vector<TensorSpec> specs;
+    if (!p.schema->tensor_specs || !p.schema->tensor_specs(p, specs).ok()) return skip("no tensor specs");
+    std::int64_t bytes = 0;
+    for (const TensorSpec& s : specs) bytes += s.shape.bytes(s.dtype);
+    if (bytes > options.max_tensor_bytes) return skip("its tensors are larger than the race's bound");
+
+    // Inputs of its own, as dense as the caller's alignment class allows (the decisions were made
+    // for that class; a pitched layout gives 16-byte rows where dense ones would not).
+    ProblemDataOptions layout;
+    layout.reference = false;  // only timing: every candidate is what op() may run anyway
+    layout.pitched = layout_alignment(*p.schema, p, false) < p.align_bytes;
+    if (layout_alignment(*p.schema, p, layout.pitched) < p.align_bytes) return skip("no layout of its alignment class");
+    if (p.device.is_cuda() && detail::cuda_count() > 1) detail::cuda_set_device(p.device.ordinal);  // as op() does
+    ProblemData data(*p.schema, p, p.device, /*seed=*/7, layout);
+    const Problem& q = data.problem();
+    OwnedStream stream(p.device);
+    std::size_t ws_bytes = 0;
+    for (const Decision& d : racers) ws_bytes = std::max(ws_bytes, d.variant->workspace_bytes(q, d.config));
+    Buffer workspace;
+    if (ws_bytes) workspace = Buffer::alloc(p.device, u8, {static_cast<std::int64_t>(ws_bytes)});
+    std::unique_ptr<CacheFlusher> flusher;
+    if (p.device.is_cuda()) flusher = std::make_unique<CacheFlusher>(p.device);
+
+    const std::size_t n = racers.size();
+    std::vector<std::vector<double>> samples(n);
+    std::vector<Status> failed(n);
+    TimingOptions timing;
+    timing.warmup = 1;
+    timing.runs = options.runs;
+    timing.min_runs = 1;
+    timing.max_seconds = options.max_seconds / static_cast<double>(n * static_cast<std::size_t>(std::max(1, options.rounds)));
+    for (int round = 0; round < options.rounds; ++round) {
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = round % 2 ? n - 1 - k : k;  // forward, then backward: drift cancels
+        if (!failed[i].ok()) continue;
+        const Decision& d = racers[i];
+        const Timing t = time_runs(
+            p.device, stream,
+            [&] {
+              Status st = d.variant->launch(data.device_args(), q, d.config, workspace.data(), stream);
+              if (!st.ok() && failed[i].ok()) failed[i] = st;
+            },
+            timing, flusher.get());
+        if (failed[i].ok()) samples[i].insert(samples[i].end(), t.samples_us.begin(), t.samples_us.end());
+      }
+    }
+    stream.synchronize();
+    std::vector<double> median(n, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      if (failed[i].ok() && !samples[i].empty()) median[i] = summarise(samples[i]).median_us;
+    // The fastest runner-up replaces the prediction only when clearly faster (or the prediction
+    // failed to launch): a short race under a drifting clock must not overrule the neighbours'
+    // re-timed evidence on a near tie.
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < n; ++i)
+      if (median[i] > 0 && (median[best] <= 0 || median[i] < median[best])) best = i;
+    if (median[best] <= 0) return skip("no candidate ran: " + failed[0].message());
+    std::size_t kept = best;
+    if (best != 0 && median[0] > 0 && median[best] > (1.0 - options.margin) * median[0]) kept = 0;
+    std::string note = std::string(kept ? "the runner-up " : "the prediction ") + describe(racers[kept]) + " " + us(median[kept]);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i == kept) continue;
+      note += std::string(", against ") + (i == 0 ? "the prediction " : "the runner-up ") + describe(racers[i]) + " " +
+              (median[i] > 0 ? us(median[i]) : std::string("(failed: ") + failed[i].message() + ")");
+    }
+    note += " (timed at first use)";
+    Decision out = std::move(racers[kept]);
+    out.raced = true;
+    out.race_note = std::move(note);
+    logger()->debug("race {} {}: {}", p.schema->name, p.key(), out.race_note);
+    return out;
+  } catch (const std::exception& e) {
+    return skip(e.what());
+  }
+}
+
+}  // namespace kiln
