@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <mutex>
 #include <tuple>
 
@@ -114,7 +115,14 @@ bool usable(const Variant& v, const Config& config, const Problem& p, const Devi
     if (why) *why = "config " + config.to_string() + ": " + *bad;
     return false;
   }
-  Support s = v.supports(p, device, config);
+  Support s;
+  try {
+    s = v.supports(p, device, config);
+  } catch (const std::exception& e) {  // a plugin bug (variant methods must not throw): this variant
+    s = Support::no(std::string("supports() threw: ") + e.what());  // is passed over, the op still runs
+  } catch (...) {
+    s = Support::no("supports() threw");
+  }
   if (!s.ok) {
     if (why) *why = s.reason.empty() ? std::string("not supported") : s.reason;
     return false;

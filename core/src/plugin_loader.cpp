@@ -1,6 +1,6 @@
 // PluginLoader: finds libkiln_*.so files, probes the Boost.DLL alias, checks the ABI, registers
-// into a staging registry and merges it all or nothing.  A bad file is skipped with a reason;
-// nothing thrown gets out.
+// into a staging registry and merges it, refusing (one by one, with a reason) the names another
+// plugin already holds.  A bad file is skipped with a reason; nothing thrown gets out.
 #include "kiln/plugin_loader.hpp"
 
 #include <elf.h>
@@ -221,11 +221,13 @@ void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& r
   for (const std::string& dir : dirs) {
     std::vector<std::string> files;
     if (!fs::path(dir).is_absolute()) {
+      // An error like any other directory that loads nothing (and so shown at the default log
+      // level, and by `kiln plugins check`): a silent skip reads as "my plugin is not there".
       const std::string reason =
-          "relative plugin directory ignored: it would load libraries from the working directory "
-          "(list absolute directories in KILN_PLUGIN_PATH)";
+          "relative plugin directory ignored: kiln never loads plugins from the working directory "
+          "(list absolute directories in KILN_PLUGIN_PATH, e.g. $PWD/" + dir + ")";
       try {
-        logger()->warn("plugin directory '{}': {}", dir, reason);
+        logger()->error("plugin directory '{}': {}", dir, reason);
       } catch (...) {
       }
       errors_.push_back({dir, reason});
@@ -307,8 +309,12 @@ bool PluginLoader::load_file(const std::string& file, Registry& registry) {
 
     auto library = std::make_shared<boost::dll::shared_library>();
     try {
+      // RTLD_NOW: a symbol the library needs and nothing defines (a plugin built against another
+      // kiln, a library missing from its link) is a load error here.  With RTLD_LAZY the loader
+      // found it only when the plugin first called it, and ld.so then ended the process
+      // ("symbol lookup error", status 127).
       library->load(ec ? fs::path(file) : path,
-                    boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
+                    boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& e) {
       return skip("cannot load: " + load_failure(e.what()));
     }

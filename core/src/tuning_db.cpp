@@ -613,10 +613,23 @@ double lock_timeout_from_env(std::string* problem = nullptr) {
   return v;
 }
 
-// The user file as it is on disk now (read under the lock): empty when it does not exist.
-ParsedFile read_user_file(const detail::DbTarget& target, const std::string& what) {
+// The user file as it is on disk now (read under the lock): empty when it does not exist.  When
+// reading it skipped anything (a bad entry, a repeated key, a field that cannot be kept), the
+// rewrite that follows would lose it for good, so the file as it was is first copied to
+// `<file>.bak` (written like the database itself: temp file, rename) and `dropped` says so.
+ParsedFile read_user_file(const detail::DbTarget& target, const std::string& what, std::string* dropped = nullptr) {
   if (!target.exists) return {};
-  return parse_yaml(detail::read_db_text(target.path, kTuningDbMaxFileBytes, true), what, nullptr);
+  const std::string text = detail::read_db_text(target.path, kTuningDbMaxFileBytes, true);
+  std::vector<std::string> skipped;
+  ParsedFile file = parse_yaml(text, what, &skipped);
+  if (!skipped.empty() && dropped != nullptr) {
+    const std::string backup = target.path + ".bak";
+    detail::write_db_text(detail::resolve_db_path(backup), text);
+    *dropped = "tuning database '" + printable(what) + "': rewritten with only what could be read (" +
+               std::to_string(skipped.size()) + " warning(s) about it); the file as it was is kept in '" +
+               printable(backup) + "'";
+  }
+  return file;
 }
 
 void append_yaml_files(const fs::path& dir, std::vector<std::string>& out) {
@@ -688,6 +701,12 @@ TuningDb& TuningDb::operator=(TuningDb&& other) noexcept {
 }
 
 void TuningDb::set_reporter(std::function<void(const std::string&, bool)> reporter) { reporter_ = std::move(reporter); }
+
+void TuningDb::report_dropped(const std::string& message) const {
+  if (message.empty()) return;
+  warnings_.push_back(message);
+  if (reporter_) reporter_(message, false);
+}
 
 void TuningDb::ensure_loaded() const {
   if (loaded_.load(std::memory_order_acquire)) return;
@@ -892,18 +911,21 @@ void TuningDb::update(const std::function<void(TuningTable&)>& edit) {
   if (user_path_.empty()) throw TuningDbError("tuning database: no user file is configured, cannot update it");
   ensure_loaded();
   TuningTable table;
+  std::string dropped;
   {
     detail::DbLock lock(user_path_, lock_timeout_s_);
     const detail::DbTarget target = detail::resolve_db_path(user_path_);
     detail::remove_stale_temp_files(target.path);
     // Re-read under the lock so entries another process stored meanwhile survive.  A corrupt file
-    // throws here, before anything is written; entries that are invalid are dropped.
-    ParsedFile file = read_user_file(target, user_path_);
+    // throws here, before anything is written; entries that are invalid are dropped (the old file
+    // is kept as <file>.bak first).
+    ParsedFile file = read_user_file(target, user_path_, &dropped);
     if (edit) edit(file.table);
     detail::write_db_text(target, emit_yaml(file.table, file.extra_top));
     table = std::move(file.table);
   }
   set_user_layer(std::move(table));
+  report_dropped(dropped);
 }
 
 std::size_t TuningDb::prune(const std::function<bool(const std::string& device, const std::string& op,
@@ -912,11 +934,12 @@ std::size_t TuningDb::prune(const std::function<bool(const std::string& device, 
   ensure_loaded();
   std::size_t removed = 0;
   TuningTable table;
+  std::string dropped;
   {
     detail::DbLock lock(user_path_, lock_timeout_s_);
     const detail::DbTarget target = detail::resolve_db_path(user_path_);
     detail::remove_stale_temp_files(target.path);
-    ParsedFile file = read_user_file(target, user_path_);
+    ParsedFile file = read_user_file(target, user_path_, &dropped);
     for (auto dev = file.table.begin(); dev != file.table.end();) {
       for (auto o = dev->second.begin(); o != dev->second.end();) {
         for (auto k = o->second.begin(); k != o->second.end();) {
@@ -932,9 +955,11 @@ std::size_t TuningDb::prune(const std::function<bool(const std::string& device, 
       dev = dev->second.empty() ? file.table.erase(dev) : std::next(dev);
     }
     if (removed > 0) detail::write_db_text(target, emit_yaml(file.table, file.extra_top));
+    else dropped.clear();  // nothing rewritten, nothing lost (the .bak copy is harmless)
     table = std::move(file.table);
   }
   set_user_layer(std::move(table));
+  report_dropped(dropped);
   return removed;
 }
 

@@ -11,6 +11,6 @@ target_compile_definitions(test_plugin_loader PRIVATE KILN_FIXTURE_PLUGIN_DIR="$
 target_include_directories(test_plugin_loader PRIVATE ${PROJECT_SOURCE_DIR}/core/src)  # install_paths.hpp
 target_link_libraries(test_plugin_loader PRIVATE ${CMAKE_DL_LIBS})
 add_dependencies(test_plugin_loader kiln_fixture_good kiln_fixture_rival kiln_fixture_abi kiln_fixture_noentry
-                 kiln_fixture_offspace)
+                 kiln_fixture_offspace kiln_fixture_unresolved)
 
 include(${PROJECT_SOURCE_DIR}/tests/install/install.cmake)

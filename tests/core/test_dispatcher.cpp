@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <stdexcept>
 
 #include "catch.hpp"
 #include "scale_op.hpp"
@@ -256,4 +257,31 @@ TEST_CASE("op() rejects bad arguments with errors that name them") {
   for (int i = 0; i < 8; ++i) x.ref().as<float>()[i] = 1.0f;
   op(kiln::Args({x, y}, {3.0}));
   CHECK(y.ref().as<float>()[5] == 3.0f);
+}
+
+TEST_CASE("a variant whose supports() throws is passed over with the reason, not thrown through op()") {
+  // Variant methods must not throw; one that did made every op() of its op (and kiln explain)
+  // fail with the plugin's exception, although other variants could run the problem.
+  class ThrowingSupports final : public kiln::Variant {
+   public:
+    ThrowingSupports()
+        : Variant({"scale_throws", "scale", kiln::DeviceKind::host, {kiln::f32}, /*priority=*/50, "throws"},
+                  kiln::ParamSpace()) {}
+    kiln::Config default_config(const kiln::DeviceInfo&) const override { return {}; }
+    kiln::Support supports(const kiln::Problem&, const kiln::DeviceInfo&, const kiln::Config&) const override {
+      throw std::runtime_error("supports exploded");
+    }
+    kiln::Status launch(const kiln::Args&, const kiln::Problem&, const kiln::Config&, void*, kiln::Stream) const override {
+      return kiln::Status::fail(kiln::ErrorKind::internal, "must not run");
+    }
+  };
+  kiln::Registry r = kiln_test::scale_registry();
+  r.add_variant(std::make_shared<ThrowingSupports>());
+  kiln::Runtime rt(std::move(r), kiln_test::offline_options());
+  run_scale(rt, 7);
+  CHECK(last_run().variant == "scale_any");
+  const kiln::Decision d = rt.explain(rt.registry().op("scale").problem_from_dims(kiln::f32, {7}, kiln::Device::host()));
+  bool named = false;
+  for (const auto& [variant, why] : d.rejected) named |= variant == "scale_throws" && why == "supports() threw: supports exploded";
+  CHECK(named);
 }

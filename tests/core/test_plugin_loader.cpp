@@ -401,3 +401,21 @@ TEST_CASE("non-files named like plugins and off-space defaults are reported, not
   CHECK(contains(offspace, "unroll=3"));
   CHECK(contains(offspace, "outside its own space"));
 }
+
+TEST_CASE("a plugin that needs a symbol nothing defines is refused at load, not called", "[plugin_loader]") {
+  // Loaded lazily it passed the checks, and its register function's first call of the missing
+  // function made ld.so end the process ("symbol lookup error", status 127).
+  ScratchDir dir("unresolved");
+  fs::copy_file(fs::path(KILN_FIXTURE_EXTRA_DIR) / "libkiln_fixture_unresolved.so",
+                dir.path() / "libkiln_fixture_unresolved.so");
+  dir.add("libkiln_fixture_good.so");
+  kiln::Registry registry;
+  kiln::PluginLoader loader;
+  loader.load_dirs({dir.str()}, registry);
+  CHECK(loader.loaded() == std::vector<std::string>{dir.file("libkiln_fixture_good.so")});
+  const std::string why = reason_for(loader.errors(), dir.file("libkiln_fixture_unresolved.so"));
+  INFO(why);
+  CHECK(contains(why, "cannot load"));
+  CHECK(contains(why, "undefined symbol"));
+  CHECK(contains(why, "kiln_fixture_function_nobody_defines"));
+}

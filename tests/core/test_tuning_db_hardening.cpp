@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -557,4 +558,44 @@ TEST_CASE("tuning db hardening: text from a file reaches messages escaped") {
   CHECK(kiln::TuningDb::from_yaml(bad_yaml, "bytes.yaml", &warnings).at("d").at("op").empty());
   REQUIRE(warnings.size() == 1);
   CHECK(contains(warnings[0], "tuned_at"));
+}
+
+TEST_CASE("tuning db hardening: a rewrite that leaves out an unreadable entry keeps the old file as .bak") {
+  // A hand-edited entry with a typo (median_us: fast) was skipped on reading, as it should be,
+  // and then gone for good: the next put() rewrote the file without it.
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  const std::string text = "schema: 1\ndevices:\n  \"" + kDev + "\":\n    gemm:\n" +
+                           "      \"typo\": {variant: v, config: {BM: 64}, median_us: fast}\n" +
+                           "      \"good\": {variant: v, config: {BM: 64}, median_us: 5, samples: 3}\n";
+  spit(user, text);
+  {
+    std::vector<std::string> reported;
+    kiln::TuningDb db({}, user);
+    db.set_reporter([&](const std::string& m, bool) { reported.push_back(m); });
+    db.put(kDev, "gemm", key(1), entry("v1"));
+    CHECK(slurp(user + ".bak") == text);  // byte for byte, the typo with it
+    REQUIRE_FALSE(db.warnings().empty());
+    INFO(db.warnings().back());
+    CHECK(contains(db.warnings().back(), user + ".bak"));
+    CHECK(contains(db.warnings().back(), "rewritten with only what could be read"));
+    CHECK(std::find(reported.begin(), reported.end(), db.warnings().back()) != reported.end());
+    const kiln::TuningTable after = kiln::TuningDb::read_file(user);
+    CHECK(after.at(kDev).at("gemm").size() == 2);  // good + key(1)
+  }
+  // A clean file is rewritten without a copy; prune keeps a copy too when it rewrites.
+  fs::remove(user + ".bak");
+  {
+    kiln::TuningDb db({}, user);
+    db.put(kDev, "gemm", key(2), entry("v2"));
+    CHECK_FALSE(fs::exists(user + ".bak"));
+  }
+  spit(user, text);
+  {
+    kiln::TuningDb db({}, user);
+    CHECK(db.prune([](const std::string&, const std::string&, const std::string& k, const kiln::TuningEntry&) {
+            return k == "good";
+          }) == 1);
+    CHECK(slurp(user + ".bak") == text);
+  }
 }

@@ -94,4 +94,27 @@ if(TARGET kiln_fixture_abort AND TARGET kiln_fixture_exit AND TARGET kiln_fixtur
   kiln_cli_test(plugins_check_json ARGS plugins check ${plugin_check_dir} --json EXPECT 1 REQUIRES cli_plugin_check_dir
                 OUT "\"status\": \"crashed\".*\"failed\": 4")
   kiln_cli_test(plugins_check_ok ARGS plugins check OUT "1 plugin file\\(s\\) in 1 directory, 0 with a problem")
+  # A directory named on the command line is relative to where it was typed (the plugin guide's
+  # `kiln plugins check build`); it was reported as "relative plugin directory: kiln ignores it".
+  kiln_cli_test(plugins_check_relative_dir ARGS plugins check plugin_check WORKDIR ${CMAKE_CURRENT_BINARY_DIR}
+                EXPECT 1 REQUIRES cli_plugin_check_dir
+                OUT "plugin_check/libkiln_fixture_good.so +ok .*5 plugin file\\(s\\) in 1 directory, 4 with a problem")
 endif()
+
+# A relative entry of KILN_PLUGIN_PATH is ignored (the working directory is never searched), and
+# says so at the error level; an op it would have provided is then unknown, and that message
+# points at the plugins that did not load.
+kiln_cli_test(relative_plugin_path ARGS list tuner_scale WORKDIR ${CMAKE_CURRENT_BINARY_DIR}
+              ENV "KILN_PLUGIN_PATH=cli_plugins" "KILN_LOG_LEVEL=error" EXPECT 2
+              ERR "relative plugin directory ignored.*.PWD/cli_plugins.*unknown op 'tuner_scale'.*1 plugin file\\(s\\) or directories on the plugin path were not loaded")
+kiln_cli_test(plugins_check_relative_entry ARGS plugins check WORKDIR ${CMAKE_CURRENT_BINARY_DIR}
+              ENV "KILN_PLUGIN_PATH=cli_plugins" EXPECT 1 OUT "cli_plugins +error +relative entry of KILN_PLUGIN_PATH: kiln ignores it")
+
+# kiln bench --runs is bounded by the clock as tune's are: --runs 1000000 ran every run (hours on
+# a slow kernel).  Each row stops after --max-seconds-per-row (default 20) and says so.
+kiln_cli_test(bench_runs_capped ARGS bench tuner_scale --shape 65536 --device host --runs 1000000
+              --max-seconds-per-row 0.2 OUT "note: [0-9]+ row\\(s\\) took fewer than --runs 1000000 runs: --max-seconds-per-row 0.2 stopped them")
+kiln_cli_test(bench_runs_capped_json ARGS bench tuner_scale --shape 65536 --device host --runs 1000000
+              --max-seconds-per-row 0.2 --json OUT "\"samples\": [0-9]+,.*\"runs\": 1000000" NOT_OUT "\"samples\": 1000000")
+set_tests_properties(cli_bench_runs_capped cli_bench_runs_capped_json PROPERTIES TIMEOUT 60)
+kiln_cli_test(bench_bad_row_cap ARGS bench tuner_scale --shape 64 --max-seconds-per-row 0 EXPECT 2 ERR "max-seconds-per-row")

@@ -3,6 +3,7 @@
 // metadata, resume, and op() in a fresh runtime dispatching the tuned choice.
 #include <filesystem>
 #include <random>
+#include <stdexcept>
 
 #include <kiln/tuner/tuner.hpp>
 
@@ -277,4 +278,31 @@ TEST_CASE("throughput and timestamps") {
   CHECK(t.size() == 20);
   CHECK(t[10] == 'T');
   CHECK(t.back() == 'Z');
+}
+
+TEST_CASE("tuner: a variant whose supports() throws is a rejected candidate, not an escaping exception") {
+  class ThrowingSupports final : public kiln::Variant {
+   public:
+    ThrowingSupports()
+        : Variant({"scale_throws", "scale", kiln::DeviceKind::host, {kiln::f32}, /*priority=*/50, "throws"},
+                  kiln::ParamSpace()) {}
+    kiln::Config default_config(const kiln::DeviceInfo&) const override { return {}; }
+    kiln::Support supports(const kiln::Problem&, const kiln::DeviceInfo&, const kiln::Config&) const override {
+      throw std::runtime_error("supports exploded");
+    }
+    kiln::Status launch(const kiln::Args&, const kiln::Problem&, const kiln::Config&, void*, kiln::Stream) const override {
+      return kiln::Status::fail(kiln::ErrorKind::internal, "must not run");
+    }
+  };
+  kiln::Registry r = kiln_test::scale_registry();
+  r.add_variant(std::make_shared<ThrowingSupports>());
+  kiln::Runtime rt(std::move(r), kiln_test::offline_options());
+  const kiln::Problem p = rt.registry().op("scale").problem_from_dims(kiln::f32, {64}, kiln::Device::host());
+  const kiln::SearchSpace s = kiln::build_search_space(rt.registry(), p, kiln::device_info(p.device));
+  bool rejected = false;
+  for (const kiln::Rejection& j : s.rejected)
+    rejected |= j.example.variant->name() == "scale_throws" && j.reason == "supports() threw: supports exploded";
+  CHECK(rejected);
+  for (const kiln::Candidate& c : s.candidates) CHECK(c.variant->name() != "scale_throws");
+  CHECK_FALSE(s.candidates.empty());
 }

@@ -42,7 +42,11 @@ struct BenchCli {
   std::string problems;
   double time_limit = 0;
   int iters = 20000, batch = 200;
+  double max_seconds_per_row = 20.0;
 };
+
+// Below this many timed runs per round a row's time cap does not stop it (a median needs a few).
+constexpr int kBenchMinRunsPerRound = 5;
 
 struct Row {
   Candidate candidate;
@@ -54,7 +58,7 @@ struct Row {
 
 const char* kUsage =
     "usage: kiln bench <op> --shape SHAPE [--dtype T] [--device D] [--variants all|NAME...] [--vs vendor|NAME]\n"
-    "                  [--runs N] [--warm] [--force] [--json | --csv]\n"
+    "                  [--runs N] [--max-seconds-per-row S] [--warm] [--force] [--json | --csv]\n"
     "       kiln bench --overhead [<op> --shape SHAPE] [--device D] [--iters N] [--batch N] [--json]\n"
     "       kiln bench --regret --problems FILE [--device D] [--runs N] [--warm] [--time-limit S] [--json]";
 
@@ -71,7 +75,12 @@ Command make_bench_command(CLI::App& parent) {
   app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
   app->add_option("--variants", o->variants, "all (default) or variant names")->delimiter(',');
   app->add_option("--vs", o->vs, "Baseline: vendor (fastest vendor variant) or a variant name; default op()'s choice");
-  app->add_option("--runs", o->runs, "Timed runs per variant (default 20)")->check(in_range(1, 1e6));
+  app->add_option("--runs", o->runs, "Timed runs per variant (default 20; fewer when --max-seconds-per-row stops it)")
+      ->check(in_range(1, 1e6));
+  app->add_option("--max-seconds-per-row", o->max_seconds_per_row,
+                  "Wall-clock cap on each row's timed runs and warm-ups, split over its rounds; at least 5 runs a "
+                  "round are taken (default 20)")
+      ->check(in_range(0.001, 1e5));
   app->add_option("--warmup", o->warmup, "Warm-up runs (default 3)")->check(in_range(0, 1e6));
   app->add_flag("--force", o->force, "Try a problem larger than the device or host memory");
   app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs")->check(seed_value());
@@ -184,7 +193,10 @@ Command make_bench_command(CLI::App& parent) {
     EvaluatorOptions eo;
     eo.seed = o->input_seed;
     eo.warm = o->warm;
-    eo.max_seconds_per_candidate = 5.0;
+    // No per-call cap in the evaluator: each visit below gets its share of --max-seconds-per-row
+    // (the evaluator's cap replaced the visit's own, and min_runs = runs made it a no-op, so
+    // --runs 1000000 ran for hours).
+    eo.max_seconds_per_candidate = 0.0;
     // As the tuner does (oracle.hpp): a large problem is checked against the vendor variant, itself
     // checked on sampled elements against the f64 host reference; --no-oracle checks every
     // element against the host reference instead (minutes at gemm 8192^3).
@@ -220,6 +232,8 @@ Command make_bench_command(CLI::App& parent) {
     const std::vector<BenchVisit> visits = lost ? std::vector<BenchVisit>{} : bench_visits(to_time.size(), o->runs, o->warmup);
     std::vector<std::vector<double>> samples(to_time.size());
     std::vector<bool> dropped(to_time.size(), false);
+    std::vector<int> visits_of_row(to_time.size(), 0);
+    for (const BenchVisit& v : visits) ++visits_of_row[v.row];
     for (std::size_t i = 0; i < visits.size(); ++i) {
       const BenchVisit& v = visits[i];
       Row& r = *to_time[v.row];
@@ -227,8 +241,9 @@ Command make_bench_command(CLI::App& parent) {
       bar.update(rows.size() + (i * rows.size()) / visits.size(), rows.size() * 2, r.candidate.to_string());
       TimingOptions tv = t;
       tv.runs = v.runs;
-      tv.min_runs = v.runs;
+      tv.min_runs = std::min(v.runs, kBenchMinRunsPerRound);
       tv.warmup = v.warmup;
+      tv.max_seconds = o->max_seconds_per_row / visits_of_row[v.row];
       CandidateResult timed = ev->time(r.candidate, tv);
       if (!timed.ok()) {
         timed.error = r.result.error;
@@ -312,6 +327,7 @@ Command make_bench_command(CLI::App& parent) {
       Json out = json_document();
       out.set("op", o->op).set("problem", p.key()).set("device", dev.to_string()).set("device_key", info.fingerprint());
       out.set("rows", std::move(arr)).set("baseline_note", base_note);
+      out.set("runs", o->runs).set("max_seconds_per_row", o->max_seconds_per_row);
       if (ev) out.set("expected", ev->expected_source());
       if (base) out.set("baseline", base->candidate.to_string());
       std::cout << out.dump() << "\n";
@@ -338,6 +354,11 @@ Command make_bench_command(CLI::App& parent) {
       std::cout << "* = what op() runs for this problem (" << decision_source_name(decision.from) << "); " << base_note
                 << "; ratio = baseline time / variant time\n";
       if (ev) std::cout << "outputs checked against: " << ev->expected_source() << "\n";
+      int capped = 0;
+      for (const Row& r : rows) capped += r.result.ok() && r.usable && r.result.timing.samples < o->runs;
+      if (capped > 0)
+        std::cout << "note: " << capped << " row(s) took fewer than --runs " << o->runs
+                  << " runs: --max-seconds-per-row " << fmt(o->max_seconds_per_row, 6) << " stopped them\n";
     }
     return failed ? kExitFailed : kExitOk;
   };

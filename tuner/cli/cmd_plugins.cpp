@@ -161,7 +161,7 @@ std::vector<std::string> plugin_files(const std::vector<std::string>& dirs, std:
   std::vector<std::string> files;
   for (const std::string& dir : dirs) {
     if (!fs::path(dir).is_absolute()) {
-      reports.push_back({dir, "error", "relative plugin directory: kiln ignores it", ""});
+      reports.push_back({dir, "error", "relative entry of KILN_PLUGIN_PATH: kiln ignores it (write $PWD/" + dir + ")", ""});
       continue;
     }
     std::error_code ec;
@@ -222,7 +222,15 @@ Command make_plugins_command(CLI::App& parent) {
   c.usage = kUsage;
   c.run = [o] {
     if (o->load_one->parsed()) return run_load_one(o->one_file);
-    const std::vector<std::string> dirs = o->dirs.empty() ? PluginLoader::default_search_path() : o->dirs;
+    // Directories named here are the user's own words, relative to where they typed them; only
+    // KILN_PLUGIN_PATH's relative entries are ignored (and reported so below).
+    std::vector<std::string> dirs = o->dirs.empty() ? PluginLoader::default_search_path() : o->dirs;
+    if (!o->dirs.empty())
+      for (std::string& d : dirs) {
+        std::error_code ec;
+        const fs::path absolute = fs::absolute(d, ec);
+        if (!ec) d = absolute.lexically_normal().string();
+      }
     std::vector<FileReport> reports;
     const std::vector<std::string> files = plugin_files(dirs, reports);
     for (const std::string& f : files) {

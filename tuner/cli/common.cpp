@@ -17,6 +17,7 @@ namespace kiln::cli {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
+std::size_t g_plugin_errors = 0;  // of the last open_runtime()
 
 extern "C" void on_sigint(int) {
   if (g_interrupted.exchange(true)) {
@@ -31,6 +32,7 @@ std::unique_ptr<Runtime> open_runtime(const std::string& tune_mode, bool quiet) 
   RuntimeOptions o;
   o.tune_mode = tune_mode;
   auto rt = std::make_unique<Runtime>(o);
+  g_plugin_errors = rt->plugin_errors().size();
   if (!quiet) {
     // A plugin that could not be used was logged once by the loader; not repeated here.  Database
     // messages are printed when a command first reads it (`kiln list` never does), in place of
@@ -38,6 +40,13 @@ std::unique_ptr<Runtime> open_runtime(const std::string& tune_mode, bool quiet) 
     rt->db().set_reporter([](const std::string& message, bool) { std::cerr << "kiln: warning: " << message << "\n"; });
   }
   return rt;
+}
+
+std::string skipped_plugins_note() {
+  if (g_plugin_errors == 0) return {};
+  return " (" + std::to_string(g_plugin_errors) +
+         " plugin file(s) or directories on the plugin path were not loaded: see the errors above, or run "
+         "`kiln plugins check`)";
 }
 
 Device parse_device(const std::string& text) {

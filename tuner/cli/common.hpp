@@ -54,6 +54,9 @@ Command make_plugins_command(CLI::App& parent);
 // logged once, by the loader (KILN_LOG_LEVEL); database messages go to stderr as warnings when
 // the database is first read (to the log instead with `quiet`).
 std::unique_ptr<Runtime> open_runtime(const std::string& tune_mode = "off", bool quiet = false);
+// "" when every plugin file and directory of the last open_runtime() loaded, else a sentence
+// saying how many did not (appended to "unknown op": the op's plugin may be among them).
+std::string skipped_plugins_note();
 
 // "host", "cuda", "gpu", "cuda:N"; "" is the runtime's default device (CUDA 0, else the host).
 Device parse_device(const std::string& text);

@@ -37,6 +37,8 @@ int run_guarded(const kiln::cli::Command& cmd) {
     return cmd.run();
   } catch (const kiln::cli::UsageError& e) {
     return report(name, "usage", e.what(), cmd.usage, kiln::cli::kExitUsage);
+  } catch (const kiln::UnknownOpError& e) {  // its plugin may be one that did not load
+    return report(name, "argument", e.what() + kiln::cli::skipped_plugins_note(), cmd.usage, kiln::cli::kExitUsage);
   } catch (const kiln::ArgumentError& e) {  // unknown op, bad shape, bad dtype, bad device, ...
     return report(name, "argument", e.what(), cmd.usage, kiln::cli::kExitUsage);
   } catch (const kiln::Error& e) {

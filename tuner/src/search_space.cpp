@@ -1,6 +1,7 @@
 #include "kiln/tuner/search_space.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <random>
 #include <set>
 
@@ -89,7 +90,14 @@ bool usable_or_why(const Variant& v, const Config& config, const Problem& proble
     if (kind) *kind = Rejection::Kind::constraint;
     return false;
   }
-  Support s = v.supports(problem, device, config);
+  Support s;
+  try {
+    s = v.supports(problem, device, config);
+  } catch (const std::exception& e) {  // a plugin bug: the candidate is rejected, the search goes on
+    s = Support::no(std::string("supports() threw: ") + e.what());
+  } catch (...) {
+    s = Support::no("supports() threw");
+  }
   if (!s.ok) {
     if (why) *why = s.reason.empty() ? std::string("not supported") : s.reason;
     if (kind) *kind = Rejection::Kind::unsupported;

@@ -10,7 +10,8 @@
 // built with kiln_add_plugin(my_family SOURCES ... ENTRY plugin_entry.cpp)
 // (cmake/kiln_add_plugin.cmake), which also defines the build id.  The loader (kiln::PluginLoader,
 // kiln/plugin_loader.hpp) checks the ABI version, calls register into a staging registry and
-// merges it all or nothing.  CUDA sources add kiln/cuda_status.hpp.
+// merges it (a name another plugin already holds is refused alone, with an error).  CUDA sources
+// add kiln/cuda_status.hpp.
 #pragma once
 #include <exception>
 

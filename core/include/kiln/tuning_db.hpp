@@ -186,6 +186,8 @@ class TuningDb {
   void ensure_loaded() const;
   void load_now() const;
   void set_user_layer(TuningTable table);
+  // A rewrite that left out unreadable parts of the user file: to warnings() and the reporter.
+  void report_dropped(const std::string& message) const;
 
   std::vector<std::string> shipped_paths_;
   std::string user_path_;
