@@ -262,21 +262,8 @@ TEST_CASE("op() rejects bad arguments with errors that name them") {
 TEST_CASE("a variant whose supports() throws is passed over with the reason, not thrown through op()") {
   // Variant methods must not throw; one that did made every op() of its op (and kiln explain)
   // fail with the plugin's exception, although other variants could run the problem.
-  class ThrowingSupports final : public kiln::Variant {
-   public:
-    ThrowingSupports()
-        : Variant({"scale_throws", "scale", kiln::DeviceKind::host, {kiln::f32}, /*priority=*/50, "throws"},
-                  kiln::ParamSpace()) {}
-    kiln::Config default_config(const kiln::DeviceInfo&) const override { return {}; }
-    kiln::Support supports(const kiln::Problem&, const kiln::DeviceInfo&, const kiln::Config&) const override {
-      throw std::runtime_error("supports exploded");
-    }
-    kiln::Status launch(const kiln::Args&, const kiln::Problem&, const kiln::Config&, void*, kiln::Stream) const override {
-      return kiln::Status::fail(kiln::ErrorKind::internal, "must not run");
-    }
-  };
   kiln::Registry r = kiln_test::scale_registry();
-  r.add_variant(std::make_shared<ThrowingSupports>());
+  r.add_variant(std::make_shared<kiln_test::ThrowingSupportsScale>());
   kiln::Runtime rt(std::move(r), kiln_test::offline_options());
   run_scale(rt, 7);
   CHECK(last_run().variant == "scale_any");

@@ -2,6 +2,7 @@
 // record which variant and config ran, so dispatch decisions can be observed.
 #pragma once
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include <kiln/kiln.hpp>
@@ -78,6 +79,22 @@ class ScaleVariant final : public kiln::Variant {
 
  private:
   bool even_only_;
+};
+
+// A scale variant whose supports() throws (variant methods must not; dispatch and the tuner pass
+// it over with the reason): priority 50, so it is tried first.
+class ThrowingSupportsScale final : public kiln::Variant {
+ public:
+  ThrowingSupportsScale()
+      : Variant({"scale_throws", "scale", kiln::DeviceKind::host, {kiln::f32}, /*priority=*/50, "throws"},
+                kiln::ParamSpace()) {}
+  kiln::Config default_config(const kiln::DeviceInfo&) const override { return {}; }
+  kiln::Support supports(const kiln::Problem&, const kiln::DeviceInfo&, const kiln::Config&) const override {
+    throw std::runtime_error("supports exploded");
+  }
+  kiln::Status launch(const kiln::Args&, const kiln::Problem&, const kiln::Config&, void*, kiln::Stream) const override {
+    return kiln::Status::fail(kiln::ErrorKind::internal, "must not run");
+  }
 };
 
 // scale_even (priority 10, even n only) and scale_any (priority 5).

@@ -281,21 +281,8 @@ TEST_CASE("throughput and timestamps") {
 }
 
 TEST_CASE("tuner: a variant whose supports() throws is a rejected candidate, not an escaping exception") {
-  class ThrowingSupports final : public kiln::Variant {
-   public:
-    ThrowingSupports()
-        : Variant({"scale_throws", "scale", kiln::DeviceKind::host, {kiln::f32}, /*priority=*/50, "throws"},
-                  kiln::ParamSpace()) {}
-    kiln::Config default_config(const kiln::DeviceInfo&) const override { return {}; }
-    kiln::Support supports(const kiln::Problem&, const kiln::DeviceInfo&, const kiln::Config&) const override {
-      throw std::runtime_error("supports exploded");
-    }
-    kiln::Status launch(const kiln::Args&, const kiln::Problem&, const kiln::Config&, void*, kiln::Stream) const override {
-      return kiln::Status::fail(kiln::ErrorKind::internal, "must not run");
-    }
-  };
   kiln::Registry r = kiln_test::scale_registry();
-  r.add_variant(std::make_shared<ThrowingSupports>());
+  r.add_variant(std::make_shared<kiln_test::ThrowingSupportsScale>());
   kiln::Runtime rt(std::move(r), kiln_test::offline_options());
   const kiln::Problem p = rt.registry().op("scale").problem_from_dims(kiln::f32, {64}, kiln::Device::host());
   const kiln::SearchSpace s = kiln::build_search_space(rt.registry(), p, kiln::device_info(p.device));
