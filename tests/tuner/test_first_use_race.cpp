@@ -155,3 +155,27 @@ TEST_CASE("KILN_TUNE=race is a mode of its own") {
   CHECK_FALSE(d.raced);
   CHECK(d.variant->name() == "scale_first");
 }
+
+TEST_CASE("a tiny problem races every variant at its default") {
+  kiln::Registry r;
+  r.add_op(kiln_test::scale_schema());
+  r.add_variant(std::make_shared<PacedScale>("scale_first", 10, 100));
+  r.add_variant(std::make_shared<PacedScale>("scale_second", 5, 100));
+  r.add_variant(std::make_shared<PacedScale>("scale_third", 1, 0));
+  kiln::Runtime rt(std::move(r), kiln_test::offline_options());
+  const kiln::Problem p = scale_problem(rt, "256");
+  kiln::RaceOptions o = on_host();
+  SECTION("below tiny_us: the third variant joins and wins") {
+    o.tiny_us = 1000;  // host timings: the prediction (100 us) counts as tiny here
+    const auto d = kiln::race_first_use(rt, p, kiln::device_info(kiln::Device::host()), o);
+    REQUIRE(d.has_value());
+    CHECK(d->variant->name() == "scale_third");
+    CHECK_THAT(d->config_note, KILN_CONTAINS("every variant raced at its default"));
+  }
+  SECTION("above it: only the runner-up races, and the prediction stays") {
+    o.tiny_us = 10;
+    const auto d = kiln::race_first_use(rt, p, kiln::device_info(kiln::Device::host()), o);
+    REQUIRE(d.has_value());
+    CHECK(d->variant->name() != "scale_third");
+  }
+}

@@ -11,6 +11,7 @@
 #include "kiln/buffer.hpp"
 #include "kiln/stream.hpp"
 #include "kiln/tuner/problem_data.hpp"
+#include "kiln/tuner/search_space.hpp"
 #include "kiln/tuner/timer.hpp"
 #include "logger.hpp"
 
@@ -52,36 +53,52 @@ std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const Devi
     Decision predicted = rt.dispatcher().decide_uncached(p, device);
     if (!predicted.variant) return skip("no variant supports it");
     if (predicted.evidence == Decision::Evidence::exact_entry) return skip("it has an exact entry");
-    // The runners-up: the dispatcher's choice without the predicted variant, and without any
-    // variant of the predicted one's plugin (cuBLAS and cuBLASLt share their slow spots; kiln's
-    // own kernels share theirs), each raced only when the weighed neighbours expect it within
-    // reach.  The race's candidates are decisions the dispatcher could make, so nothing it keeps
-    // is a kernel op() would not run anyway.
+    // The runners-up: the dispatcher's choice without the predicted variant (raced only when the
+    // weighed neighbours expect it within reach: a plugin's kernels are predicted well relative to
+    // each other), and without every variant of the predicted one's plugin (always raced: cuBLAS and
+    // cuBLASLt share their slow spots, which no neighbour of another shape shows).  Every candidate
+    // is a decision the dispatcher could make, so nothing kept is a kernel op() would not run.
     std::vector<Decision> racers;
-    racers.reserve(3);  // `first` below stays valid
     racers.push_back(std::move(predicted));
-    const Decision& first = racers.front();
-    auto add_runner_up = [&](std::vector<std::string> excluded) {
-      Dispatcher::LeaveOneOut without;
-      without.excluded_variants = std::move(excluded);
-      Decision d = rt.dispatcher().decide_uncached(p, device, without);
+    auto add = [&](Decision d) {
       if (!d.variant) return;
       for (const Decision& r : racers)
         if (r.variant == d.variant && r.config == d.config) return;
-      const double expected = expected_ratio(first, d.variant->name());
-      if (expected > options.reach) return;
       racers.push_back(std::move(d));
     };
-    add_runner_up({first.variant->name()});
-    const Source& source = rt.registry().source_of(*first.variant);
+    auto without = [&](std::vector<std::string> excluded) {
+      Dispatcher::LeaveOneOut loo;
+      loo.excluded_variants = std::move(excluded);
+      return rt.dispatcher().decide_uncached(p, device, loo);
+    };
+    const Variant& first = *racers.front().variant;
+    Decision second = without({first.name()});
+    if (second.variant && expected_ratio(racers.front(), second.variant->name()) <= options.reach) add(std::move(second));
+    const Source& source = rt.registry().source_of(first);
     if (source.plugin != "direct") {
       std::vector<std::string> same_plugin;
       for (const Variant* v : rt.registry().variants(p.schema->name))
-        if (&rt.registry().source_of(*v) == &source || rt.registry().source_of(*v).plugin == source.plugin)
-          same_plugin.push_back(v->name());
-      add_runner_up(std::move(same_plugin));
+        if (rt.registry().source_of(*v).plugin == source.plugin) same_plugin.push_back(v->name());
+      add(without(std::move(same_plugin)));
     }
-    if (racers.size() < 2) return skip("no runner-up within reach");
+    // Every other variant at its default, for a problem found tiny below (the candidates here are
+    // only listed; they join the race after the prediction has been timed once).
+    std::vector<Decision> defaults;
+    for (const Variant* v : rt.registry().variants(p.schema->name)) {
+      if (v->device_kind() != p.device.kind || (v->desc().reference && p.device.is_cuda())) continue;
+      Decision d = racers.front();
+      d.variant = v;
+      d.config = v->default_config_for(device, p);
+      if (!candidate_usable(*v, d.config, p, device, nullptr)) continue;
+      d.workspace_bytes = v->workspace_bytes(p, d.config);
+      d.hit.reset();
+      d.weighed.clear();
+      d.estimates.clear();
+      d.config_note = "its default: every variant raced at its default (a problem below " +
+                      us(options.tiny_us) + " on first use)";
+      defaults.push_back(std::move(d));
+    }
+    if (racers.size() < 2 && defaults.size() < 2) return skip("no runner-up");
 
     std::vector<TensorSpec> specs;
     if (!p.schema->tensor_specs || !p.schema->tensor_specs(p, specs).ok()) return skip("no tensor specs");
@@ -106,6 +123,35 @@ std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const Devi
     std::unique_ptr<CacheFlusher> flusher;
     if (p.device.is_cuda()) flusher = std::make_unique<CacheFlusher>(p.device);
 
+    // Tiny problems: a launch costs about as much as the work, and which kernel has the least
+    // overhead there (a naive kernel against cuBLAS's setup) is not what neighbours of other
+    // shapes predict (twelfth session, blind plan: f32 5 x 2 x 1 and 671 x 337 x 1 ran cuBLAS at
+    // 4.7-5.2 us, gemm_naive 3.8-4.4); every variant at its default joins, a few ms in all.
+    if (options.tiny_us > 0 && !defaults.empty()) {
+      TimingOptions probe;
+      probe.warmup = 1;
+      probe.runs = 3;
+      probe.min_runs = 1;
+      const Decision& d = racers.front();
+      Status st;
+      const Timing t = time_runs(
+          p.device, stream,
+          [&] {
+            Status s1 = d.variant->launch(data.device_args(), q, d.config, workspace.data(), stream);
+            if (!s1.ok() && st.ok()) st = s1;
+          },
+          probe, flusher.get());
+      if (st.ok() && t.median_us > 0 && t.median_us < options.tiny_us) {
+        for (Decision& x : defaults) add(std::move(x));
+        std::size_t more = 0;
+        for (const Decision& x : racers) more = std::max(more, x.variant->workspace_bytes(q, x.config));
+        if (more > ws_bytes) {
+          ws_bytes = more;
+          workspace = Buffer::alloc(p.device, u8, {static_cast<std::int64_t>(ws_bytes)});
+        }
+      }
+    }
+    if (racers.size() < 2) return skip("no runner-up");
     const std::size_t n = racers.size();
     std::vector<std::vector<double>> samples(n);
     std::vector<Status> failed(n);

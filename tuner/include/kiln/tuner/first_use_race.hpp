@@ -1,8 +1,9 @@
 // The first-use race (KILN_TUNE=race, the default): on a dispatch miss whose decision rests on
 // other problems' evidence (a neighbour, the model, a fallback; never an exact entry), the
 // prediction and up to two runners-up (the dispatcher's choice without the predicted variant, and
-// without any variant of its plugin) are timed on this problem, on inputs of its own, and a
-// runner-up replaces the prediction only when clearly faster.  Why: neighbours predict a
+// without any variant of its plugin; for a problem that runs in under tiny_us, every variant at
+// its default too) are timed on this problem, on inputs of its own, and a runner-up replaces the
+// prediction only when clearly faster.  Why: neighbours predict a
 // variant's time from other shapes, and a vendor library has slow spots no neighbour shows
 // (docs/performance.md, eleventh session: cuBLAS at 1.8x split k on 7680 x 24 x 2560 where every
 // tuned neighbour had them level).  What it costs: the first op() call of such a problem blocks
@@ -22,8 +23,9 @@
 namespace kiln {
 
 struct RaceOptions {
-  // The runner-up is raced only when the weighed neighbours expect it within this factor of the
-  // prediction (decisions without such an expectation always race).
+  // The runner-up of the predicted variant's own plugin is raced only when the weighed neighbours
+  // expect it within this factor of the prediction (decisions without such an expectation always
+  // race); the runner-up from another plugin always races.
   double reach = 1.5;
   // A runner-up replaces the prediction only when its median is at least this fraction faster:
   // on a near tie the neighbours' re-timed evidence stands.  Measured on the H200 (twelfth
@@ -31,6 +33,9 @@ struct RaceOptions {
   // 3.7-4 ms where kiln bench --regret, in the same process, had it 10 % behind (clocks under a
   // sustained tensor-core load); the slow spots the race is for are 20-80 % apart.
   double margin = 0.08;
+  // A problem whose prediction runs below this (one probe of 3 runs) races every variant at its
+  // default as well: launch overhead decides there, which neighbours do not predict.  0: never.
+  double tiny_us = 20.0;
   // Problems whose tensors take more bytes than this are not raced (the race allocates its own).
   std::int64_t max_tensor_bytes = std::int64_t{1} << 30;
   // Wall-clock bound on the timing (inputs excluded), shared by the candidates and rounds.
