@@ -53,10 +53,12 @@ std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const Devi
     Decision predicted = rt.dispatcher().decide_uncached(p, device);
     if (!predicted.variant) return skip("no variant supports it");
     if (predicted.evidence == Decision::Evidence::exact_entry) return skip("it has an exact entry");
-    // The runners-up: the dispatcher's choice without the predicted variant (raced only when the
-    // weighed neighbours expect it within reach: a plugin's kernels are predicted well relative to
-    // each other), and without every variant of the predicted one's plugin (always raced: cuBLAS and
-    // cuBLASLt share their slow spots, which no neighbour of another shape shows).  Every candidate
+    // The runners-up: the dispatcher's choice without the predicted variant (raced when the
+    // weighed neighbours expect it within reach), and without every variant of the predicted one's
+    // plugin (cuBLAS and cuBLASLt share their slow spots, which no neighbour of another shape
+    // shows).  Each of these also races at its default for the problem when the neighbours'
+    // config differs: a config tuned for another shape can miss this one (twelfth session, blind
+    // draws: split k at a neighbour's 64 x 64 tile 44.6 us, at its default 24.4).  Every candidate
     // is a decision the dispatcher could make, so nothing kept is a kernel op() would not run.
     std::vector<Decision> racers;
     racers.push_back(std::move(predicted));
@@ -66,20 +68,36 @@ std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const Devi
         if (r.variant == d.variant && r.config == d.config) return;
       racers.push_back(std::move(d));
     };
+    auto at_default = [&](const Decision& of) {
+      Decision d = of;
+      d.config = of.variant->default_config_for(device, p);
+      if (d.config == of.config || !candidate_usable(*of.variant, d.config, p, device, nullptr)) return Decision{};
+      d.workspace_bytes = of.variant->workspace_bytes(p, d.config);
+      d.config_note = "its default for this problem (the race's alternative to the neighbours' [" + of.config.to_string() + "])";
+      return d;
+    };
+    auto add_with_default = [&](Decision d) {
+      if (!d.variant) return;
+      Decision alt = at_default(d);
+      add(std::move(d));
+      add(std::move(alt));
+    };
     auto without = [&](std::vector<std::string> excluded) {
       Dispatcher::LeaveOneOut loo;
       loo.excluded_variants = std::move(excluded);
       return rt.dispatcher().decide_uncached(p, device, loo);
     };
     const Variant& first = *racers.front().variant;
+    add(at_default(racers.front()));
     Decision second = without({first.name()});
-    if (second.variant && expected_ratio(racers.front(), second.variant->name()) <= options.reach) add(std::move(second));
+    if (second.variant && expected_ratio(racers.front(), second.variant->name()) <= options.reach)
+      add_with_default(std::move(second));
     const Source& source = rt.registry().source_of(first);
     if (source.plugin != "direct") {
       std::vector<std::string> same_plugin;
       for (const Variant* v : rt.registry().variants(p.schema->name))
         if (rt.registry().source_of(*v).plugin == source.plugin) same_plugin.push_back(v->name());
-      add(without(std::move(same_plugin)));
+      add_with_default(without(std::move(same_plugin)));
     }
     // Every other variant at its default, for a problem found tiny below (the candidates here are
     // only listed; they join the race after the prediction has been timed once).

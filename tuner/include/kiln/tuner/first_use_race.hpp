@@ -1,20 +1,21 @@
 // The first-use race (KILN_TUNE=race, the default): on a dispatch miss whose decision rests on
 // other problems' evidence (a neighbour, the model, a fallback; never an exact entry), the
-// prediction and up to two runners-up (the dispatcher's choice without the predicted variant, and
-// without any variant of its plugin; for a problem that runs in under tiny_us, every variant at
-// its default too) are timed on this problem, on inputs of its own, and a runner-up replaces the
-// prediction only when clearly faster.  Why: neighbours predict a
-// variant's time from other shapes, and a vendor library has slow spots no neighbour shows
-// (docs/performance.md, eleventh session: cuBLAS at 1.8x split k on 7680 x 24 x 2560 where every
-// tuned neighbour had them level).  What it costs: the first op() call of such a problem blocks
-// for the race (inputs filled on the GPU, two candidates timed; bounded by max_seconds), once per
-// process; nothing is written to the database.
+// prediction and up to two runners-up (the dispatcher's choice without the predicted variant,
+// and without any variant of its plugin), each also at its default for the problem, and for a
+// problem that runs in under tiny_us every variant at its default, are timed on this problem, on
+// inputs of its own; a runner-up replaces the prediction only when clearly faster.  Why:
+// neighbours predict a variant's time from other shapes, and a vendor library has slow spots no
+// neighbour shows (docs/performance.md, eleventh session: cuBLAS at 1.8x split k on
+// 7680 x 24 x 2560 where every tuned neighbour had them level).  What it costs: the first op()
+// call of such a problem blocks for the race (inputs filled on the GPU, the candidates timed;
+// bounded by max_seconds), once per process; nothing is written to the database.
 //
 //   kiln::RaceOptions o;                                    // the defaults op() uses
 //   auto d = kiln::race_first_use(rt, problem, kiln::device_info(problem.device), o);
 //   if (d) std::cout << d->race_note << "\n";               // "kept X [..] 53.9 us, ahead of Y [..] 97.4 us"
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "kiln/dispatcher.hpp"
@@ -25,8 +26,10 @@ namespace kiln {
 struct RaceOptions {
   // The runner-up of the predicted variant's own plugin is raced only when the weighed neighbours
   // expect it within this factor of the prediction (decisions without such an expectation always
-  // race); the runner-up from another plugin always races.
-  double reach = 1.5;
+  // race); the runner-up from another plugin always races.  Unbounded by default: a race costs a
+  // few ms, and a blind draw (twelfth session) had topk_warp_select at 11.5 us where the
+  // neighbours expected it far behind the predicted 28.4 us sample select.
+  double reach = std::numeric_limits<double>::infinity();
   // A runner-up replaces the prediction only when its median is at least this fraction faster:
   // on a near tie the neighbours' re-timed evidence stands.  Measured on the H200 (twelfth
   // session): a race of 4 x 5 runs put gemm_wgmma 5 % ahead of cuBLASLt on two bf16 GEMMs of
