@@ -37,8 +37,13 @@ struct RaceOptions {
   // sustained tensor-core load); the slow spots the race is for are 20-80 % apart.
   double margin = 0.08;
   // A problem whose prediction runs below this (one probe of 3 runs) races every variant at its
-  // default as well: launch overhead decides there, which neighbours do not predict.  0: never.
-  double tiny_us = 20.0;
+  // default as well: below it a sweep of every default costs a few tens of ms (10 variants x 4
+  // rounds x 6 runs of at most this, L2 flushes included), and there launch overhead and the
+  // short-row paths decide, which neighbours of other shapes do not predict.  0: never.  20 us in
+  // the device runs of the twelfth session; 100 from replaying their bench timings offline (two
+  // few-row top-k problems at 28 us ran sample select 2.6-3.1x slower than warp select, which no
+  // rule raced; docs/performance.md).
+  double tiny_us = 100.0;
   // Problems whose tensors take more bytes than this are not raced (the race allocates its own).
   std::int64_t max_tensor_bytes = std::int64_t{1} << 30;
   // Wall-clock bound on the timing (inputs excluded), shared by the candidates and rounds.
