@@ -1,7 +1,7 @@
 // The tuner on a CUDA device (run on the GPU machine; skipped without one): validation before
 // timing, a non-sticky launch error recorded as a fault while the search goes on, CUDA-event
 // timing with and without the L2 flush, the background host reference, storing, and a fresh
-// runtime's op() dispatching the tuned choice; lazy mode on CUDA.
+// runtime's op() dispatching the tuned choice; lazy mode and the first-use race on CUDA.
 #include <filesystem>
 #include <random>
 
@@ -133,3 +133,24 @@ TEST_CASE("lazy mode on CUDA: the first call tunes, the result is stored") {
   const auto table = kiln::TuningDb::read_file(dir.file("tuning.yaml"));
   CHECK(table.at(kiln::device_info(kiln::Device::cuda(0)).fingerprint()).at("scale").count("f32|n=4099") == 1);
 }
+
+TEST_CASE("race mode on CUDA: the first call times the prediction against the others and keeps the faster") {
+  // No database: the prediction is the highest priority, scale_cuda_slow; scale_cuda is far
+  // faster and scale_cuda_badcfg cannot launch (block 2048): the race must keep scale_cuda and
+  // the result must be right.
+  kiln::Registry reg = cuda_registry();
+  reg.add_variant(kiln_test::make_scale_cuda_slow());
+  kiln::RuntimeOptions o = kiln_test::offline_options();
+  o.tune_mode = "race";
+  kiln::Runtime rt(std::move(reg), o);
+  const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "100003", kiln::Device::cuda(0));
+  CHECK(rt.explain(p).variant->name() == "scale_cuda_slow");  // the prediction
+  run_scale(rt, 100003);
+  const kiln::Decision& d = rt.dispatcher().decide(p, kiln::device_info(kiln::Device::cuda(0)));
+  CHECK(d.raced);
+  CHECK(d.variant->name() == "scale_cuda");
+  INFO(d.race_note);
+  CHECK_THAT(d.race_note, KILN_CONTAINS("against the prediction scale_cuda_slow"));
+  run_scale(rt, 100003);  // the memoised decision runs again
+}
+
