@@ -916,6 +916,7 @@ void TuningDb::update(const std::function<void(TuningTable&)>& edit) {
     detail::DbLock lock(user_path_, lock_timeout_s_);
     const detail::DbTarget target = detail::resolve_db_path(user_path_);
     detail::remove_stale_temp_files(target.path);
+    detail::remove_stale_temp_files(target.path + ".bak");  // a killed writer of the .bak copy
     // Re-read under the lock so entries another process stored meanwhile survive.  A corrupt file
     // throws here, before anything is written; entries that are invalid are dropped (the old file
     // is kept as <file>.bak first).
@@ -939,6 +940,7 @@ std::size_t TuningDb::prune(const std::function<bool(const std::string& device, 
     detail::DbLock lock(user_path_, lock_timeout_s_);
     const detail::DbTarget target = detail::resolve_db_path(user_path_);
     detail::remove_stale_temp_files(target.path);
+    detail::remove_stale_temp_files(target.path + ".bak");  // a killed writer of the .bak copy
     ParsedFile file = read_user_file(target, user_path_, &dropped);
     for (auto dev = file.table.begin(); dev != file.table.end();) {
       for (auto o = dev->second.begin(); o != dev->second.end();) {

@@ -208,7 +208,8 @@ TEST_CASE("tuning db hardening: temp files a killed writer left are removed unde
   const std::string live_but_ancient = user + ".tmp." + std::to_string(::getppid()) + ".0ld";
   const std::string mine = user + ".tmp." + std::to_string(::getpid()) + ".other-thread";
   const std::string not_ours = dir.file("other.yaml.tmp.999999999");
-  for (const std::string& f : {dead_old_style, dead_new_style, live, live_but_ancient, mine, not_ours})
+  const std::string dead_backup = user + ".bak.tmp.999999997.5eed";  // the .bak copy's writer
+  for (const std::string& f : {dead_old_style, dead_new_style, live, live_but_ancient, mine, not_ours, dead_backup})
     spit(f, "schema: 1\n");
   const struct timespec two_hours_ago[2] = {{std::time(nullptr) - 7200, 0}, {std::time(nullptr) - 7200, 0}};
   REQUIRE(::utimensat(AT_FDCWD, live_but_ancient.c_str(), two_hours_ago, 0) == 0);
@@ -217,6 +218,7 @@ TEST_CASE("tuning db hardening: temp files a killed writer left are removed unde
   CHECK(!fs::exists(dead_old_style));
   CHECK(!fs::exists(dead_new_style));
   CHECK(!fs::exists(live_but_ancient));  // a pid this old is a recycled one
+  CHECK(!fs::exists(dead_backup));
   CHECK(fs::exists(live));               // its writer may still be running
   CHECK(fs::exists(mine));
   CHECK(fs::exists(not_ours));
