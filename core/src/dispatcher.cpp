@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <exception>
 #include <mutex>
 #include <tuple>
 
@@ -115,14 +114,7 @@ bool usable(const Variant& v, const Config& config, const Problem& p, const Devi
     if (why) *why = "config " + config.to_string() + ": " + *bad;
     return false;
   }
-  Support s;
-  try {
-    s = v.supports(p, device, config);
-  } catch (const std::exception& e) {  // a plugin bug (variant methods must not throw): this variant
-    s = Support::no(std::string("supports() threw: ") + e.what());  // is passed over, the op still runs
-  } catch (...) {
-    s = Support::no("supports() threw");
-  }
+  const Support s = v.supports_or_no(p, device, config);  // a throwing supports() passes the variant over
   if (!s.ok) {
     if (why) *why = s.reason.empty() ? std::string("not supported") : s.reason;
     return false;

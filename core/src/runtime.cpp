@@ -368,7 +368,7 @@ void Runtime::run_variant(const Variant& variant, const Config& config, const Ar
     throw DeviceError(variant.name() + " runs on " + device_kind_name(variant.device_kind()) + ", the arguments are on " +
                       p.device.to_string());
   if (auto bad = variant.space().violated(config, dev, p)) throw ArgumentError(variant.name() + ": " + *bad);
-  Support s = variant.supports(p, dev, config);
+  Support s = variant.supports_or_no(p, dev, config);
   if (!s.ok) throw NoVariantError(variant.name() + " does not support " + p.key() + ": " + s.reason);
   if (p.device.is_cuda() && cuda_device_count() > 1) detail::cuda_set_device(p.device.ordinal);
   const std::size_t bytes = variant.workspace_bytes(p, config);

@@ -1,7 +1,6 @@
 #include "kiln/tuner/search_space.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <random>
 #include <set>
 
@@ -90,14 +89,7 @@ bool usable_or_why(const Variant& v, const Config& config, const Problem& proble
     if (kind) *kind = Rejection::Kind::constraint;
     return false;
   }
-  Support s;
-  try {
-    s = v.supports(problem, device, config);
-  } catch (const std::exception& e) {  // a plugin bug: the candidate is rejected, the search goes on
-    s = Support::no(std::string("supports() threw: ") + e.what());
-  } catch (...) {
-    s = Support::no("supports() threw");
-  }
+  const Support s = v.supports_or_no(problem, device, config);  // a throwing one: rejected, the search goes on
   if (!s.ok) {
     if (why) *why = s.reason.empty() ? std::string("not supported") : s.reason;
     if (kind) *kind = Rejection::Kind::unsupported;

@@ -82,6 +82,9 @@ class Variant {
   // ...).  Called once per problem on a dispatch miss, never on the hot path.  The core has
   // already checked device kind, dtype and the space's constraints.
   virtual Support supports(const Problem& problem, const DeviceInfo& device, const Config& config) const = 0;
+  // supports() as the core and the tuner call it: an exception (a plugin bug: variant methods must
+  // not throw) is a "no" with its message, so one bad variant never stops its op.
+  Support supports_or_no(const Problem& problem, const DeviceInfo& device, const Config& config) const noexcept;
   // Scratch device memory launch() needs, 0 by default.
   virtual std::size_t workspace_bytes(const Problem& problem, const Config& config) const {
     (void)problem; (void)config;
