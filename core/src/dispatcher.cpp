@@ -646,7 +646,7 @@ const Decision& Dispatcher::decide(const Problem& p, const DeviceInfo& device) {
   Decision& d = node->decision;
   d = decide_uncached(p, device);
   if (d.evidence != Decision::Evidence::exact_entry && miss_handler_) {
-    if (auto tuned = miss_handler_(p, device)) {
+    if (auto tuned = miss_handler_(p, device, d)) {
       d = std::move(*tuned);
       if (!d.raced) {  // a race keeps the source and evidence of the decision it kept (race_note says more)
         d.from = Decision::From::tuned_now;

@@ -44,15 +44,20 @@ std::string us(double t) {
 std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const DeviceInfo& device,
                                        const RaceOptions& options) {
   if (!p.schema || (!p.device.is_cuda() && !options.allow_host)) return std::nullopt;
+  return race_first_use(rt, p, device, rt.dispatcher().decide_uncached(p, device), options);
+}
+
+std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const DeviceInfo& device,
+                                       const Decision& prediction, const RaceOptions& options) {
+  if (!p.schema || (!p.device.is_cuda() && !options.allow_host)) return std::nullopt;
   auto skip = [&](const std::string& why) -> std::optional<Decision> {
     logger()->debug("race {} {}: not raced: {}", p.schema->name, p.key(), why);
     return std::nullopt;
   };
   const auto started = std::chrono::steady_clock::now();
   try {
-    Decision predicted = rt.dispatcher().decide_uncached(p, device);
-    if (!predicted.variant) return skip("no variant supports it");
-    if (predicted.evidence == Decision::Evidence::exact_entry) return skip("it has an exact entry");
+    if (!prediction.variant) return skip("no variant supports it");
+    if (prediction.evidence == Decision::Evidence::exact_entry) return skip("it has an exact entry");
     // The runners-up: the dispatcher's choice without the predicted variant (raced when the
     // weighed neighbours expect it within reach), and without every variant of the predicted one's
     // plugin (cuBLAS and cuBLASLt share their slow spots, which no neighbour of another shape
@@ -61,24 +66,33 @@ std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const Devi
     // draws: split k at a neighbour's 64 x 64 tile 44.6 us, at its default 24.4).  Every candidate
     // is a decision the dispatcher could make, so nothing kept is a kernel op() would not run.
     std::vector<Decision> racers;
-    racers.push_back(std::move(predicted));
+    racers.push_back(prediction);
     auto add = [&](Decision d) {
       if (!d.variant) return;
       for (const Decision& r : racers)
         if (r.variant == d.variant && r.config == d.config) return;
       racers.push_back(std::move(d));
     };
-    auto at_default = [&](const Decision& of) {
-      Decision d = of;
-      d.config = of.variant->default_config_for(device, p);
-      if (d.config == of.config || !candidate_usable(*of.variant, d.config, p, device, nullptr)) return Decision{};
-      d.workspace_bytes = of.variant->workspace_bytes(p, d.config);
-      d.config_note = "its default for this problem (the race's alternative to the neighbours' [" + of.config.to_string() + "])";
+    // Variant v at its default for p, as a decision like `base` (whose evidence it keeps), or an
+    // empty one when that config cannot run p.
+    auto default_of = [&](const Decision& base, const Variant& v, const std::string& note) {
+      Decision d = base;
+      d.variant = &v;
+      d.config = v.default_config_for(device, p);
+      if (!candidate_usable(v, d.config, p, device, nullptr)) return Decision{};
+      d.workspace_bytes = v.workspace_bytes(p, d.config);
+      d.config_note = note;
+      if (&v != base.variant) {
+        d.hit.reset();
+        d.weighed.clear();
+        d.estimates.clear();
+      }
       return d;
     };
-    auto add_with_default = [&](Decision d) {
+    auto with_default = [&](Decision d) {  // d and d at its default
       if (!d.variant) return;
-      Decision alt = at_default(d);
+      Decision alt = default_of(d, *d.variant, "its default for this problem (the race's alternative to the neighbours' [" +
+                                                   d.config.to_string() + "])");
       add(std::move(d));
       add(std::move(alt));
     };
@@ -88,35 +102,21 @@ std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const Devi
       return rt.dispatcher().decide_uncached(p, device, loo);
     };
     const Variant& first = *racers.front().variant;
-    add(at_default(racers.front()));
+    with_default(racers.front());  // the prediction is there already: this adds its default
     Decision second = without({first.name()});
     if (second.variant && expected_ratio(racers.front(), second.variant->name()) <= options.reach)
-      add_with_default(std::move(second));
+      with_default(std::move(second));
     const Source& source = rt.registry().source_of(first);
     if (source.plugin != "direct") {
       std::vector<std::string> same_plugin;
       for (const Variant* v : rt.registry().variants(p.schema->name))
         if (rt.registry().source_of(*v).plugin == source.plugin) same_plugin.push_back(v->name());
-      add_with_default(without(std::move(same_plugin)));
+      with_default(without(std::move(same_plugin)));
     }
-    // Every other variant at its default, for a problem found tiny below (the candidates here are
-    // only listed; they join the race after the prediction has been timed once).
-    std::vector<Decision> defaults;
-    for (const Variant* v : rt.registry().variants(p.schema->name)) {
-      if (v->device_kind() != p.device.kind || (v->desc().reference && p.device.is_cuda())) continue;
-      Decision d = racers.front();
-      d.variant = v;
-      d.config = v->default_config_for(device, p);
-      if (!candidate_usable(*v, d.config, p, device, nullptr)) continue;
-      d.workspace_bytes = v->workspace_bytes(p, d.config);
-      d.hit.reset();
-      d.weighed.clear();
-      d.estimates.clear();
-      d.config_note = "its default: every variant raced at its default (a problem below " +
-                      us(options.tiny_us) + " on first use)";
-      defaults.push_back(std::move(d));
-    }
-    if (racers.size() < 2 && defaults.size() < 2) return skip("no runner-up");
+    std::vector<const Variant*> runnable;  // every variant of the op that could run on p's device
+    for (const Variant* v : rt.registry().variants(p.schema->name))
+      if (v->device_kind() == p.device.kind && !(v->desc().reference && p.device.is_cuda())) runnable.push_back(v);
+    if (racers.size() < 2 && runnable.size() < 2) return skip("no runner-up");
 
     std::vector<TensorSpec> specs;
     if (!p.schema->tensor_specs || !p.schema->tensor_specs(p, specs).ok()) return skip("no tensor specs");
@@ -134,39 +134,44 @@ std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const Devi
     ProblemData data(*p.schema, p, p.device, /*seed=*/7, layout);
     const Problem& q = data.problem();
     OwnedStream stream(p.device);
-    std::size_t ws_bytes = 0;
-    for (const Decision& d : racers) ws_bytes = std::max(ws_bytes, d.variant->workspace_bytes(q, d.config));
     Buffer workspace;
-    if (ws_bytes) workspace = Buffer::alloc(p.device, u8, {static_cast<std::int64_t>(ws_bytes)});
+    auto reserve_workspace = [&] {
+      std::size_t bytes_needed = 0;
+      for (const Decision& d : racers) bytes_needed = std::max(bytes_needed, d.variant->workspace_bytes(q, d.config));
+      if (bytes_needed > workspace.bytes())
+        workspace = Buffer::alloc(p.device, u8, {static_cast<std::int64_t>(bytes_needed)});
+    };
+    reserve_workspace();
     std::unique_ptr<CacheFlusher> flusher;
     if (p.device.is_cuda()) flusher = std::make_unique<CacheFlusher>(p.device);
+    // Times racer i; a launch error is kept in *failed (the first one) and ends its part in the race.
+    auto time_racer = [&](std::size_t i, const TimingOptions& timing, Status& failed) {
+      const Decision& d = racers[i];
+      return time_runs(
+          p.device, stream,
+          [&] {
+            Status st = d.variant->launch(data.device_args(), q, d.config, workspace.data(), stream);
+            if (!st.ok() && failed.ok()) failed = st;
+          },
+          timing, flusher.get());
+    };
 
     // Tiny problems: a launch costs about as much as the work, and which kernel has the least
     // overhead there (a naive kernel against cuBLAS's setup) is not what neighbours of other
     // shapes predict (twelfth session, blind plan: f32 5 x 2 x 1 and 671 x 337 x 1 ran cuBLAS at
     // 4.7-5.2 us, gemm_naive 3.8-4.4); every variant at its default joins, a few ms in all.
-    if (options.tiny_us > 0 && !defaults.empty()) {
+    if (options.tiny_us > 0) {
       TimingOptions probe;
       probe.warmup = 1;
       probe.runs = 3;
       probe.min_runs = 1;
-      const Decision& d = racers.front();
       Status st;
-      const Timing t = time_runs(
-          p.device, stream,
-          [&] {
-            Status s1 = d.variant->launch(data.device_args(), q, d.config, workspace.data(), stream);
-            if (!s1.ok() && st.ok()) st = s1;
-          },
-          probe, flusher.get());
+      const Timing t = time_racer(0, probe, st);
       if (st.ok() && t.median_us > 0 && t.median_us < options.tiny_us) {
-        for (Decision& x : defaults) add(std::move(x));
-        std::size_t more = 0;
-        for (const Decision& x : racers) more = std::max(more, x.variant->workspace_bytes(q, x.config));
-        if (more > ws_bytes) {
-          ws_bytes = more;
-          workspace = Buffer::alloc(p.device, u8, {static_cast<std::int64_t>(ws_bytes)});
-        }
+        const std::string note = "its default: every variant raced at its default (a problem below " +
+                                 us(options.tiny_us) + " on first use)";
+        for (const Variant* v : runnable) add(default_of(racers.front(), *v, note));
+        reserve_workspace();
       }
     }
     if (racers.size() < 2) return skip("no runner-up");
@@ -182,14 +187,7 @@ std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const Devi
       for (std::size_t k = 0; k < n; ++k) {
         const std::size_t i = round % 2 ? n - 1 - k : k;  // forward, then backward: drift cancels
         if (!failed[i].ok()) continue;
-        const Decision& d = racers[i];
-        const Timing t = time_runs(
-            p.device, stream,
-            [&] {
-              Status st = d.variant->launch(data.device_args(), q, d.config, workspace.data(), stream);
-              if (!st.ok() && failed[i].ok()) failed[i] = st;
-            },
-            timing, flusher.get());
+        const Timing t = time_racer(i, timing, failed[i]);
         if (failed[i].ok()) samples[i].insert(samples[i].end(), t.samples_us.begin(), t.samples_us.end());
       }
     }

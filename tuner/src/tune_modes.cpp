@@ -177,13 +177,16 @@ void install(Runtime& rt, const std::string& mode) {
     lazy->options.search.finalists = 3;
     lazy->options.search.retime_rounds = 3;
     lazy->options.evaluator.max_seconds_per_candidate = 0.25;
-    rt.dispatcher().set_miss_handler([lazy](const Problem& p, const DeviceInfo& d) { return (*lazy)(p, d); });
+    rt.dispatcher().set_miss_handler(
+        [lazy](const Problem& p, const DeviceInfo& d, const Decision&) { return (*lazy)(p, d); });
     return;
   }
   if (mode == "race") {
     Runtime* runtime = &rt;
     rt.dispatcher().set_miss_handler(
-        [runtime](const Problem& p, const DeviceInfo& d) { return race_first_use(*runtime, p, d); });
+        [runtime](const Problem& p, const DeviceInfo& d, const Decision& predicted) {
+          return race_first_use(*runtime, p, d, predicted);
+        });
     return;
   }
   if (mode == "record") {

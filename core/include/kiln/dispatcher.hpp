@@ -83,9 +83,11 @@ const char* evidence_name(Decision::Evidence evidence);
 
 class Dispatcher {
  public:
-  // Called on a miss without database evidence for the exact problem (KILN_TUNE=lazy installs
-  // one); returns a decision to use and memoise, or nothing.
-  using MissHandler = std::function<std::optional<Decision>(const Problem&, const DeviceInfo&)>;
+  // Called on a miss without database evidence for the exact problem, with the decision the
+  // evidence gives (KILN_TUNE=lazy and race install one); returns a decision to use and memoise
+  // instead, or nothing.
+  using MissHandler =
+      std::function<std::optional<Decision>(const Problem&, const DeviceInfo&, const Decision& predicted)>;
   // Called once per new problem (KILN_TUNE=record installs one).
   using ProblemObserver = std::function<void(const Problem&)>;
 

@@ -58,5 +58,9 @@ struct RaceOptions {
 // failure is logged at debug level and leaves the prediction in place).
 std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const DeviceInfo& device,
                                        const RaceOptions& options = {});
+// The same, from the dispatcher's prediction for p (what its miss handler is given), so the race
+// does not decide p again.
+std::optional<Decision> race_first_use(Runtime& rt, const Problem& p, const DeviceInfo& device,
+                                       const Decision& predicted, const RaceOptions& options = {});
 
 }  // namespace kiln
