@@ -19,6 +19,7 @@
 namespace kiln {
 
 struct Decision;
+class PreparedLaunch;
 
 namespace detail {
 
@@ -29,12 +30,13 @@ namespace detail {
 struct CallLayout {
   int n_tensors = 0;
   int n_scalars = 0;
-  TensorRef tensors[Args::kMaxTensors];  // data: null, or this layout's marker for "not null"
-  std::uint64_t scalar_bits[Args::kMaxScalars] = {};
   std::uintptr_t data_align = 16;
   // Each tensor's byte span (TensorRef::span_fits), for the per-call overlap check: it depends on
   // the layout alone, so a bound call need not compute it again.
   std::int64_t span_bytes[Args::kMaxTensors] = {};
+  std::uint64_t scalar_bits[Args::kMaxScalars] = {};
+  TensorRef tensors[Args::kMaxTensors];  // data: null, or this layout's marker for "not null"; last,
+                                         // so the few a call has are next to the fields above
 };
 
 inline std::uintptr_t data_alignment(std::uintptr_t ored_pointers) {
@@ -91,10 +93,23 @@ inline bool same_layout(const CallLayout& l, const Args& args) noexcept {
 // starts a new one, and a bound call of an older generation is not used (the next call decides
 // again from the database as it is now).
 struct BoundCall {
-  CallLayout layout;
-  Problem problem;
-  const Decision* decision = nullptr;
+  // The fields every call reads come first, so a call after a driver launch (which evicts the
+  // host's caches) misses on few lines; prefetch() asks for all of them at once.
   std::uint64_t generation = 0;
+  const Decision* decision = nullptr;
+  const PreparedLaunch* launch = nullptr;  // decision->launch, copied: one line less per call
+  std::size_t workspace_bytes = 0;         // decision->workspace_bytes
+  Problem problem;
+  CallLayout layout;
+
+  // Starts loading the lines of this call's record that a call reads (up to the first few
+  // tensors), so their misses overlap instead of following one another through the checks.
+  void prefetch() const noexcept {
+    const char* line = reinterpret_cast<const char*>(this);
+    const char* end = reinterpret_cast<const char*>(&layout.tensors[kPrefetchTensors]);
+    for (; line < end; line += 64) __builtin_prefetch(line);
+  }
+  static constexpr int kPrefetchTensors = 4;  // most ops take 3 or 4 tensors
 };
 
 }  // namespace detail

@@ -200,6 +200,8 @@ const Decision* Dispatcher::find_bound(const Problem& p, const Args& args, const
       made.layout = detail::layout_of(args);
       made.problem = n->problem;
       made.decision = &n->decision;
+      made.launch = n->decision.launch.get();
+      made.workspace_bytes = n->decision.workspace_bytes;
       made.generation = n->generation;
       n->bound[free_slot].store(&made, std::memory_order_release);
       b = &made;

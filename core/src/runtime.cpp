@@ -293,9 +293,10 @@ const Decision& Runtime::decide_for_launch(const Problem& p, Stream stream) {
 
 void Runtime::launch(const OpSchema& schema, const Args& args, Stream stream,
                      std::atomic<const detail::BoundCall*>& hint) {
-  const int n_scalars = static_cast<int>(schema.scalars.size());
   // The hot path: this Op's last call had the same layout and its decision is still current.
   const detail::BoundCall* b = hint.load(std::memory_order_acquire);
+  if (b) b->prefetch();
+  const int n_scalars = static_cast<int>(schema.scalars.size());
   if (b && !check_every_call_ && b->problem.schema == &schema && b->generation == dispatcher_.generation() &&
       detail::same_layout(b->layout, args)) {
     if (args.scalar_count() == n_scalars) {  // same layout: as many scalars as the bound call
@@ -319,7 +320,7 @@ bool Runtime::launch_bound(const OpSchema& schema, const Args& filled, const det
   // is a few vector moves where zeroing cost a `rep stos`, half of this function's time).
   Problem q = bound.problem;
   if (!schema.make_problem(filled, q).ok() || !q.same_key(bound.problem)) return false;
-  run_decision(schema, *bound.decision, filled, bound.problem, stream);
+  run_launch(schema, *bound.launch, bound.workspace_bytes, *bound.decision, filled, bound.problem, stream);
   return true;
 }
 
@@ -339,13 +340,18 @@ void Runtime::launch_checked(const OpSchema& schema, const Args& args, const Arg
 
 void Runtime::run_decision(const OpSchema& schema, const Decision& d, const Args& filled, const Problem& p,
                            Stream stream) {
+  run_launch(schema, *d.launch, d.workspace_bytes, d, filled, p, stream);
+}
+
+void Runtime::run_launch(const OpSchema& schema, const PreparedLaunch& launch, std::size_t workspace_bytes,
+                         const Decision& d, const Args& filled, const Problem& p, Stream stream) {
   if (multi_device_ && p.device.is_cuda()) detail::cuda_set_device(p.device.ordinal);
   void* ws = nullptr;
-  if (d.workspace_bytes) {
-    ws = find_workspace(p.device, stream, d.workspace_bytes);
-    if (!ws) ws = workspace(p.device, stream, d.workspace_bytes);  // first call on this stream
+  if (workspace_bytes) {
+    ws = find_workspace(p.device, stream, workspace_bytes);
+    if (!ws) ws = workspace(p.device, stream, workspace_bytes);  // first call on this stream
   }
-  Status st = d.launch->run(filled, p, ws, stream);
+  Status st = launch.run(filled, p, ws, stream);
   if (!st.ok()) st.throw_if_error(schema.name + " (" + d.variant->name() + ")");
 }
 

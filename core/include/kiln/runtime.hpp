@@ -155,6 +155,10 @@ class Runtime {
                       std::atomic<const detail::BoundCall*>& hint);
   // Launches decision `d` for problem p and throws what its Status says.
   void run_decision(const OpSchema& schema, const Decision& d, const Args& filled, const Problem& p, Stream stream);
+  // run_decision's work with the launch and workspace size given (a bound call keeps copies of
+  // the decision's; `d` names the variant in an error).
+  void run_launch(const OpSchema& schema, const PreparedLaunch& launch, std::size_t workspace_bytes, const Decision& d,
+                  const Args& filled, const Problem& p, Stream stream);
   void prepare(const OpSchema& schema, const Args& args, Stream stream);
   // The memo miss of launch(): pointer check (done by the caller), capture check, decision,
   // workspace for `stream`.
