@@ -34,7 +34,7 @@ struct SampleLayout {
 SampleLayout layout_of(const Problem& p, const Config& c) {
   SampleLayout r;
   const std::size_t rows = std::size_t(p.dims[0]);
-  r.plan = sample_plan(p.dims[1], p.dims[2]);
+  r.plan = sample_plan(p.dims[1], p.dims[2], p.dtype == f32 ? 4 : 2);
   const int blocks = c.get_or("blocks", 2048);
   r.filter = chunking(p.dims[0], p.dims[1], std::int64_t(c.get_or("block", 512)) * c.get_or("items_per_thread", 16), blocks);
   r.fallback = chunking(p.dims[0], p.dims[1], std::int64_t(kSampleFallbackTile.block) * kSampleFallbackTile.items, blocks);
@@ -124,10 +124,16 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
 
 using Launcher = cudaError_t (*)(const TopkLaunch&, const SampleLayout&, void*, cudaStream_t);
 
+// Every filter tile for each element type (the sample, select and fallback kernels depend on the
+// type only).
 template <std::size_t I>
 cudaError_t launch_entry(const TopkLaunch& l, const SampleLayout& r, void* ws, cudaStream_t s) {
   constexpr TileShape t = kSampleFilterTiles[I];
-  return launch_tile_as<float, t.block, t.items>(l, r, ws, s);
+  switch (l.dtype) {
+    case DType::f16: return launch_tile_as<__half, t.block, t.items>(l, r, ws, s);
+    case DType::bf16: return launch_tile_as<__nv_bfloat16, t.block, t.items>(l, r, ws, s);
+    default: return launch_tile_as<float, t.block, t.items>(l, r, ws, s);
+  }
 }
 
 template <std::size_t... I>
@@ -140,14 +146,13 @@ const std::array<Launcher, kTiles> kLaunchers = launcher_table(std::make_index_s
 class SampleSelect final : public Variant {
  public:
   SampleSelect()
-      : Variant(VariantDesc{"topk_sample_select", "topk", DeviceKind::cuda, {f32}, 52,
+      : Variant(VariantDesc{"topk_sample_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 52,
                             "threshold from a sample of the row; one filtering pass; radix select and sort of the "
                             "candidates (topk_radix_select's passes when they miss)",
                             false, false},
                 sample_select_space()) {}
   Config default_config(const DeviceInfo& d) const override { return sample_select_default(d); }
   Support supports(const Problem& p, const DeviceInfo&, const Config&) const override {
-    if (p.dtype != f32) return Support::no("f32 only");
     return topk_cuda_support(p, kRadixMaxCap, "the selection is sorted in 32 KiB of shared memory");
   }
   std::size_t workspace_bytes(const Problem& p, const Config& c) const override { return layout_of(p, c).total(); }
@@ -155,7 +160,6 @@ class SampleSelect final : public Variant {
     const TopkLaunch l = topk_launch_of(args, p);
     if (l.rows == 0) return Status::success();
     if (Status st = topk_check_indices(l, "topk_sample_select"); !st.ok()) return st;
-    if (l.dtype != f32) return Status::fail(ErrorKind::unsupported, "topk_sample_select: f32 only");
     if (workspace == nullptr) return Status::fail(ErrorKind::argument, "topk_sample_select: no workspace given");
     const int block = c.get_or("block", 512), items = c.get_or("items_per_thread", 16);
     for (std::size_t i = 0; i < kTiles; ++i) {

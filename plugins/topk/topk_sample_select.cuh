@@ -8,7 +8,7 @@
 //                            with at least `rank` sampled ranks >= T
 //   sample_filter_kernel    (rows x chunks blocks) appends the 64-bit key of every element whose
 //                            rank is >= T to the row's candidate buffer (counting past its end);
-//                            float4 loads, appends staged per block in shared memory
+//                            16-byte loads, appends staged per block in shared memory
 //   sample_select_kernel    (rows blocks)          if the candidates hold at least k keys and fit
 //                            the buffer, they contain the answer: radix select on them (8-bit
 //                            digits starting below their common prefix), bitonic sort of the
@@ -165,8 +165,9 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
-// The filter reads the row as float4 from its first 16-byte boundary (the `head` elements before
-// it, at most 3, are read one by one by the row's first block).  A block's candidates are staged
+// The filter reads the row in 16-byte loads (4 f32 or 8 f16/bf16 elements) from its first 16-byte
+// boundary (the `head` elements before it, at most 3 or 7, are read one by one by the row's first
+// block).  A block's candidates are staged
 // in shared memory (kSampleStage keys, warps reserving slots with shared atomics) and written out
 // at the end with one global atomic for the slots and one for the best rank; a warp whose keys do
 // not fit the stage (rows of ties) appends the overflow with its own global atomic.
@@ -175,8 +176,9 @@ __global__ void __launch_bounds__(BLOCK)
     sample_filter_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest,
                          std::int64_t chunk_len, std::int64_t cand_cap, SampleRowState* __restrict__ states,
                          std::uint64_t* __restrict__ cands) {
-  static_assert(sizeof(T) == 4 && ITEMS % 4 == 0, "float4 loads of f32");
-  constexpr int VEC = ITEMS / 4;  // float4 per thread and tile
+  constexpr int E = 16 / int(sizeof(T));  // elements per 16-byte load
+  static_assert(ITEMS % E == 0, "whole 16-byte loads per thread and tile");
+  constexpr int VEC = ITEMS / E;  // 16-byte loads per thread and tile
   __shared__ std::uint64_t s_keys[kSampleStage];
   __shared__ std::uint32_t s_n, s_best, s_base;
   const std::int64_t row = blockIdx.x;
@@ -192,7 +194,7 @@ __global__ void __launch_bounds__(BLOCK)
   std::uint64_t* out = cands + row * cand_cap;
   const std::uint32_t cap = cand_cap < 0x7FFFFFFF ? std::uint32_t(cand_cap) : 0x7FFFFFFFu;
   const T* xr = x + row * x_stride;
-  const int head = int((16 - (reinterpret_cast<std::uintptr_t>(xr) & 15)) & 15) / 4;
+  const int head = int((16 - (reinterpret_cast<std::uintptr_t>(xr) & 15)) & 15) / int(sizeof(T));
   const std::int64_t begin = head + std::int64_t(blockIdx.y) * chunk_len;
   const std::int64_t end = begin + chunk_len < n ? begin + chunk_len : n;
   std::uint32_t my_best = 0;
@@ -232,30 +234,30 @@ __global__ void __launch_bounds__(BLOCK)
     const std::uint32_t rk = in ? rank_of(__ldg(xr + t), largest != 0) : 0u;
     append(in && rk >= threshold, rk, t);
   }
-  // Loads tile `base` into v (float4 where a whole vector lies before end).
-  auto load_tile = [&](std::int64_t base, float* v) {
+  // Loads the bits of tile `base` into v (a 16-byte load where the whole vector lies before end).
+  auto load_tile = [&](std::int64_t base, std::uint32_t* v) {
 #pragma unroll
     for (int q = 0; q < VEC; ++q) {
-      const std::int64_t j = base + 4 * (std::int64_t(q) * BLOCK + t);
-      if (j + 3 < end) {
-        const float4 f = __ldg(reinterpret_cast<const float4*>(xr + j));
-        v[4 * q] = f.x;
-        v[4 * q + 1] = f.y;
-        v[4 * q + 2] = f.z;
-        v[4 * q + 3] = f.w;
+      const std::int64_t j = base + E * (std::int64_t(q) * BLOCK + t);
+      if (j + E - 1 < end) {
+        const uint4 raw = __ldg(reinterpret_cast<const uint4*>(xr + j));
+        const std::uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+        for (int e = 0; e < E; ++e) v[E * q + e] = E == 4 ? w[e] : (w[e / 2] >> (16 * (e % 2))) & 0xFFFFu;
       } else {
 #pragma unroll
-        for (int c = 0; c < 4; ++c) v[4 * q + c] = j + c < end ? __ldg(xr + j + c) : 0.0f;
+        for (int c = 0; c < E; ++c) v[E * q + c] = j + c < end ? Element<T>::bits(__ldg(xr + j + c)) : 0u;
       }
     }
   };
   constexpr std::int64_t kStep = std::int64_t(BLOCK) * ITEMS;
+  auto index = [&](std::int64_t base, int i) { return base + E * (std::int64_t(i / E) * BLOCK + t) + (i % E); };
   // Every thread runs the same iterations, so the warp votes are safe.  The next tile's loads are
   // issued before this one is compared (two tiles in flight per thread).
-  float next[ITEMS];
+  std::uint32_t next[ITEMS];
   if (begin < end) load_tile(begin, next);
   for (std::int64_t base = begin; base < end; base += kStep) {
-    float v[ITEMS];
+    std::uint32_t v[ITEMS];
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) v[i] = next[i];
     if (base + kStep < end) load_tile(base + kStep, next);
@@ -264,16 +266,14 @@ __global__ void __launch_bounds__(BLOCK)
     bool any = false;
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
-      const std::int64_t j = base + 4 * (std::int64_t(i / 4) * BLOCK + t) + (i & 3);
-      rk[i] = rank_of(v[i], largest != 0);
-      take[i] = j < end && rk[i] >= threshold;
+      rk[i] = rank_key(v[i], largest != 0, Element<T>::kFormat);
+      take[i] = index(base, i) < end && rk[i] >= threshold;
       any = any || take[i];
     }
     // On typical data a tile has no candidate at all: one vote skips the appends.
     if (!__any_sync(0xFFFFFFFFu, any)) continue;
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i)
-      append(take[i], rk[i], base + 4 * (std::int64_t(i / 4) * BLOCK + t) + (i & 3));
+    for (int i = 0; i < ITEMS; ++i) append(take[i], rk[i], index(base, i));
   }
 
   // Write the stage out: one global atomic for its slots, one for the best rank.

@@ -14,7 +14,7 @@ std::int64_t pow2_at_least(std::int64_t v) {
 
 }  // namespace
 
-SamplePlan sample_plan(std::int64_t n, std::int64_t k) {
+SamplePlan sample_plan(std::int64_t n, std::int64_t k, int element_bytes) {
   SamplePlan p;
   p.fallback_cap = radix_cap(2048, k);
   if (n <= kSampleMax) {
@@ -31,7 +31,9 @@ SamplePlan sample_plan(std::int64_t n, std::int64_t k) {
   const double kp = double(k) * frac;
   p.rank = int(std::min<double>(p.samples, std::ceil(kp + 4.0 * std::sqrt(kp)) + 3.0));
   const std::int64_t expected = std::int64_t(std::ceil(double(p.rank) / frac));
-  p.cand_cap = std::max<std::int64_t>(std::min<std::int64_t>(pow2_at_least(8 * expected), n), p.fallback_cap);
+  std::int64_t want = pow2_at_least(8 * expected);
+  if (element_bytes == 2) want = std::max(want, pow2_at_least(n / kSampleHalfTieShare));
+  p.cand_cap = std::max<std::int64_t>(std::min<std::int64_t>(want, n), p.fallback_cap);
   return p;
 }
 

@@ -56,7 +56,12 @@ struct SamplePlan {
 // (below 1e-6 for k p <= 1).  The candidates then number about r / p with a relative spread of
 // 1 / sqrt(r); the buffer holds 8 r / p (as a power of two), so that it overflows (a fallback) about
 // as rarely.  With samples == n the rank is k and nothing can overflow: every row succeeds.
-SamplePlan sample_plan(std::int64_t n, std::int64_t k);
+// 16-bit elements (element_bytes 2) have at most 65536 distinct values, so every element equal to
+// the threshold's value is a candidate: the buffer also holds n / kSampleHalfTieShare keys
+// (uniform bf16 in [-1, 1): the best value alone holds n / 512 elements, 32768 of a row of 2^24,
+// which overflowed the 32768 keys planned for k = 100 about half the time).
+SamplePlan sample_plan(std::int64_t n, std::int64_t k, int element_bytes = 4);
+inline constexpr int kSampleHalfTieShare = 256;
 
 // block, items_per_thread (an instantiated pair of kSampleFilterTiles), blocks (target blocks of
 // the filter grid, and of the fallback passes).

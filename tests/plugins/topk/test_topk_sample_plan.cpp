@@ -2,6 +2,7 @@
 // threshold rank k and room for every element; above it one element in 32 (within kSampleMin and
 // kSampleMax, or kSampleMaxLong for rows of kSampleLongRow and more) is sampled, the threshold rank grows with k p, the
 // candidate buffer holds 8x the expected candidates and never less than the fallback's selection.
+#include <algorithm>
 #include <cstdint>
 
 #include "catch.hpp"
@@ -62,4 +63,16 @@ TEST_CASE("topk_sample_select's threshold rank and candidate buffer on long rows
     CHECK(d.cand_cap >= d.fallback_cap);
     CHECK(d.fallback_cap == kiln::topk::radix_cap(2048, k));
   }
+  // 16-bit elements: the buffer also holds n / kSampleHalfTieShare keys (the threshold value's tie
+  // class).  2^24, k = 100: rank 5, 5 * 512 = 2560 expected, 8x rounded up to 32768 for f32; a
+  // uniform bf16 row has 32768 elements at its best value alone, so 16-bit rows hold 2^24 / 256.
+  const auto f = sample_plan(std::int64_t(1) << 24, 100);
+  const auto h = sample_plan(std::int64_t(1) << 24, 100, 2);
+  CHECK(h.samples == f.samples);
+  CHECK(h.rank == f.rank);
+  CHECK(f.cand_cap == 32768);
+  CHECK(h.cand_cap == std::max<std::int64_t>(f.cand_cap, (std::int64_t(1) << 24) / kiln::topk::kSampleHalfTieShare));
+  CHECK(h.cand_cap == 65536);
+  // Short rows are their own sample either way.
+  CHECK(sample_plan(5000, 10, 2).cand_cap == sample_plan(5000, 10).cand_cap);
 }

@@ -202,3 +202,44 @@ TEST_CASE("topk_sample_select is exact on rows that defeat the sample (the fallb
     }
   }
 }
+
+// f16 and bf16 (since 2026-11-27): random 16-bit rows in [-1, 1), whose best values tie by the
+// thousands in rows of millions (the candidate buffer must hold the threshold value's whole tie
+// class, or the row takes the fallback), every filter tile (16-byte loads of 8 elements, heads of
+// up to 7 before the first 16-byte boundary when pitched), k = 1 to 4096, the long-row sample.
+TEST_CASE("topk_sample_select matches the host reference on random f16 and bf16 rows", "[topk][half][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_sample_select");
+  REQUIRE(v != nullptr);
+  Workspace ws;
+  const Shape shapes[] = {{3, 9001, 7},        {2, 100003, 1},       {5, 65539, 64},
+                          {1, 1000003, 100},   {2, 1000003, 4096},   {1, kiln::topk::kSampleLongRow + 5, 100},
+                          {1, (std::int64_t(1) << 24) + 3, 100}};
+  std::uint64_t seed = 1500;
+  for (kiln::DType t : {kiln::f16, kiln::bf16}) {
+    for (const Shape& s : shapes) {
+      if (kiln_test::skip_when_quick(double(s.rows) * double(s.n), 70000.0)) continue;
+      for (int largest : {1, 0}) {
+        for (bool pitched : {false, true}) {
+          const kiln::Problem wanted = schema.problem_from_dims(t, {s.rows, s.n, s.k, largest}, gpu);
+          kiln::ProblemData data(schema, wanted, gpu, seed++, {pitched, true});
+          const kiln::Problem& p = data.problem();
+          REQUIRE(p.dtype == t);
+          auto configs = configs_for(*v, dev, p, false);  // one per filter tile
+          if (s.n > 2000000) configs.resize(1);
+          for (const kiln::Config& c : configs) {
+            INFO(c.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense"));
+            REQUIRE(v->supports(p, dev, c).ok);
+            data.poison_outputs();
+            REQUIRE(v->launch(data.device_args(), p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
+            kStream.synchronize();
+            CHECK(data.error() == 0.0);
+          }
+        }
+      }
+    }
+  }
+}
