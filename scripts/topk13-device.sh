@@ -3,10 +3,10 @@
 # 16 x 16 x 16 and 32 x 16 x 32 tiles, and a sweep of kiln against torch.topk.
 # Builds the topk plugin, the CLI and the topk GPU tests into ../build-topk13-gpu, then the stages
 # named, in order, each only if it can start before DEADLINE seconds:
-#   tests   test_topk_sample_select_gpu, test_topk_half_gpu, test_topk_warp_select_gpu (moretests:
-#           test_topk_gpu)
-#   san     compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1) on
-#           test_topk_sample_select_gpu and test_topk_warp_select_gpu
+#   tests   TESTS (BINARY[:CATCH_FILTER] ...; default test_topk_sample_select_gpu,
+#           test_topk_half_gpu, test_topk_warp_select_gpu)
+#   san     compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1) on SAN (same form; default
+#           test_topk_sample_select_gpu and test_topk_warp_select_gpu)
 #   sweep   `kiln bench topk --shape S --dtype D` (every variant at its default config, and op())
 #           and python3 scripts/bench_torch_topk.py on the development shapes (DEV) -> sweep.log
 #   held    the same on the held-out shapes (HELD) -> heldout.log (not read while choosing defaults)
@@ -24,13 +24,13 @@ sum=$out/summary.txt
 say() { echo "$*" | tee -a "$sum"; }
 left() { [ $SECONDS -lt "$deadline" ] || { say "skipped (deadline): $1"; return 1; }; }
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.mem --format=csv,noheader | tee -a "$sum"
-tests="test_topk_sample_select_gpu test_topk_half_gpu test_topk_warp_select_gpu test_topk_gpu"
+tests=${BUILD_TESTS:-"test_topk_sample_select_gpu test_topk_half_gpu test_topk_warp_select_gpu"}
 { cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 &&
   cmake --build $b -j16 --target kiln_cli kiln_topk $tests; } \
   >"$out/build.log" 2>&1 || { say "build failed"; grep -E "error|FAILED" "$out/build.log" | head -30 | tee -a "$sum"; exit 1; }
 say "build done at $SECONDS s"
 # shape[:dtype]
-dev=${DEV:-"1x1048576x4096 1x16777216x100 1x268435456x256 1x4194304x16 64x1048576x64 1024x65536x256 256x262144x1000 16384x4096x256 4096x8192x64 3000x10000x128 2000x16384x512 1000x12000x200 65536x256x16 1x16777216x100:bf16 1x1048576x4096:bf16 1x268435456x256:bf16 64x1048576x64:bf16 1024x65536x256:bf16 16384x4096x256:bf16 4096x8192x64:bf16 2000x16384x512:bf16 1x16777216x100:f16 16384x4096x64:f16"}
+dev=${DEV:-"1x1048576x4096 1x16777216x100 1x268435456x256 64x1048576x64 1024x65536x256 16384x4096x256 3000x10000x128 2000x16384x512 65536x256x16 1x16777216x100:bf16 1x1048576x4096:bf16 1x268435456x256:bf16 64x1048576x64:bf16 1024x65536x256:bf16 16384x4096x256:bf16 4096x8192x64:bf16 1x16777216x100:f16"}
 held=${HELD:-""}
 bench_set() {  # LOG SHAPES...
   local log=$1; shift
@@ -53,21 +53,25 @@ bench_set() {  # LOG SHAPES...
 for stage in "$@"; do
   say "stage $stage at $SECONDS s"
   case $stage in
-    tests|moretests)
-      [ $stage = tests ] && : >"$out/tests.log"
-      for t in $([ $stage = tests ] && echo test_topk_sample_select_gpu test_topk_half_gpu test_topk_warp_select_gpu || echo test_topk_gpu); do
+    tests)
+      # TESTS: BINARY[:CATCH_FILTER] entries (default: the three of this branch, whole)
+      : >"$out/tests.log"
+      for e in ${TESTS:-test_topk_sample_select_gpu test_topk_half_gpu test_topk_warp_select_gpu}; do
+        IFS=: read -r t f <<<"$e"
         left "$t" || continue
-        timeout ${TEST_TIMEOUT:-120} $b/bin/$t >"$out/t.log" 2>&1
-        say "$t rc=$? $(grep -E 'test cases|assertions' "$out/t.log" | tail -2 | tr '\n' ' ')"
+        timeout ${TEST_TIMEOUT:-120} $b/bin/$t ${f:+"$f"} >"$out/t.log" 2>&1
+        say "$t ${f:-} rc=$? $(grep -E 'test cases|assertions' "$out/t.log" | tail -2 | tr '\n' ' ')"
         grep -B3 -A14 "FAILED" "$out/t.log" | head -60 >>"$out/tests.log"
       done
       rm -f "$out/t.log" ;;
     san)
+      # SAN: BINARY[:CATCH_FILTER] entries
       : >"$out/san.log"
-      for t in test_topk_sample_select_gpu test_topk_warp_select_gpu; do
+      for e in ${SAN:-test_topk_sample_select_gpu test_topk_warp_select_gpu}; do
+        IFS=: read -r t f <<<"$e"
         for tool in memcheck racecheck; do left "$tool $t" || continue
-          KILN_TEST_QUICK=1 timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --error-exitcode 9 $b/bin/$t >"$out/s.log" 2>&1
-          say "$tool $t rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test cases|assertions' "$out/s.log" | tail -3 | tr '\n' ' ')"
+          KILN_TEST_QUICK=1 timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --error-exitcode 9 $b/bin/$t ${f:+"$f"} >"$out/s.log" 2>&1
+          say "$tool $t ${f:-} rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test cases|assertions' "$out/s.log" | tail -3 | tr '\n' ' ')"
           grep -m5 -A8 "Invalid\|Race reported\|FAILED" "$out/s.log" | head -30 >>"$out/san.log"
         done
       done
@@ -76,7 +80,7 @@ for stage in "$@"; do
     held) bench_set "$out/heldout.log" $held; say "held-out: written to heldout.log" ;;
     tune)
       : >"$out/tune.log"
-      for e in ${TUNE:-}; do left "tune $e" || continue
+      for e in ${TUNE:-topk_warp_select:3000x10000x128 topk_warp_select:4096x8192x256 topk_sample_select:1x16777216x100:bf16}; do left "tune $e" || continue
         IFS=: read -r v s dt <<<"$e"
         echo "\$ kiln tune topk --shape $s --dtype ${dt:-f32} --variants $v" >>"$out/tune.log"
         timeout 40 $b/bin/kiln tune topk --shape $s --dtype "${dt:-f32}" --variants $v --force --no-store --runs 10 \
