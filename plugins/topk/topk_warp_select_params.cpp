@@ -13,10 +13,10 @@ int warp_select_cap(int cap, std::int64_t k) {
 
 ParamSpace warp_select_space() {
   ParamSpace s;
-  s.param("warps", {2, 4, 8, 16, 32})
+  s.param("warps", {2, 4, 8, 16})
       .param("items_per_thread", {8, 16, 32, 64, 128})
       .param("cap", {64, 128, 256, 512})
-      .param("row_warps", {1, 4, 8, 16, 32})
+      .param("row_warps", {1, 4, 8, 16})
       .param("bucket_sort", {0, 1});
   s.constraint("(warps, items_per_thread, row_warps) instantiated",
                [](const Config& c, const DeviceInfo&, const Problem&) { return warp_select_tile(c) != nullptr; });

@@ -28,14 +28,14 @@ struct WarpTile {
 // default for rows of more than 1024 first for each length: 4 x 16 over 8 x 8 (16384 rows of 2048,
 // k = 32, H100, 2026-11-26, first version: 130.4 against 182.4 us), 8 x 16 over 4 x 32 (16384 x
 // 4096, k = 64: 338.9 against 360.4; k = 256: 531 against 607).
-// 16 x 16 x 16 and 32 x 16 x 32 (2026-11-27, thirteenth session): rows of 8192 and 16384 at 64
-// registers a thread, twice the warps per SM of 8 x 32 x 8 and 16 x 32 x 16 (one or two rows
-// resident per SM either way).
-inline constexpr WarpTile kWarpSelectTiles[] = {{8, 8, 1},   {8, 16, 1},   {4, 32, 1},   {8, 32, 1},    {4, 64, 1},
-                                                {4, 128, 1}, {2, 128, 1},  {4, 16, 4},   {8, 8, 8},     {8, 16, 8},
-                                                {4, 32, 4},  {16, 8, 16},  {8, 32, 8},   {16, 16, 16},  {16, 32, 16},
-                                                {32, 16, 32}};
-inline constexpr int kWarpSelectMaxN = 16 * 32 * 32;  // 16 x 32 x 16 and 32 x 16 x 32
+// Not instantiated: 16 x 16 x 16 and 32 x 16 x 32 (rows of 8192 and 16384 at 64 registers, twice
+// the warps per SM), slower than the 32-item tiles (H200, 2026-11-27, `kiln tune`, bucket_sort 1):
+// 4096 x 8192, k = 256: 128.3 us against 114.6 (8 x 32 x 8); 3000 x 10000, k = 128: 185.6 against
+// 162.7 (16 x 32 x 16).
+inline constexpr WarpTile kWarpSelectTiles[] = {{8, 8, 1},   {8, 16, 1},   {4, 32, 1},   {8, 32, 1},   {4, 64, 1},
+                                                {4, 128, 1}, {2, 128, 1},  {4, 16, 4},   {8, 8, 8},    {8, 16, 8},
+                                                {4, 32, 4},  {16, 8, 16},  {8, 32, 8},   {16, 32, 16}};
+inline constexpr int kWarpSelectMaxN = 16 * 32 * 32;
 // Rows longer than this take a row-per-block tile by default.
 inline constexpr int kWarpSelectOneWarpMaxN = 1024;
 inline constexpr int kWarpSelectMaxK = 256;
