@@ -7,7 +7,8 @@
 #           test_topk_half_gpu, test_topk_warp_select_gpu)
 #   san     compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1) on SAN (same form; default
 #           test_topk_sample_select_gpu and test_topk_warp_select_gpu)
-#   sweep   `kiln bench topk --shape S --dtype D` (every variant at its default config, and op())
+#   sweep   `kiln bench topk --shape S --dtype D [--variants VARIANTS]` (each variant at its default
+#           config, and op())
 #           and python3 scripts/bench_torch_topk.py on the development shapes (DEV) -> sweep.log
 #   held    the same on the held-out shapes (HELD) -> heldout.log (not read while choosing defaults)
 #   tune    kiln tune --no-store of the variant named per entry (TUNE: VARIANT:SHAPE[:DTYPE]) -> tune.log
@@ -31,14 +32,15 @@ tests=${BUILD_TESTS:-"test_topk_sample_select_gpu test_topk_half_gpu test_topk_w
 say "build done at $SECONDS s"
 # shape[:dtype]
 dev=${DEV:-"1x1048576x4096 1x16777216x100 1x268435456x256 64x1048576x64 1024x65536x256 16384x4096x256 3000x10000x128 2000x16384x512 65536x256x16 1x16777216x100:bf16 1x1048576x4096:bf16 1x268435456x256:bf16 64x1048576x64:bf16 1024x65536x256:bf16 16384x4096x256:bf16 4096x8192x64:bf16 1x16777216x100:f16"}
-held=${HELD:-""}
+held=${HELD:-"1x33554432x2000 128x500000x300 1x4194304x1024 5000x7000x400 1x50000000x50:bf16 256x200000x500:bf16 1x4194304x2048:bf16 32x3000000x128:f16"}
 bench_set() {  # LOG SHAPES...
   local log=$1; shift
   : >"$log"
   for sd in "$@"; do left "bench $sd" || continue
     IFS=: read -r s dt <<<"$sd"
-    echo "\$ kiln bench topk --shape $s --dtype ${dt:-f32}" >>"$log"
-    timeout 60 $b/bin/kiln bench topk --shape "$s" --dtype "${dt:-f32}" --max-seconds-per-row 3 2>&1 |
+    echo "\$ kiln bench topk --shape $s --dtype ${dt:-f32} ${VARIANTS:+--variants $VARIANTS}" >>"$log"
+    timeout 60 $b/bin/kiln bench topk --shape "$s" --dtype "${dt:-f32}" ${VARIANTS:+--variants $VARIANTS} \
+      --max-seconds-per-row ${ROW_SECONDS:-3} 2>&1 |
       grep -vE "^\s*$" | tail -12 >>"$log" || echo "(failed)" >>"$log"
   done
   for dt in f32 bf16 f16; do

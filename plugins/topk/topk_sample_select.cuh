@@ -11,8 +11,9 @@
 //                            16-byte loads, appends staged per block in shared memory
 //   sample_select_kernel    (rows blocks)          if the candidates hold at least k keys and fit
 //                            the buffer, they contain the answer: radix select on them (8-bit
-//                            digits starting below their common prefix), bitonic sort of the
-//                            <= kSampleSortCap best, the first k written.  Otherwise the row is
+//                            digits starting below their common prefix), a bucket sort (or,
+//                            for clustered lists, a bitonic sort) of the <= kSampleSortCap best,
+//                            the first k written.  Otherwise the row is
 //                            appended to the list of failed rows
 //   sample_fallback_passes_kernel (cooperative, at most kSampleFallbackGrid blocks) and
 //   sample_fallback_sort_kernel (kSampleFallbackGrid blocks) topk_radix_select's passes, gather
@@ -373,7 +374,9 @@ __global__ void __launch_bounds__(BLOCK)
                          std::int32_t* __restrict__ indices, std::int64_t i_stride) {
   __shared__ std::uint64_t list[kSampleSortCap];
   __shared__ std::uint32_t hist[256];
-  __shared__ std::uint32_t s_digit, s_above, s_bucket, s_count;
+  __shared__ std::uint32_t s_digit, s_above, s_bucket, s_count, s_oversized;
+  __shared__ std::uint32_t s_start[256];                   // the bucket sort's bucket starts
+  __shared__ std::uint16_t s_order[kSampleSortCap];        // and list positions by bucket
   const std::int64_t row = blockIdx.x;
   const int t = threadIdx.x, lane = t & 31;
   const std::uint32_t found = states[row].count;
@@ -491,6 +494,77 @@ __global__ void __launch_bounds__(BLOCK)
   }
   __syncthreads();
   const int selected = int(s_count);
+  // Lists of more than kSampleBucketSortMin keys are placed by buckets of one 8-bit digit (as
+  // topk_warp_select's bucket_sort_write): the bitonic sort of 4096 keys is 78 block-wide stages,
+  // which bounded 1 x 2^20, k = 4096 (sixth session).  Every listed key lies in [lo_key, hi_key]:
+  // at or above the refined prefix and the threshold, at most the best rank with any index.
+  if (selected > kSampleBucketSortMin) {
+    const std::uint64_t lo_key = max(prefix, std::uint64_t(states[row].threshold) << 32);
+    const std::uint64_t hi_key = (std::uint64_t(states[row].best) << 32) | 0xFFFFFFFFu;
+    const std::uint64_t differ = lo_key ^ hi_key;
+    const int high = differ == 0 ? 0 : 63 - __clzll(differ);
+    const int shift = high > 7 ? high - 7 : 0;
+    // Keys in [lo_key, hi_key] share the bits above `high`: the digit grows with the key.
+    auto digit = [&](std::uint64_t key) { return int((key >> shift) & 255u); };
+    for (int b = t; b < 256; b += BLOCK) hist[b] = 0;
+    __syncthreads();
+    for (int i = t; i < selected; i += BLOCK) atomicAdd(&hist[digit(list[i])], 1u);
+    __syncthreads();
+    if (t < 32) {  // exclusive starts of the buckets in descending digit order
+      constexpr int kPer = 256 / 32;
+      const int top = 256 - t * kPer;
+      std::uint32_t c[kPer], total = 0;
+      bool big = false;
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        c[j] = hist[top - 1 - j];
+        total += c[j];
+        big = big || c[j] > kSampleBucketMax;
+      }
+      std::uint32_t incl = total;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+        if (t >= o) incl += up;
+      }
+      std::uint32_t run = incl - total;
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        s_start[top - 1 - j] = run;
+        run += c[j];
+      }
+      big = __any_sync(0xFFFFFFFFu, big);
+      if (t == 0) s_oversized = big ? 1u : 0u;
+    }
+    __syncthreads();
+    if (s_oversized == 0) {
+      // Scatter the list positions by bucket (each bucket's count is counted down to zero), then
+      // a key's place is its bucket's start plus the larger keys of its bucket (at most
+      // kSampleBucketMax compares).
+      for (int i = t; i < selected; i += BLOCK) {
+        const int d = digit(list[i]);
+        s_order[s_start[d] + atomicSub(&hist[d], 1u) - 1u] = std::uint16_t(i);
+      }
+      __syncthreads();
+      const T* xr = x + row * x_stride;
+      for (int i = t; i < selected; i += BLOCK) {
+        const std::uint64_t key = list[i];
+        const int d = digit(key);
+        const int first = int(s_start[d]), end = d > 0 ? int(s_start[d - 1]) : selected;
+        if (first >= k) continue;
+        int place = first;
+        for (int q = first; q < end; ++q) place += list[s_order[q]] > key ? 1 : 0;
+        if (place < k) {
+          const std::uint32_t j = index_of(key);
+          indices[row * i_stride + place] = std::int32_t(j);
+          values[row * v_stride + place] = xr[j];
+        }
+      }
+      return;
+    }
+    // A bucket beyond kSampleBucketMax keys (a list clustered far below the best rank, e.g. a
+    // NaN or inf above the k-th): the bitonic sort.
+  }
   int p = 2;
   while (p < selected) p <<= 1;
   for (int i = selected + t; i < p; i += BLOCK) list[i] = kNoElement;

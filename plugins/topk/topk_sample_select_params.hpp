@@ -36,6 +36,11 @@ inline constexpr int kSampleSelectBlock = 256;
 inline constexpr int kSampleSelectWideRows = 128;  // up to this many rows use the wide block
 inline constexpr int kSampleSortCap = 4096;     // keys sorted in shared memory by the select kernel
 inline constexpr int kSampleSortMin = 256;      // it refines digits until at most max(this, 2 pow2(k)) keys are left
+// The select kernel places lists of more than kSampleBucketSortMin keys by buckets of one 8-bit
+// digit (a key's place: its bucket's start plus the larger keys of its bucket), unless a bucket
+// holds more than kSampleBucketMax keys (then a bitonic sort).
+inline constexpr int kSampleBucketSortMin = 64;
+inline constexpr std::uint32_t kSampleBucketMax = 64;
 inline constexpr TileShape kSampleFallbackTile = {512, 8};  // the radix_select passes of rows whose filter failed
 inline constexpr int kSampleFallbackGrid = 512;             // blocks of each fallback launch (they loop over chunks)
 
