@@ -3,7 +3,8 @@
 // threshold, or the whole row as the sample), k from 1 to 4096, largest 1 and 0, dense and
 // pitched; then hand-built rows that defeat the sample and must take the fallback (every value
 // equal, a tie class straddling the k-th place, the best values sitting exactly on the sampled
-// runs) or stress the key order (NaN of both signs, infinities, -0.0 against +0.0).
+// runs) or stress the key order (NaN of both signs, infinities, -0.0 against +0.0); then f16 and
+// bf16 rows, whose best values tie by the thousands.
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/problem_data.hpp>
 
