@@ -410,8 +410,8 @@ __global__ void __launch_bounds__(BLOCK)
   const int count = int(found);
   const std::uint64_t* in = cands + row * cand_cap;
   // Digits and buckets are taken from a compact key that keeps the order of the candidates' keys
-  // and drops their constant bits: the 16 low rank bits of f16/bf16 (all zero, or all one for
-  // largest = 0) and the top bits of ~index above the index bits n needs:
+  // and drops bits that never decide it: the 16 low rank bits of f16/bf16 (zero, or all ones
+  // for largest = 0 and for NaN) and the top bits of ~index above the index bits n needs:
   //   compact = (rank >> drop) << index_bits | (~index & (2^index_bits - 1))
   // (~index & mask = mask - index for index < n <= 2^index_bits).  With the 64-bit key, 16-bit
   // lists spent two passes on zero digits and their tie classes (thousands of equal values) fell
