@@ -89,11 +89,11 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
       x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
   if (l.rows <= kSampleSelectWideRows)
     sample_select_kernel<T, kSampleSelectWideBlock><<<rows, kSampleSelectWideBlock, 0, stream>>>(
-        x, l.x_stride, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        x, l.x_stride, l.n, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
         l.v_stride, l.indices, l.i_stride);
   else
     sample_select_kernel<T, kSampleSelectBlock><<<rows, kSampleSelectBlock, 0, stream>>>(
-        x, l.x_stride, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        x, l.x_stride, l.n, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
         l.v_stride, l.indices, l.i_stride);
   // The fallback: topk_radix_select's passes and gather for the rows whose candidates missed the
   // answer (fewer than k, or more than the buffer holds), then its sort.  Queued always (no host

@@ -363,11 +363,30 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+// An order-preserving compaction of the keys of one row (see sample_select_kernel): the rank
+// shifted right by `drop` (16 for f16/bf16, whose distinct ranks differ in their top 16 bits),
+// then the low `index_bits` bits of ~index.  Distinct keys of the row stay distinct.
+struct SelectKeyMap {
+  int drop, index_bits;
+  std::uint64_t index_mask;
+  __device__ __forceinline__ std::uint64_t operator()(std::uint64_t key) const {
+    return (std::uint64_t(std::uint32_t(key >> 32) >> drop) << index_bits) | (key & index_mask);
+  }
+};
+
+template <class T>
+__device__ __forceinline__ SelectKeyMap select_key_map(std::int64_t n) {
+  const int index_bits = n > 1 ? 64 - __clzll(n - 1) : 0;  // n <= 2^31 - 1: at most 31
+  return SelectKeyMap{Element<T>::kFormat == KeyFormat::f32 ? 0 : 16, index_bits,
+                      (std::uint64_t(1) << index_bits) - 1};
+}
+
 // Radix select over the row's candidates when they hold the answer; otherwise prepares the row
 // for topk_radix_select's passes (row state and histogram zeroed) and returns.
 template <class T, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
-    sample_select_kernel(const T* __restrict__ x, std::int64_t x_stride, int k, std::int64_t cand_cap,
+    sample_select_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int k,
+                         std::int64_t cand_cap,
                          const SampleRowState* __restrict__ states, const std::uint64_t* __restrict__ cands,
                          RadixRowState* __restrict__ radix_states, std::uint32_t* __restrict__ radix_hists,
                          std::uint32_t* __restrict__ failed, T* __restrict__ values, std::int64_t v_stride,
@@ -390,7 +409,14 @@ __global__ void __launch_bounds__(BLOCK)
   }
   const int count = int(found);
   const std::uint64_t* in = cands + row * cand_cap;
-
+  // Digits and buckets are taken from a compact key that keeps the order of the candidates' keys
+  // and drops bits that never decide it: the 16 low rank bits of f16/bf16 (zero, or all ones
+  // for largest = 0 and for NaN) and the top bits of ~index above the index bits n needs:
+  //   compact = (rank >> drop) << index_bits | (~index & (2^index_bits - 1))
+  // (~index & mask = mask - index for index < n <= 2^index_bits).  With the 64-bit key, 16-bit
+  // lists spent two passes on zero digits and their tie classes (thousands of equal values) fell
+  // into one bucket of the sort; here the digit below a few rank bits is the top of the index.
+  const SelectKeyMap cmap = select_key_map<T>(n);
   std::uint64_t prefix = 0, mask = 0;
   std::uint32_t greater = 0;
   constexpr int IT = kSampleSelectItems;  // keys per thread in flight
@@ -402,10 +428,10 @@ __global__ void __launch_bounds__(BLOCK)
   if (count > sort_target) {
     // Every candidate's rank lies in [threshold, best]: the bits above the highest one in which
     // those two differ are common to all candidates; the digits start below them.
-    const std::uint32_t lo_rank = states[row].threshold, hi_rank = states[row].best;
-    int hi = 32 + (lo_rank == hi_rank ? 0 : 32 - __clz(int(lo_rank ^ hi_rank)));
+    const std::uint32_t lo_rank = states[row].threshold >> cmap.drop, hi_rank = states[row].best >> cmap.drop;
+    int hi = cmap.index_bits + (lo_rank == hi_rank ? 0 : 32 - __clz(int(lo_rank ^ hi_rank)));
     mask = hi >= 64 ? 0 : ~((std::uint64_t(1) << hi) - 1);
-    prefix = (std::uint64_t(hi_rank) << 32) & mask;
+    prefix = (std::uint64_t(hi_rank) << cmap.index_bits) & mask;
     while (true) {
       const int lo = hi > 8 ? hi - 8 : 0;
       const std::uint32_t digit_mask = (1u << (hi - lo)) - 1;
@@ -416,11 +442,11 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
         for (int i = 0; i < IT; ++i) {
           const int j = base + i * BLOCK + t;
-          key[i] = j < count ? load_key(in + j) : kNoElement;
+          key[i] = j < count ? cmap(load_key(in + j)) : 0;  // 0 may be a real compact key: test j
         }
 #pragma unroll
         for (int i = 0; i < IT; ++i) {
-          const bool match = key[i] != kNoElement && (key[i] & mask) == prefix;
+          const bool match = base + i * BLOCK + t < count && (key[i] & mask) == prefix;
           const std::uint32_t digit = match ? std::uint32_t(key[i] >> lo) & digit_mask : 0xFFFFFFFFu;
           // Candidates crowd into few digits (ties): one atomic per distinct digit of the warp.
           const unsigned same = __match_any_sync(0xFFFFFFFFu, digit);
@@ -481,7 +507,7 @@ __global__ void __launch_bounds__(BLOCK)
     }
 #pragma unroll
     for (int i = 0; i < IT; ++i) {
-      const bool take = key[i] != kNoElement && (key[i] & mask) >= prefix;
+      const bool take = key[i] != kNoElement && (cmap(key[i]) & mask) >= prefix;
       const unsigned ballot = __ballot_sync(0xFFFFFFFFu, take);
       if (ballot != 0) {
         const int leader = __ffs(ballot) - 1;
@@ -496,16 +522,17 @@ __global__ void __launch_bounds__(BLOCK)
   const int selected = int(s_count);
   // Lists of more than kSampleBucketSortMin keys are placed by buckets of one 8-bit digit (as
   // topk_warp_select's bucket_sort_write): the bitonic sort of 4096 keys is 78 block-wide stages,
-  // which bounded 1 x 2^20, k = 4096 (sixth session).  Every listed key lies in [lo_key, hi_key]:
-  // at or above the refined prefix and the threshold, at most the best rank with any index.
+  // which bounded 1 x 2^20, k = 4096 (sixth session).  Every listed compact key lies in
+  // [lo_key, hi_key]: at or above the refined prefix and the threshold's, at most the best rank's
+  // with any index.
   if (selected > kSampleBucketSortMin) {
-    const std::uint64_t lo_key = max(prefix, std::uint64_t(states[row].threshold) << 32);
-    const std::uint64_t hi_key = (std::uint64_t(states[row].best) << 32) | 0xFFFFFFFFu;
+    const std::uint64_t lo_key = max(prefix, std::uint64_t(states[row].threshold >> cmap.drop) << cmap.index_bits);
+    const std::uint64_t hi_key = (std::uint64_t(states[row].best >> cmap.drop) << cmap.index_bits) | cmap.index_mask;
     const std::uint64_t differ = lo_key ^ hi_key;
     const int high = differ == 0 ? 0 : 63 - __clzll(differ);
     const int shift = high > 7 ? high - 7 : 0;
     // Keys in [lo_key, hi_key] share the bits above `high`: the digit grows with the key.
-    auto digit = [&](std::uint64_t key) { return int((key >> shift) & 255u); };
+    auto digit = [=](std::uint64_t key) { return int((cmap(key) >> shift) & 255u); };
     for (int b = t; b < 256; b += BLOCK) hist[b] = 0;
     __syncthreads();
     for (int i = t; i < selected; i += BLOCK) atomicAdd(&hist[digit(list[i])], 1u);

@@ -4,7 +4,9 @@
 // pitched; then hand-built rows that defeat the sample and must take the fallback (every value
 // equal, a tie class straddling the k-th place, the best values sitting exactly on the sampled
 // runs) or stress the key order (NaN of both signs, infinities, -0.0 against +0.0); then f16 and
-// bf16 rows, whose best values tie by the thousands.
+// bf16 rows, whose best values tie by the thousands, random and with a few NaNs, infinities and
+// signed zeros (the select kernel's compact keys: NaN is the largest or the smallest rank).
+#include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/problem_data.hpp>
 
@@ -218,7 +220,8 @@ TEST_CASE("topk_sample_select matches the host reference on random f16 and bf16 
   Workspace ws;
   const Shape shapes[] = {{3, 9001, 7},        {2, 100003, 1},       {5, 65539, 64},
                           {1, 1000003, 100},   {2, 1000003, 4096},   {1, kiln::topk::kSampleLongRow + 5, 100},
-                          {1, (std::int64_t(1) << 24) + 3, 100}};
+                          {1, (std::int64_t(1) << 24) + 3, 100}, {2, std::int64_t(1) << 20, 4096},
+                          {3, 4096, 4096}};  // power-of-two rows: every index bit of the select's compact key
   std::uint64_t seed = 1500;
   for (kiln::DType t : {kiln::f16, kiln::bf16}) {
     for (const Shape& s : shapes) {
@@ -239,6 +242,62 @@ TEST_CASE("topk_sample_select matches the host reference on random f16 and bf16 
             kStream.synchronize();
             CHECK(data.error() == 0.0);
           }
+        }
+      }
+    }
+  }
+}
+
+// f16 and bf16 rows of random values with one special in 64 (NaN of both signs, infinities, -0.0,
+// +0.0): with largest = 0 a NaN has rank 0, whose compact key in the select kernel is 0 at index
+// n - 1 of a power-of-two row; k up to n, so the lists reach the bucket sort.
+TEST_CASE("topk_sample_select is exact on f16 and bf16 rows with NaN, inf and signed zeros", "[topk][half][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_sample_select");
+  REQUIRE(v != nullptr);
+  Workspace ws;
+  const Shape shapes[] = {{3, 4096, 4096}, {2, 8191, 3000}, {2, 65536, 2048}, {1, 300007, 1500}, {1, 1 << 20, 700}};
+  std::mt19937_64 rng(1700);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (kiln::DType t : {kiln::f16, kiln::bf16}) {
+    const bool f16 = t == kiln::f16;
+    const std::uint16_t specials[] = {std::uint16_t(f16 ? 0x7E00 : 0x7FC0), std::uint16_t(f16 ? 0xFE01 : 0xFFC1),
+                                      std::uint16_t(f16 ? 0x7C00 : 0x7F80), std::uint16_t(f16 ? 0xFC00 : 0xFF80),
+                                      std::uint16_t(0x8000), std::uint16_t(0)};
+    for (const Shape& s : shapes) {
+      if (kiln_test::skip_when_quick(double(s.rows) * double(s.n), 70000.0)) continue;
+      std::vector<std::uint16_t> x(static_cast<std::size_t>(s.rows * s.n));
+      for (auto& e : x) {
+        const unsigned r = unsigned(rng() % 64);
+        e = r < 6 ? specials[r] : f16 ? kiln::float_to_f16(u(rng)) : kiln::float_to_bf16(u(rng));
+      }
+      x[x.size() - 1] = specials[0];  // a NaN at index n - 1
+      kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), t, {s.rows, s.n});
+      hx.copy_from_host(x.data(), x.size() * 2);
+      for (int largest : {1, 0}) {
+        kiln::Buffer hv = kiln::Buffer::alloc(kiln::Device::host(), t, {s.rows, s.k});
+        kiln::Buffer hi = kiln::Buffer::alloc(kiln::Device::host(), kiln::i32, {s.rows, s.k});
+        const kiln::Args host_args({hx, hv, hi}, {double(largest)});
+        REQUIRE(schema.reference(host_args, rt.make_problem(schema, host_args)).ok());
+        kiln::Buffer dx = kiln::Buffer::alloc(gpu, t, {s.rows, s.n}), dv = kiln::Buffer::alloc(gpu, t, {s.rows, s.k}),
+                     di = kiln::Buffer::alloc(gpu, kiln::i32, {s.rows, s.k});
+        dx.copy_from(hx.ref());
+        const kiln::Args args({dx, dv, di}, {double(largest)});
+        const kiln::Problem p = rt.make_problem(schema, args);
+        auto configs = configs_for(*v, dev, p, false);
+        configs.resize(1);
+        for (const kiln::Config& c : configs) {
+          INFO(c.to_string() << " on " << p.key());
+          REQUIRE(v->supports(p, dev, c).ok);
+          dv.fill_bytes(0xFF);
+          di.fill_bytes(0xFF);
+          REQUIRE(v->launch(args, p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
+          kStream.synchronize();
+          CHECK(di.to_host<std::int32_t>() == hi.to_host<std::int32_t>());
+          CHECK(dv.to_host<std::uint16_t>() == hv.to_host<std::uint16_t>());
         }
       }
     }
