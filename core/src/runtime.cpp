@@ -40,6 +40,13 @@ int ordinal_of(Device d) { return d.is_cuda() ? d.ordinal : -1; }
   }
 }
 
+std::string misaligned_what(const TensorRef& t) {
+  char addr[32];
+  std::snprintf(addr, sizeof addr, "%p", t.data);
+  return std::string(" has data pointer ") + addr + ", not a multiple of " + std::to_string(dtype_size(t.dtype)) +
+         " bytes: " + std::string(dtype_name(t.dtype)) + " elements must be aligned to their size";
+}
+
 Args with_default_scalars(const OpSchema& schema, const Args& args) {
   Args filled = args;
   for (int i = args.scalar_count(); i < static_cast<int>(schema.scalars.size()); ++i)
@@ -198,6 +205,10 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
     std::int64_t& span = spans[i];
     if (!t.span_fits(span)) bad_argument(schema, i, ErrorKind::shape, " " + t.to_string() + " spans more bytes than fit in int64");
     if (!t.data && t.numel() > 0) bad_argument(schema, i, ErrorKind::argument, " is a null pointer");
+    // Every kernel reads elements through typed pointers: a pointer off its element size is
+    // undefined behaviour on the host and a misaligned-address fault (which ends the CUDA
+    // context) on a GPU, so no variant may see one.
+    if (detail::misaligned_element(t)) bad_argument(schema, i, ErrorKind::argument, misaligned_what(t));
     if (t.device != p.device)
       bad_argument(schema, i, ErrorKind::device,
                    " is on " + t.device.to_string() + ", but argument '" + schema.tensors[0].name + "' is on " +
