@@ -93,6 +93,11 @@ TEST_CASE("Problem and Shape made by hand: clear errors, no reads past their arr
   CHECK(contains(error_message([&] { rt.dispatcher().decide(p, host_info); }), "n_dims = 100, expected 0 to 8"));
   CHECK_THROWS_AS(rt.dispatcher().decide_uncached(p, host_info), kiln::ArgumentError);
   CHECK(contains(error_message([&] { rt.explain(kiln::Problem{}); }), "names no op"));
+  // same_key (inline, op()'s hot path) compares the dims it has: past dims[] lies the device.
+  kiln::Problem q = p;
+  p.n_dims = q.n_dims = kiln::Problem::kMaxDims + 1;
+  q.device = kiln::Device::cuda(0);
+  CHECK(p.same_key(q));
   std::vector<float> mem(32);
   const kiln::TensorRef batch = kiln::view(mem.data(), 4, 4, kiln::Device::host()).batched(2, 16);
   CHECK(batch.matrix_at(1).data == mem.data() + 16);
