@@ -6,6 +6,7 @@
 #include <kiln/tuner/tuner.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <thread>
 
@@ -135,7 +136,7 @@ TEST_CASE("search counts past the CLI's bounds are refused, not run for ever", "
   CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
 }
 
-TEST_CASE("a search with no timed runs is refused, not stored as a 0 us winner", "[hardening][timing]") {
+TEST_CASE("a search with no timed runs or a NaN budget is refused", "[hardening][timing]") {
   // timing.runs = 0 (or negative) timed nothing: the winner had median 0 us from 0 samples, and
   // with store = true that entry would win every conflict of a later merge.
   kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
@@ -155,6 +156,13 @@ TEST_CASE("a search with no timed runs is refused, not stored as a 0 us winner",
   o.search.timing.warmup = -1;
   CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
   o.search.timing.warmup = 0;
+  // A NaN budget compared false with every elapsed time: no limit at all.
+  o.search.budget.seconds = std::nan("");
+  CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
+  o.search.budget.seconds.reset();
+  o.total_seconds = std::nan("");
+  CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
+  o.total_seconds.reset();
   const kiln::TuneReport r = kiln::Tuner(rt).tune(p, o);
   REQUIRE(r.ok());
   CHECK(r.search.winner->timing.samples > 0);

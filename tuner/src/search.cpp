@@ -98,6 +98,9 @@ void check_counts(const SearchOptions& o) {
   check("finalists", o.finalists, 1000);
   check("retime_rounds", o.retime_rounds, 1000);
   check("retime_runs", o.retime_runs, 1000000);
+  // A NaN budget compared false with every elapsed time: the search ran without a limit.
+  if (o.budget.seconds && std::isnan(*o.budget.seconds))
+    throw ArgumentError("SearchOptions::budget.seconds is NaN, expected a number of seconds");
 }
 
 }  // namespace
