@@ -13,6 +13,7 @@
 #include "logger.hpp"
 #include "spelling.hpp"
 #include "tune_modes.hpp"
+#include "tuning_db_files.hpp"
 
 namespace kiln {
 
@@ -132,7 +133,7 @@ void Runtime::init(RuntimeOptions options) {
     for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     const auto& modes = detail::tune_mode_names();
     if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
-      log->warn("KILN_TUNE='{}' is not a tuning mode{} (expected off, race, lazy or record); op() will not tune", env,
+      log->warn("KILN_TUNE='{}' is not a tuning mode{} (expected off, race, lazy or record); op() will not tune", detail::printable(env),
                 detail::did_you_mean(mode, modes));
       mode = "off";
     }
@@ -141,7 +142,8 @@ void Runtime::init(RuntimeOptions options) {
   const char* check = std::getenv("KILN_CHECK");
   check_every_call_ = check && std::string(check) == "1";
   if (check && *check && !check_every_call_ && std::string(check) != "0")  // "yes", "true": say so
-    log->warn("KILN_CHECK='{}' is not 0 or 1; op() checks pointers on a call's first dispatch only", check);
+    log->warn("KILN_CHECK='{}' is not 0 or 1; op() checks pointers on a call's first dispatch only",
+              detail::printable(check));
   multi_device_ = cuda_device_count() > 1;
 }
 
