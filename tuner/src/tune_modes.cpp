@@ -134,7 +134,7 @@ struct Recorder {
     // problem list is small; past kMaxReadBytes the rest is not read (a line may be written twice).
     std::error_code ec;
     if (fs::is_fifo(path, ec)) {  // opening it would block op() until something reads the pipe
-      logger()->warn("KILN_TUNE=record: '{}' is a pipe; nothing is recorded", path);
+      logger()->warn("KILN_TUNE=record: '{}' is a pipe; nothing is recorded", detail::printable(path));
       failed = true;
     }
     if (!fs::is_regular_file(path, ec)) return;
