@@ -34,10 +34,23 @@ struct CallLayout {
   // Each tensor's byte span (TensorRef::span_fits), for the per-call overlap check: it depends on
   // the layout alone, so a bound call need not compute it again.
   std::int64_t span_bytes[Args::kMaxTensors] = {};
+  // Each tensor's element_mask() (at most 7): a call whose pointer is off its element size is not
+  // this layout.
+  std::uint8_t element_masks[Args::kMaxTensors] = {};
   std::uint64_t scalar_bits[Args::kMaxScalars] = {};
   TensorRef tensors[Args::kMaxTensors];  // data: null, or this layout's marker for "not null"; last,
                                          // so the few a call has are next to the fields above
 };
+
+// Whether a view's data pointer is off its element size (with elements to read): the core refuses
+// such an argument (runtime.cpp), and a bound call never matches one.
+inline std::uintptr_t element_mask(const TensorRef& t) {
+  const std::size_t size = dtype_size(t.dtype);
+  return size > 1 && t.numel() > 0 ? static_cast<std::uintptr_t>(size - 1) : 0;
+}
+inline bool misaligned_element(const TensorRef& t) {
+  return (reinterpret_cast<std::uintptr_t>(t.data) & element_mask(t)) != 0;
+}
 
 inline std::uintptr_t data_alignment(std::uintptr_t ored_pointers) {
   const std::uintptr_t bits = ored_pointers | 16u;
@@ -59,6 +72,7 @@ inline CallLayout layout_of(const Args& args) {
     l.tensors[i] = args.tensor(i);
     if (!args.tensor(i).span_fits(l.span_bytes[i])) l.span_bytes[i] = 0;  // derive_problem refused it already
     ored |= reinterpret_cast<std::uintptr_t>(args.tensor(i).data);
+    l.element_masks[i] = static_cast<std::uint8_t>(element_mask(args.tensor(i)));
     static char not_null;  // a marker, never dereferenced
     l.tensors[i].data = args.tensor(i).data ? &not_null : nullptr;
   }
@@ -81,6 +95,7 @@ inline bool same_layout(const CallLayout& l, const Args& args) noexcept {
   for (int i = 0; i < l.n_tensors; ++i) {
     const TensorRef& t = args.tensor(i);
     if (!same_tensor_layout(l.tensors[i], t)) return false;
+    if ((reinterpret_cast<std::uintptr_t>(t.data) & l.element_masks[i]) != 0) return false;
     ored |= reinterpret_cast<std::uintptr_t>(t.data);
   }
   for (int i = 0; i < l.n_scalars; ++i)

@@ -174,6 +174,12 @@ void copy(const TensorRef& dst, const TensorRef& src) {
   if (dst.numel() != src.numel() || dst.rows() != src.rows() || dst.batch() != src.batch())
     throw ShapeError("kiln::copy: shape mismatch, destination " + dst.shape.to_string() + ", source " + src.shape.to_string());
   if (dst.numel() == 0) return;
+  // memcpy and cudaMemcpy2D are undefined for overlapping memory, and an element-wise copy would
+  // read what it already wrote: the same view is a no-op, any other overlap an error.
+  if (same_view(dst, src)) return;
+  if (views_overlap(dst, src))
+    throw ArgumentError("kiln::copy: the destination " + dst.to_string() + " overlaps the source " + src.to_string() +
+                        " in memory; copy through a separate buffer");
   if (dst.shape.rank == 3 || src.shape.rank == 3 || !dst.row_major() || !src.row_major()) {
     copy_strided(dst, src);
     return;

@@ -13,6 +13,7 @@
 
 #include "logger.hpp"
 #include "spelling.hpp"
+#include "tuning_db_files.hpp"
 
 namespace kiln {
 namespace {
@@ -96,7 +97,7 @@ void apply_level_from_env(spdlog::logger& l) {
   for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   l.warn("KILN_LOG_LEVEL='{}' is not a log level{} (expected trace, debug, info, warn, error, critical or off); "
          "logging at warn",
-         env, detail::did_you_mean(value, {"trace", "debug", "info", "warn", "error", "critical", "off"}));
+         detail::printable(env), detail::did_you_mean(value, {"trace", "debug", "info", "warn", "error", "critical", "off"}));
 }
 
 KilnLog& kiln_log() {

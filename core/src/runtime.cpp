@@ -13,6 +13,7 @@
 #include "logger.hpp"
 #include "spelling.hpp"
 #include "tune_modes.hpp"
+#include "tuning_db_files.hpp"
 
 namespace kiln {
 
@@ -40,6 +41,13 @@ int ordinal_of(Device d) { return d.is_cuda() ? d.ordinal : -1; }
   }
 }
 
+std::string misaligned_what(const TensorRef& t) {
+  char addr[32];
+  std::snprintf(addr, sizeof addr, "%p", t.data);
+  return std::string(" has data pointer ") + addr + ", not a multiple of " + std::to_string(dtype_size(t.dtype)) +
+         " bytes: " + std::string(dtype_name(t.dtype)) + " elements must be aligned to their size";
+}
+
 Args with_default_scalars(const OpSchema& schema, const Args& args) {
   Args filled = args;
   for (int i = args.scalar_count(); i < static_cast<int>(schema.scalars.size()); ++i)
@@ -47,10 +55,20 @@ Args with_default_scalars(const OpSchema& schema, const Args& args) {
   return filled;
 }
 
+// Shipped ops whose outputs cannot be the very same view as an input although their schemas (in
+// the plugins, whose sources set the shipped tuning entries' build ids) let it through: top-k with
+// k == n writes a row's values over the row it is still selecting from (wrong on the host too),
+// and reduce_sum and dot with n == 1 zero `out` on a GPU before they accumulate into it.  Checked
+// only once a same view is found, so the hot path pays nothing for it.
+bool refuses_same_view(const OpSchema& schema) {
+  return schema.name == "topk" || schema.name == "reduce_sum" || schema.name == "dot";
+}
+
 // The first pair (i, j) of an output (or inout) tensor and another tensor whose memory overlaps
 // without being the very same view: a kernel that writes one while it reads the other would read
 // elements already written.  The very same view (add's documented in place c == a) is left to the
-// op's schema, which refuses it where the op cannot run in place (gemm, gemv, transpose).  Every
+// op's schema, which refuses it where the op cannot run in place (gemm, gemv, transpose), or to
+// refuses_same_view() above.  Every
 // op() call runs this (the pointers change from call to call) on byte spans computed once per
 // layout (`spans`: derive_problem's, or the bound call's); it allocates nothing.  All tensors are
 // on one device (derive_problem checked it; a bound layout includes the devices).
@@ -64,7 +82,7 @@ bool first_overlap(const OpSchema& schema, const Args& args, const std::int64_t*
       if (j == i || (j_writes && j < i)) continue;  // a pair of outputs once
       const TensorRef& other = args.tensor(j);
       if (!detail::byte_ranges_overlap(out.data, spans[i], other.data, spans[j])) continue;
-      if (!j_writes && same_view(out, other)) continue;
+      if (!j_writes && same_view(out, other) && !refuses_same_view(schema)) continue;
       out_i = i;
       other_j = j;
       return true;
@@ -73,7 +91,11 @@ bool first_overlap(const OpSchema& schema, const Args& args, const std::int64_t*
   return false;
 }
 
-[[noreturn]] void overlap_error(const OpSchema& schema, int i, int j) {
+[[noreturn]] void overlap_error(const OpSchema& schema, const Args& args, int i, int j) {
+  if (same_view(args.tensor(i), args.tensor(j)))
+    bad_argument(schema, i, ErrorKind::argument,
+                 " is the very same view as argument '" + schema.tensors[j].name + "': " + schema.name +
+                     " cannot run in place (give it an output of its own)");
   bad_argument(schema, i, ErrorKind::argument,
                " overlaps argument '" + schema.tensors[j].name +
                    "' in memory: an output may share memory with an input only as the very same view "
@@ -125,7 +147,7 @@ void Runtime::init(RuntimeOptions options) {
     for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     const auto& modes = detail::tune_mode_names();
     if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
-      log->warn("KILN_TUNE='{}' is not a tuning mode{} (expected off, race, lazy or record); op() will not tune", env,
+      log->warn("KILN_TUNE='{}' is not a tuning mode{} (expected off, race, lazy or record); op() will not tune", detail::printable(env),
                 detail::did_you_mean(mode, modes));
       mode = "off";
     }
@@ -134,7 +156,8 @@ void Runtime::init(RuntimeOptions options) {
   const char* check = std::getenv("KILN_CHECK");
   check_every_call_ = check && std::string(check) == "1";
   if (check && *check && !check_every_call_ && std::string(check) != "0")  // "yes", "true": say so
-    log->warn("KILN_CHECK='{}' is not 0 or 1; op() checks pointers on a call's first dispatch only", check);
+    log->warn("KILN_CHECK='{}' is not 0 or 1; op() checks pointers on a call's first dispatch only",
+              detail::printable(check));
   multi_device_ = cuda_device_count() > 1;
 }
 
@@ -198,6 +221,10 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
     std::int64_t& span = spans[i];
     if (!t.span_fits(span)) bad_argument(schema, i, ErrorKind::shape, " " + t.to_string() + " spans more bytes than fit in int64");
     if (!t.data && t.numel() > 0) bad_argument(schema, i, ErrorKind::argument, " is a null pointer");
+    // Every kernel reads elements through typed pointers: a pointer off its element size is
+    // undefined behaviour on the host and a misaligned-address fault (which ends the CUDA
+    // context) on a GPU, so no variant may see one.
+    if (detail::misaligned_element(t)) bad_argument(schema, i, ErrorKind::argument, misaligned_what(t));
     if (t.device != p.device)
       bad_argument(schema, i, ErrorKind::device,
                    " is on " + t.device.to_string() + ", but argument '" + schema.tensors[0].name + "' is on " +
@@ -206,7 +233,7 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
   }
   if (p.device.is_cuda()) device_info(p.device);  // throws DeviceError for a device that is not there
   int out_i = 0, other_j = 0;
-  if (first_overlap(schema, args, spans, out_i, other_j)) overlap_error(schema, out_i, other_j);
+  if (first_overlap(schema, args, spans, out_i, other_j)) overlap_error(schema, args, out_i, other_j);
   p.align_bytes = align;
   Problem derived = p;
   if (Status st = schema.make_problem(args, derived); !st.ok()) st.throw_if_error();

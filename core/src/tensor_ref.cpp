@@ -171,14 +171,22 @@ std::string TensorRef::strides_error() const {
   if (r > 1 && row_stride < 1) return "row stride " + std::to_string(row_stride) + " must be >= 1";
   if (c > 1 && col_stride < 1) return "column stride " + std::to_string(col_stride) + " must be >= 1";
   // Two elements share an address unless one stride steps over the whole extent of the other.
+  // The products are checked: a hand-made stride near 2^63 overflowed them (undefined); one past
+  // int64 is larger than any stride, so the comparison it stands in is true.
   const std::int64_t rs = r > 1 ? row_stride : 0, cs = c > 1 ? col_stride : 0;
-  if (r > 1 && c > 1 && rs < c * cs && cs < r * rs)
+  std::int64_t cols_span = 0, rows_span = 0;
+  const bool rows_below = !detail::mul_fits(c, cs, cols_span) || rs < cols_span;
+  const bool cols_below = !detail::mul_fits(r, rs, rows_span) || cs < rows_span;
+  if (r > 1 && c > 1 && rows_below && cols_below)
     return "strides " + std::to_string(row_stride) + " (rows) and " + std::to_string(col_stride) +
            " (columns) overlap: a " + std::to_string(r) + "x" + std::to_string(c) +
            " matrix needs row stride >= cols * column stride or column stride >= rows * row stride";
   if (shape.rank == 3 && batch() > 1) {
     if (batch_stride < 0) return "batch stride " + std::to_string(batch_stride) + " must be >= 0 (0 broadcasts)";
-    const std::int64_t matrix_span = r * c == 0 ? 0 : (r - 1) * rs + (c - 1) * cs + 1;
+    std::int64_t row_part = 0, col_part = 0, matrix_span = 0;
+    if (!detail::mul_fits(r - 1, rs, row_part) || !detail::mul_fits(c - 1, cs, col_part) ||
+        !detail::add_fits(row_part, col_part, matrix_span) || !detail::add_fits(matrix_span, 1, matrix_span))
+      return "one matrix spans more elements than fit in int64";
     if (batch_stride > 0 && batch_stride < matrix_span)
       return "batch stride " + std::to_string(batch_stride) + " is smaller than one matrix's span of " +
              std::to_string(matrix_span) + " elements, so batch entries overlap";

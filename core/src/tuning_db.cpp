@@ -606,7 +606,7 @@ double lock_timeout_from_env(std::string* problem = nullptr) {
   const double v = std::strtod(env, &end);
   if (end == env || *end != '\0' || !std::isfinite(v) || v < 0.0) {
     if (problem)
-      *problem = "KILN_DB_LOCK_TIMEOUT='" + std::string(env) + "' is not a number of seconds >= 0; a write waits " +
+      *problem = "KILN_DB_LOCK_TIMEOUT='" + detail::printable(env) + "' is not a number of seconds >= 0; a write waits " +
                  std::to_string(static_cast<int>(kTuningDbDefaultLockTimeoutSeconds)) + " s for the lock";
     return kTuningDbDefaultLockTimeoutSeconds;
   }

@@ -51,7 +51,7 @@ class DbLock {
 // swap the database for their own or plant links in it.  A missing directory passes.
 void check_dir_not_shared(const std::string& dir, const std::string& db_path);
 
-// Text from a file made safe for a terminal: control characters, DEL and bytes outside printable
+// Text from a file (or an environment variable) made safe for a terminal: control characters, DEL and bytes outside printable
 // ASCII become \xNN.
 std::string printable(const std::string& text);
 

@@ -70,3 +70,28 @@ TEST_CASE("user memory is wrapped without copying") {
   CHECK(sub.span_bytes() == (2 * 4 + 2) * 4);
   CHECK(sub.to_string() == "f32[3x2] stride 4 on host");
 }
+
+TEST_CASE("kiln::copy refuses a destination that overlaps the source") {
+  // memcpy of overlapping rows is undefined (ASan: memcpy-param-overlap); a shifted copy would
+  // also read elements it had already written.
+  std::vector<float> v(8);
+  std::iota(v.begin(), v.end(), 0.0f);
+  const kiln::Device host = kiln::Device::host();
+  const auto head = kiln::TensorRef::vector(v.data(), kiln::f32, 6, host);
+  const auto tail = kiln::TensorRef::vector(v.data() + 1, kiln::f32, 6, host);
+  REQUIRE_THROWS_AS(kiln::copy(tail, head), kiln::ArgumentError);
+  REQUIRE_THROWS_AS(kiln::copy(head, tail), kiln::ArgumentError);
+  try {
+    kiln::copy(tail, head);
+  } catch (const kiln::ArgumentError& e) {
+    CHECK(std::string(e.what()).find("overlaps the source") != std::string::npos);
+  }
+  // Strided (the element-by-element path): a transpose written over its own storage.
+  const auto sq = kiln::TensorRef::matrix(v.data(), kiln::f32, 2, 2, 2, host);
+  REQUIRE_THROWS_AS(kiln::copy(sq.transposed(), sq), kiln::ArgumentError);
+  CHECK(v == std::vector<float>({0, 1, 2, 3, 4, 5, 6, 7}));  // nothing was written
+  // The very same view copies nothing; disjoint halves of one vector are fine.
+  kiln::copy(head, head);
+  kiln::copy(kiln::TensorRef::vector(v.data() + 4, kiln::f32, 4, host), kiln::TensorRef::vector(v.data(), kiln::f32, 4, host));
+  CHECK(v == std::vector<float>({0, 1, 2, 3, 0, 1, 2, 3}));
+}

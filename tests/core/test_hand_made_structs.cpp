@@ -5,6 +5,7 @@
 #include <kiln/kiln.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "catch.hpp"
@@ -93,6 +94,11 @@ TEST_CASE("Problem and Shape made by hand: clear errors, no reads past their arr
   CHECK(contains(error_message([&] { rt.dispatcher().decide(p, host_info); }), "n_dims = 100, expected 0 to 8"));
   CHECK_THROWS_AS(rt.dispatcher().decide_uncached(p, host_info), kiln::ArgumentError);
   CHECK(contains(error_message([&] { rt.explain(kiln::Problem{}); }), "names no op"));
+  // same_key (inline, op()'s hot path) compares the dims it has: past dims[] lies the device.
+  kiln::Problem q = p;
+  p.n_dims = q.n_dims = kiln::Problem::kMaxDims + 1;
+  q.device = kiln::Device::cuda(0);
+  CHECK(p.same_key(q));
   std::vector<float> mem(32);
   const kiln::TensorRef batch = kiln::view(mem.data(), 4, 4, kiln::Device::host()).batched(2, 16);
   CHECK(batch.matrix_at(1).data == mem.data() + 16);
@@ -104,4 +110,28 @@ TEST_CASE("Problem and Shape made by hand: clear errors, no reads past their arr
   // A workspace larger than a Buffer can describe names the request, not a negative extent.
   CHECK(contains(error_message([&] { rt.reserve_workspace(kiln::Device::host(), {}, SIZE_MAX); }),
                  "Runtime::workspace: 18446744073709551615 bytes requested on host"));
+}
+
+TEST_CASE("strides_error: strides near 2^63 are judged without overflowing") {
+  // rows * row_stride and cols * col_stride overflowed (undefined; UBSan: signed integer
+  // overflow) and wrapped negative, so these strides, which put (1, 0) and (0, 1) at one
+  // address, were said to be fine.
+  std::vector<float> mem(4);
+  kiln::TensorRef t;
+  t.data = mem.data();
+  t.shape = kiln::Shape::matrix(3, 3);
+  t.row_stride = t.col_stride = std::int64_t(1) << 62;
+  CHECK(contains(t.strides_error(), "overlap"));
+  // One stride past the other's whole extent: no overlap, and the span check says what is wrong.
+  t.row_stride = 4;
+  t.col_stride = std::numeric_limits<std::int64_t>::max();
+  CHECK(t.strides_error().empty());
+  std::int64_t bytes = 0;
+  CHECK_FALSE(t.span_fits(bytes));
+  // A batch of such matrices: their span does not fit, said so instead of overflowing.
+  t.shape = kiln::Shape::batched(2, 3, 3);
+  t.col_stride = std::int64_t(1) << 62;
+  t.row_stride = 1;
+  t.batch_stride = 1;
+  CHECK(t.strides_error() == "one matrix spans more elements than fit in int64");
 }

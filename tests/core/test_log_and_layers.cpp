@@ -144,3 +144,25 @@ TEST_CASE("KILN_CHECK other than 0 or 1 is reported, not silently off", "[log]")
   CHECK_FALSE(rt.checks_every_call());
   CHECK(captured->has(kiln::LogLevel::warn, "KILN_CHECK='yes' is not 0 or 1"));
 }
+
+TEST_CASE("environment values quoted in warnings cannot send escape sequences to the terminal", "[log]") {
+  // KILN_TUNE and KILN_CHECK were quoted byte for byte: an ESC in them reached standard error.
+  LogGuard guard;
+  auto captured = std::make_shared<Captured>();
+  kiln::RuntimeOptions opts = kiln_test::offline_options("");
+  opts.tune_mode.clear();  // read KILN_TUNE
+  opts.log_callback = [captured](kiln::LogLevel level, std::string_view message) {
+    std::lock_guard<std::mutex> lock(captured->mutex);
+    captured->messages.emplace_back(level, std::string(message));
+  };
+  ::setenv("KILN_TUNE", "\x1b[2Jrace", 1);
+  ::setenv("KILN_CHECK", "\x1b]0;title\x07", 1);
+  kiln::Runtime rt(kiln_test::scale_registry(), opts);
+  ::unsetenv("KILN_TUNE");
+  ::unsetenv("KILN_CHECK");
+  CHECK(rt.tune_mode() == "off");
+  CHECK(captured->has(kiln::LogLevel::warn, "KILN_TUNE='\\x1b[2Jrace' is not a tuning mode"));
+  CHECK(captured->has(kiln::LogLevel::warn, "KILN_CHECK='\\x1b]0;title\\x07' is not 0 or 1"));
+  std::lock_guard<std::mutex> lock(captured->mutex);
+  for (const auto& m : captured->messages) CHECK(m.second.find('\x1b') == std::string::npos);
+}

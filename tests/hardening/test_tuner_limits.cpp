@@ -6,6 +6,7 @@
 #include <kiln/tuner/tuner.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <thread>
 
@@ -133,4 +134,36 @@ TEST_CASE("search counts past the CLI's bounds are refused, not run for ever", "
   o.search.retime_runs = 3;
   o.search.timing.runs = 1000001;
   CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
+}
+
+TEST_CASE("a search with no timed runs or a NaN budget is refused", "[hardening][timing]") {
+  // timing.runs = 0 (or negative) timed nothing: the winner had median 0 us from 0 samples, and
+  // with store = true that entry would win every conflict of a later merge.
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "n=64", kiln::Device::host());
+  kiln::TuneOptions o;
+  o.store = false;
+  for (int runs : {0, -3}) {
+    o.search.timing.runs = runs;
+    try {
+      kiln::Tuner(rt).tune(p, o);
+      FAIL("timing.runs = " << runs << " accepted");
+    } catch (const kiln::ArgumentError& e) {
+      CHECK(std::string(e.what()) == "SearchOptions::timing.runs = " + std::to_string(runs) + ", expected at least 1");
+    }
+  }
+  o.search.timing.runs = 3;
+  o.search.timing.warmup = -1;
+  CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
+  o.search.timing.warmup = 0;
+  // A NaN budget compared false with every elapsed time: no limit at all.
+  o.search.budget.seconds = std::nan("");
+  CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
+  o.search.budget.seconds.reset();
+  o.total_seconds = std::nan("");
+  CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
+  o.total_seconds.reset();
+  const kiln::TuneReport r = kiln::Tuner(rt).tune(p, o);
+  REQUIRE(r.ok());
+  CHECK(r.search.winner->timing.samples > 0);
 }

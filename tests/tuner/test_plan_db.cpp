@@ -116,6 +116,22 @@ TEST_CASE("problem lists: comments, devices, and errors") {
   CHECK_THROWS_AS(kiln::load_problem_list(dir.file("missing.txt")), kiln::ArgumentError);
 }
 
+TEST_CASE("plans and problem lists with escape sequences are refused without echoing them") {
+  // A shape 'n=\x1b[2J' reached the terminal raw, in the error and in kiln tune's table.
+  TempDir dir;
+  const std::string list = dir.file("esc.txt", "add f32 m=4,n=4 host\nadd f32 m=4,n=\x1b[2J host\n");
+  const std::string msg = message_of([&] { kiln::load_problem_list(list); });
+  CHECK(msg == "plan '" + list + "' line 2: a control character in 'add f32 m=4,n=\\x1b[2J host'");
+  // YAML decodes "\e" to an ESC: the field itself is checked, and unknown keys are quoted safely.
+  CHECK(message_of([] { kiln::parse_plan("problems:\n  - {op: add, shape: \"4x\\e[2J\"}\n", "a.yaml"); }) ==
+        "plan 'a.yaml' line 2: `shape` '4x\\x1b[2J' holds a control character");
+  const std::string unknown = message_of([] { kiln::parse_plan("\"x\\e[2J\": 1\nproblems: []\n", "a.yaml"); });
+  CHECK(unknown.find('\x1b') == std::string::npos);
+  CHECK(unknown.find("unknown field 'x\\x1b[2J'") != std::string::npos);
+  // Tabs and CRLF line ends are ordinary text.
+  CHECK(kiln::load_problem_list(dir.file("crlf.txt", "add\tf32 m=4,n=4\r\n")).problems.size() == 1);
+}
+
 TEST_CASE("plans and problem lists: a pipe nobody writes to reads as empty, a directory is named") {
   // An ifstream waited for a writer for ever: kiln tune --from FIFO and bench --regret hung.
   TempDir dir;

@@ -138,6 +138,14 @@ TEST_CASE("lazy: a budget from the environment outside its range is refused, not
       CHECK(std::string(e.what()) == "KILN_TUNE_BUDGET_EVALS='" + std::string(bad) + "': expected an integer in [1, 1000000000]");
     }
   }
+  // Quoted without its escape sequences (an ESC reached the terminal).
+  ::setenv("KILN_TUNE_BUDGET_EVALS", "\x1b[2J", 1);
+  try {
+    kiln::Runtime rt(kiln_test::scale_registry(), with_mode("lazy", ""));
+    FAIL("accepted");
+  } catch (const kiln::ArgumentError& e) {
+    CHECK(std::string(e.what()) == "KILN_TUNE_BUDGET_EVALS='\\x1b[2J': expected an integer in [1, 1000000000]");
+  }
   ::setenv("KILN_TUNE_BUDGET_EVALS", "1000000000", 1);
   ::setenv("KILN_TUNE_BUDGET_SECONDS", "1e30", 1);
   CHECK_THROWS_AS(kiln::Runtime(kiln_test::scale_registry(), with_mode("lazy", "")), kiln::ArgumentError);

@@ -144,6 +144,9 @@ int run_merge(const DbCli& o) {
   std::vector<std::string> skipped;
   for (const std::string& f : o.files) inputs.push_back(TuningDb::read_file(f, &skipped));
   for (const std::string& w : skipped) std::cerr << "kiln: warning: " << w << "\n";
+  // --into '' (an unset variable in a script) would otherwise merge into the user's own database.
+  if (o.merge->count("--into") > 0 && o.into.empty())
+    throw UsageError("bad --into '': expected a database file (leave --into out for the user database)");
   const std::string target = o.into.empty() ? TuningDb::default_user_path() : o.into;
   if (target.empty()) throw UsageError("no user database file (set KILN_CACHE_DIR or HOME, or give --into PATH)");
   TuningDb db({}, target);

@@ -47,6 +47,10 @@ Command make_explain_command(CLI::App& parent) {
       throw UsageError("--device-key '" + o->device_key + "' is not NAME|sm_XY|Nsm (kiln db show lists the keys)");
     const Device dev = by_key ? keyed.device : parse_device(o->device);
     Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);
+    // op() refuses a pointer off its element size: such a problem never reaches dispatch.
+    if (o->align < static_cast<int>(dtype_size(p.dtype)))
+      throw UsageError("--align " + std::to_string(o->align) + ": op() refuses " + std::string(dtype_name(p.dtype)) +
+                       " arguments that are not " + std::to_string(dtype_size(p.dtype)) + "-byte aligned");
     p.align_bytes = o->align;
     const DeviceInfo& info = by_key ? keyed : device_info(dev);
     const Decision d = by_key ? rt->dispatcher().decide_uncached(p, keyed, Dispatcher::LeaveOneOut{"", true}) : rt->explain(p);

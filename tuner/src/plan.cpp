@@ -15,14 +15,26 @@
 #include "install_paths.hpp"
 #include "kiln/errors.hpp"
 #include "kiln/op_schema.hpp"
+#include "tuning_db_files.hpp"
 
 namespace kiln {
 namespace fs = std::filesystem;
 
 namespace {
 
+// `what` quotes the file's text: printable() keeps its escape sequences off the terminal.
 [[noreturn]] void plan_error(const std::string& source, int line, const std::string& what) {
-  throw ArgumentError("plan '" + source + "'" + (line > 0 ? " line " + std::to_string(line) : std::string()) + ": " + what);
+  throw ArgumentError("plan '" + source + "'" + (line > 0 ? " line " + std::to_string(line) : std::string()) + ": " +
+                      detail::printable(what));
+}
+
+// A control character (tab and carriage return aside) in a plan's or problem list's text: no op,
+// dtype, shape or device has one, and an escape sequence would reach the terminal in kiln tune's
+// table of problems.
+bool has_control(const std::string& text) {
+  for (unsigned char c : text)
+    if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) return true;
+  return false;
 }
 
 int line_of(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
@@ -66,6 +78,8 @@ std::string read_text(const std::string& path, const char* what) {
 // A string field that must not be empty (`op: !!binary` or `op: ""` is not an op name).
 std::string name_field(const YAML::Node& n, const std::string& source, const std::string& field) {
   if (!n.IsScalar() || n.Scalar().empty()) plan_error(source, line_of(n), "`" + field + "` must be a non-empty string");
+  if (has_control(n.Scalar()))
+    plan_error(source, line_of(n), "`" + field + "` '" + n.Scalar() + "' holds a control character");
   return n.Scalar();
 }
 
@@ -181,6 +195,7 @@ Plan load_problem_list(const std::string& path) {
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
+    if (has_control(line)) plan_error(path, number, "a control character in '" + line + "'");
     const auto hash = line.find('#');
     if (hash != std::string::npos) line.erase(hash);
     std::istringstream words(line);

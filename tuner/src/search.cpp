@@ -78,18 +78,29 @@ namespace {
 
 // The counts a C++ caller may set past what `kiln tune` allows: re-timing has no time cap, so
 // retime_rounds = 2^31 - 1 ran for ever (and overflowed when rounded up to even).  The bounds
-// are the CLI's (--runs, --warmup, --finalists).
+// are the CLI's (--runs, --warmup, --finalists).  timing.runs <= 0 timed nothing and made a
+// winner of 0 us from no samples, which the database then kept as the fastest ever measured.
 void check_counts(const SearchOptions& o) {
   const auto check = [](const char* name, int value, int most) {
     if (value > most)
       throw ArgumentError(std::string("SearchOptions::") + name + " = " + std::to_string(value) + ", expected at most " +
                           std::to_string(most));
   };
+  const auto check_least = [](const char* name, int value, int least) {
+    if (value < least)
+      throw ArgumentError(std::string("SearchOptions::") + name + " = " + std::to_string(value) + ", expected at least " +
+                          std::to_string(least));
+  };
+  check_least("timing.runs", o.timing.runs, 1);
+  check_least("timing.warmup", o.timing.warmup, 0);
   check("timing.runs", o.timing.runs, 1000000);
   check("timing.warmup", o.timing.warmup, 1000000);
   check("finalists", o.finalists, 1000);
   check("retime_rounds", o.retime_rounds, 1000);
   check("retime_runs", o.retime_runs, 1000000);
+  // A NaN budget compared false with every elapsed time: the search ran without a limit.
+  if (o.budget.seconds && std::isnan(*o.budget.seconds))
+    throw ArgumentError("SearchOptions::budget.seconds is NaN, expected a number of seconds");
 }
 
 }  // namespace

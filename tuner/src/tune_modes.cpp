@@ -32,6 +32,7 @@
 
 #include "kiln/errors.hpp"
 #include "logger.hpp"
+#include "tuning_db_files.hpp"
 #include "kiln/runtime.hpp"
 #include "kiln/tuner/first_use_race.hpp"
 #include "kiln/tuner/plan.hpp"
@@ -61,7 +62,7 @@ double env_number(const char* name, double fallback, double lo, double hi, bool 
   }
   char range[96];
   std::snprintf(range, sizeof range, "%s in [%.15g, %.15g]", integer ? "an integer" : "a number", lo, hi);
-  throw ArgumentError(std::string(name) + "='" + v + "': expected " + range);
+  throw ArgumentError(std::string(name) + "='" + detail::printable(v) + "': expected " + range);  // no escapes
 }
 
 struct ProblemHash {
@@ -133,7 +134,7 @@ struct Recorder {
     // problem list is small; past kMaxReadBytes the rest is not read (a line may be written twice).
     std::error_code ec;
     if (fs::is_fifo(path, ec)) {  // opening it would block op() until something reads the pipe
-      logger()->warn("KILN_TUNE=record: '{}' is a pipe; nothing is recorded", path);
+      logger()->warn("KILN_TUNE=record: '{}' is a pipe; nothing is recorded", detail::printable(path));
       failed = true;
     }
     if (!fs::is_regular_file(path, ec)) return;
@@ -154,7 +155,7 @@ struct Recorder {
     std::ofstream out(path, std::ios::app);
     out << line << "\n" << std::flush;  // a full disk shows here, not in the destructor
     if (!out) {
-      logger()->warn("KILN_TUNE=record: cannot append to '{}'; nothing more is recorded", path);
+      logger()->warn("KILN_TUNE=record: cannot append to '{}'; nothing more is recorded", detail::printable(path));
       failed = true;
     }
   }

@@ -4,6 +4,7 @@
 #include "kiln/tuner/problem_data.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <map>
 
@@ -109,6 +110,8 @@ std::optional<TuningEntry> Tuner::current_entry(const Problem& problem) const {
 
 TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
   if (!asked.schema) throw UnknownOpError("Tuner::tune: the problem has no op schema");
+  if (options.total_seconds && std::isnan(*options.total_seconds))  // it would bound nothing
+    throw ArgumentError("TuneOptions::total_seconds is NaN, expected a number of seconds");
   // Candidates are judged on the buffers the evaluator will allocate (dense unless pitched).
   Problem problem = asked;
   problem.align_bytes = layout_alignment(*asked.schema, asked, options.evaluator.pitched);

@@ -92,7 +92,8 @@ class Buffer {
 // (cudaMemcpy2D per matrix).  On the host any strides work; a copy to or from a device needs unit
 // column strides on both sides (a transposed view is copied through its row-major storage).
 // A view no factory would make (null data, negative or overlapping strides, a bad rank or dtype)
-// throws the matching ArgumentError subclass before anything is copied.  Synchronous.
+// throws the matching ArgumentError subclass before anything is copied, and so does a destination
+// that shares memory with the source (the very same view copies nothing).  Synchronous.
 void copy(const TensorRef& dst, const TensorRef& src);
 
 }  // namespace kiln

@@ -36,7 +36,7 @@ struct Problem {
   std::string to_string() const { return key(); }
   bool same_key(const Problem& o) const {          // dtype and dims equal (inline: op()'s hot path)
     if (dtype != o.dtype || n_dims != o.n_dims) return false;
-    for (int i = 0; i < n_dims; ++i)
+    for (int i = 0; i < n_dims && i < kMaxDims; ++i)  // a hand-made n_dims past dims[] reads no further
       if (dims[i] != o.dims[i]) return false;
     return true;
   }

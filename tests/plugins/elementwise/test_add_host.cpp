@@ -127,6 +127,21 @@ TEST_CASE("add rejects bad arguments with the matching error", "[add][schema]") 
     null_b.data = nullptr;
     REQUIRE_THROWS_AS(add({a, null_b, c}), kiln::ArgumentError);
   }
+  SECTION("a pointer off its element size") {
+    // An f32 view one byte into a buffer: undefined on the host, a misaligned-address fault on a
+    // GPU; the core refuses it for every op, naming the argument.
+    kiln::Buffer bytes = kiln::Buffer::alloc(host, kiln::u8, {64});
+    for (int offset : {1, 2, 3}) {
+      const auto odd = kiln::TensorRef::vector(static_cast<std::uint8_t*>(bytes.data()) + offset, kiln::f32, 4, host);
+      kiln::Buffer v = kiln::Buffer::alloc(host, kiln::f32, {4});
+      kiln::Buffer w = kiln::Buffer::alloc(host, kiln::f32, {4});
+      REQUIRE_THROWS_AS(add({v, odd, w}), kiln::ArgumentError);
+      CHECK(contains(error_message([&] { add({v, odd, w}); }), "add: argument 'b' has data pointer"));
+      CHECK(contains(error_message([&] { add({v, w, odd}); }), "not a multiple of 4 bytes"));
+    }
+    const auto empty = kiln::TensorRef::vector(static_cast<std::uint8_t*>(bytes.data()) + 1, kiln::f32, 0, host);
+    add({empty, empty, empty});  // nothing to read: any pointer will do
+  }
   SECTION("tensors on different devices") {
     // Never dereferenced: validation refuses the call first.
     kiln::TensorRef elsewhere = c.ref();

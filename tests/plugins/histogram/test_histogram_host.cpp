@@ -95,6 +95,28 @@ TEST_CASE("histogram rejects wrong dtypes and shapes, naming the argument", "[hi
   }
 }
 
+TEST_CASE("histogram refuses bins off their element size, also after a call with odd data", "[histogram]") {
+  // u8 data may start at any byte, so a call with odd data and aligned bins has the alignment
+  // class 1; odd bins have the same class, and the bound call must still not pass them (a u32
+  // counter at an odd address is a misaligned-address fault on a GPU).
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  kiln::Op op = rt.op("histogram");
+  kiln::Buffer data = kiln::Buffer::alloc(host, kiln::u8, {101});
+  data.fill_bytes(7);
+  kiln::Buffer bins = kiln::Buffer::alloc(host, kiln::u8, {256 * 4 + 4});
+  const auto odd_data = kiln::TensorRef::vector(static_cast<std::uint8_t*>(data.data()) + 1, kiln::u8, 100, host);
+  const auto good_bins = kiln::TensorRef::vector(bins.data(), kiln::u32, 256, host);
+  const auto odd_bins = kiln::TensorRef::vector(static_cast<std::uint8_t*>(bins.data()) + 1, kiln::u32, 256, host);
+  op({odd_data, good_bins});
+  CHECK(good_bins.as<std::uint32_t>()[7] == 100);
+  REQUIRE_THROWS_AS(op({odd_data, odd_bins}), kiln::ArgumentError);
+  CHECK(contains(message_of<kiln::ArgumentError>(op, {odd_data, odd_bins}),
+                 "histogram: argument 'bins' has data pointer"));
+  CHECK(contains(message_of<kiln::ArgumentError>(op, {odd_data, odd_bins}), "u32 elements must be aligned to their size"));
+  op({odd_data, good_bins});  // the bound call is still good for aligned bins
+  CHECK(good_bins.as<std::uint32_t>()[7] == 100);
+}
+
 TEST_CASE("histogram_range rejects wrong dtypes, shapes and ranges", "[histogram_range]") {
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op op = rt.op("histogram_range");

@@ -585,3 +585,21 @@ TEST_CASE("half_warp_shuffle: space, default, supports", "[reduction][half]") {
   CHECK(contains(f32.reason, "f16 or bf16"));
   CHECK(!(red::half_warp_shuffle_supports(cuda_problem(sum, kiln::bf16, 1000, 1), def).ok));
 }
+
+TEST_CASE("reduce_sum and dot refuse out as the very same view as an input (n == 1)", "[reduction]") {
+  // Accepted before: the host reference happened to get it right, but the CUDA variants zero
+  // `out` before they accumulate into it, so x was read as 0.
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  std::vector<float> x = {3.0f}, y = {2.0f};
+  const kiln::TensorRef xv = host_vector(x, kiln::f32), yv = host_vector(y, kiln::f32);
+  REQUIRE_THROWS_AS(rt.op("reduce_sum")({xv, xv}), kiln::ArgumentError);
+  CHECK(contains(error_message([&] { rt.op("reduce_sum")({xv, xv}); }),
+                 "reduce_sum: argument 'out' is the very same view as argument 'x': reduce_sum cannot run in place"));
+  REQUIRE_THROWS_AS(rt.op("dot")({xv, yv, xv}), kiln::ArgumentError);
+  CHECK(contains(error_message([&] { rt.op("dot")({xv, yv, yv}); }), "argument 'out' is the very same view as argument 'y'"));
+  CHECK(x[0] == 3.0f);
+  CHECK(y[0] == 2.0f);
+  std::vector<float> out(1);
+  rt.op("dot")({xv, xv, host_vector(out, kiln::f32)});  // inputs may share memory
+  CHECK(out[0] == 9.0f);
+}

@@ -444,3 +444,21 @@ TEST_CASE("topk_host on f16 and bf16 rows: best first, ties by index, bits uncha
     CHECK(contains(message_of<kiln::DTypeError>(rt.op("topk"), {x, v32, i}), "values"));
   }
 }
+
+TEST_CASE("topk refuses values that are the very same view as x (k == n cannot run in place)", "[topk]") {
+  // Accepted before, and wrong: values 5 4 3 5 for the row 1 5 3 4 (the row was overwritten while
+  // it was still being selected from).
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  std::vector<float> x = {1, 5, 3, 4};
+  std::vector<std::int32_t> idx(4, -1);
+  const kiln::TensorRef row = kiln::view(x.data(), 1, 4, host);
+  try {
+    rt.op("topk")({row, row, kiln::view(idx.data(), 1, 4, host)});
+    FAIL("accepted");
+  } catch (const kiln::ArgumentError& e) {
+    CHECK(std::string(e.what()) ==
+          "topk: argument 'values' is the very same view as argument 'x': topk cannot run in place (give it an output "
+          "of its own)");
+  }
+  CHECK(x == std::vector<float>({1, 5, 3, 4}));
+}
