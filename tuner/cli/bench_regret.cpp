@@ -22,6 +22,7 @@
 #include <kiln/tuner/oracle.hpp>
 #include <kiln/tuner/search_space.hpp>
 
+#include "bench_rounds.hpp"
 #include "common.hpp"
 #include "json.hpp"
 #include "progress.hpp"
@@ -37,10 +38,10 @@ constexpr double kGiveUpFactor = 1.5;
 // load: on the H200, bf16 16384 x 8192 x 11008 timed cuBLASLt (first) at 3724.8 us and gemm_wgmma
 // (right after it) at 4392.4, where op()'s first-use race, which interleaves them, had them level
 // (docs/performance.md, thirteenth session).  So the candidates within kSettleFactor of the
-// fastest, and op()'s choice, are timed again in kSettleRounds interleaved rounds (forward, then
-// backward: drift cancels), and their pooled samples give the medians the regret uses.
+// fastest, and op()'s choice, are timed again in interleaved rounds (bench_visits, as `kiln bench`
+// times its rows: forward, then backward, so drift cancels), and their pooled samples give the
+// medians the regret uses.
 constexpr double kSettleFactor = 1.25;
-constexpr int kSettleRounds = 4;
 
 struct Row {
   std::string op, problem, evidence, chosen, best;
@@ -187,18 +188,15 @@ int run_regret_bench(const RegretOptions& o) {
       for (std::size_t i = 0; i < timed.size(); ++i)
         if (i == op_index || (!timed[i].gave_up && timed[i].us <= kSettleFactor * row.best_us)) near.push_back(i);
       if (near.size() >= 2) {
-        TimingOptions tr = t;
-        tr.runs = std::max(3, o.runs / kSettleRounds);
-        tr.min_runs = tr.runs;
-        tr.warmup = 1;
         std::vector<std::vector<double>> pooled(near.size());
-        for (int round = 0; round < kSettleRounds; ++round) {
+        for (const BenchVisit& v : bench_visits(near.size(), o.runs, 1)) {
           if (past_limit()) break;
-          for (std::size_t k = 0; k < near.size(); ++k) {
-            const std::size_t i = round % 2 ? near.size() - 1 - k : k;
-            CandidateResult r = ev.time(cands[timed[near[i]].cand], tr);
-            if (r.ok()) pooled[i].insert(pooled[i].end(), r.timing.samples_us.begin(), r.timing.samples_us.end());
-          }
+          TimingOptions tv = t;
+          tv.runs = v.runs;
+          tv.min_runs = v.runs;
+          tv.warmup = v.warmup;
+          CandidateResult r = ev.time(cands[timed[near[v.row]].cand], tv);
+          if (r.ok()) pooled[v.row].insert(pooled[v.row].end(), r.timing.samples_us.begin(), r.timing.samples_us.end());
         }
         for (std::size_t i = 0; i < near.size(); ++i)
           if (!pooled[i].empty()) timed[near[i]].us = summarise(pooled[i]).median_us;
