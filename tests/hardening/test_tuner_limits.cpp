@@ -162,8 +162,29 @@ TEST_CASE("a search with no timed runs or a NaN budget is refused", "[hardening]
   o.search.budget.seconds.reset();
   o.total_seconds = std::nan("");
   CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
+  // A negative budget was accepted and reported as "budget spent".
+  o.total_seconds = -1.0;
+  CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
   o.total_seconds.reset();
+  o.search.budget.seconds = -0.5;
+  CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
+  o.search.budget.seconds.reset();
   const kiln::TuneReport r = kiln::Tuner(rt).tune(p, o);
   REQUIRE(r.ok());
   CHECK(r.search.winner->timing.samples > 0);
+}
+
+TEST_CASE("a tune naming a variant the op does not have says which name", "[hardening]") {
+  // It used to end with "no variants are registered for it", as if the op had none.
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "n=64", kiln::Device::host());
+  kiln::TuneOptions o;
+  o.store = false;
+  o.space.variants = {"nope"};
+  try {
+    kiln::Tuner(rt).tune(p, o);
+    FAIL("an unknown variant name was accepted");
+  } catch (const kiln::ArgumentError& e) {
+    CHECK(std::string(e.what()).find("names 'nope', which is not a variant of 'scale'") != std::string::npos);
+  }
 }

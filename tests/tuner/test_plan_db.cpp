@@ -158,6 +158,19 @@ TEST_CASE("find_plan: a path, else a shipped name, else an error") {
   const std::string f = dir.file("mine.yaml", "problems: []\n");
   CHECK(kiln::find_plan(f) == f);
   CHECK_THROWS_AS(kiln::find_plan(dir.file("nope.yaml")), kiln::ArgumentError);
+  // A directory (or a device) is there but is no plan: said so, not "no plan file".
+  try {
+    kiln::find_plan(dir.path);
+    FAIL("a directory was taken for a plan");
+  } catch (const kiln::ArgumentError& e) {
+    CHECK(std::string(e.what()).find("is a directory, expected a plan .yaml file") != std::string::npos);
+  }
+  try {
+    kiln::find_plan("/dev/null");
+    FAIL("/dev/null was taken for a plan");
+  } catch (const kiln::ArgumentError& e) {
+    CHECK(std::string(e.what()).find("is not a regular file") != std::string::npos);
+  }
 }
 
 TEST_CASE("db merge: lower median wins, or the newer with prefer_newer; update keeps other writers' entries") {

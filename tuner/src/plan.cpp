@@ -227,6 +227,10 @@ std::string shipped_plans_dir() {
 std::string find_plan(const std::string& name_or_path) {
   std::error_code ec;
   if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
+  if (fs::exists(name_or_path, ec))  // a directory, a device, a FIFO: say so, not "no plan file"
+    throw ArgumentError("plan '" + detail::printable(name_or_path) + "' is " +
+                        (fs::is_directory(name_or_path, ec) ? "a directory" : "not a regular file") +
+                        ", expected a plan .yaml file or a shipped plan's name");
   const std::string dir = shipped_plans_dir();
   if (!dir.empty() && name_or_path.find('/') == std::string::npos) {
     for (const std::string& name : {name_or_path, name_or_path + ".yaml"}) {
@@ -238,7 +242,7 @@ std::string find_plan(const std::string& name_or_path) {
   if (!dir.empty())
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
       if (it->path().extension() == ".yaml") shipped += (shipped.empty() ? "" : ", ") + it->path().stem().string();
-  throw ArgumentError("no plan file '" + name_or_path + "'" +
+  throw ArgumentError("no plan file '" + detail::printable(name_or_path) + "'" +
                       (shipped.empty() ? std::string() : " (shipped plans in " + dir + ": " + shipped + ")"));
 }
 

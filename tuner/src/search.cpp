@@ -99,8 +99,9 @@ void check_counts(const SearchOptions& o) {
   check("retime_rounds", o.retime_rounds, 1000);
   check("retime_runs", o.retime_runs, 1000000);
   // A NaN budget compared false with every elapsed time: the search ran without a limit.
-  if (o.budget.seconds && std::isnan(*o.budget.seconds))
-    throw ArgumentError("SearchOptions::budget.seconds is NaN, expected a number of seconds");
+  if (o.budget.seconds && !(*o.budget.seconds >= 0))  // NaN, or below zero: no budget meant
+    throw ArgumentError("SearchOptions::budget.seconds = " + std::to_string(*o.budget.seconds) +
+                        ", expected a number of seconds >= 0");
 }
 
 }  // namespace

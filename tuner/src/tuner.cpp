@@ -10,6 +10,7 @@
 
 #include "kiln/errors.hpp"
 #include "logger.hpp"
+#include "tuning_db_files.hpp"  // detail::printable
 
 namespace kiln {
 
@@ -110,8 +111,17 @@ std::optional<TuningEntry> Tuner::current_entry(const Problem& problem) const {
 
 TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
   if (!asked.schema) throw UnknownOpError("Tuner::tune: the problem has no op schema");
-  if (options.total_seconds && std::isnan(*options.total_seconds))  // it would bound nothing
-    throw ArgumentError("TuneOptions::total_seconds is NaN, expected a number of seconds");
+  if (options.total_seconds && !(*options.total_seconds >= 0))  // NaN would bound nothing
+    throw ArgumentError("TuneOptions::total_seconds = " + std::to_string(*options.total_seconds) +
+                        ", expected a number of seconds >= 0");
+  // A name that is no variant of the op left the space empty, reported as "no variants are
+  // registered": say which name is wrong instead.
+  for (const std::string& name : options.space.variants) {
+    const Variant* v = rt_->registry().find_variant(name);
+    if (!v || v->op() != asked.schema->name)
+      throw ArgumentError("TuneOptions::space.variants names '" + detail::printable(name) + "', which is not a variant of '" +
+                          asked.schema->name + "' (kiln list " + asked.schema->name + " shows them)");
+  }
   // Candidates are judged on the buffers the evaluator will allocate (dense unless pitched).
   Problem problem = asked;
   problem.align_bytes = layout_alignment(*asked.schema, asked, options.evaluator.pitched);
