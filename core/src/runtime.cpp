@@ -55,20 +55,11 @@ Args with_default_scalars(const OpSchema& schema, const Args& args) {
   return filled;
 }
 
-// Shipped ops whose outputs cannot be the very same view as an input although their schemas (in
-// the plugins, whose sources set the shipped tuning entries' build ids) let it through: top-k with
-// k == n writes a row's values over the row it is still selecting from (wrong on the host too),
-// and reduce_sum and dot with n == 1 zero `out` on a GPU before they accumulate into it.  Checked
-// only once a same view is found, so the hot path pays nothing for it.
-bool refuses_same_view(const OpSchema& schema) {
-  return schema.name == "topk" || schema.name == "reduce_sum" || schema.name == "dot";
-}
-
 // The first pair (i, j) of an output (or inout) tensor and another tensor whose memory overlaps
 // without being the very same view: a kernel that writes one while it reads the other would read
 // elements already written.  The very same view (add's documented in place c == a) is left to the
-// op's schema, which refuses it where the op cannot run in place (gemm, gemv, transpose), or to
-// refuses_same_view() above.  Every
+// op's schema, which refuses it where the op cannot run in place (gemm, gemv, transpose, topk,
+// reduce_sum, dot): make_problem runs on the bound path too.  Every
 // op() call runs this (the pointers change from call to call) on byte spans computed once per
 // layout (`spans`: derive_problem's, or the bound call's); it allocates nothing.  All tensors are
 // on one device (derive_problem checked it; a bound layout includes the devices).
@@ -82,7 +73,7 @@ bool first_overlap(const OpSchema& schema, const Args& args, const std::int64_t*
       if (j == i || (j_writes && j < i)) continue;  // a pair of outputs once
       const TensorRef& other = args.tensor(j);
       if (!detail::byte_ranges_overlap(out.data, spans[i], other.data, spans[j])) continue;
-      if (!j_writes && same_view(out, other) && !refuses_same_view(schema)) continue;
+      if (!j_writes && same_view(out, other)) continue;
       out_i = i;
       other_j = j;
       return true;

@@ -50,6 +50,14 @@ Status check_out(const char* op, const TensorRef& out) {
   return Status::success();
 }
 
+// The CUDA variants zero `out` before they accumulate into it, so an input that is the very same
+// view as `out` (n == 1) would be read as 0; the core lets the very same view through to the schema.
+Status refuse_in_place(const char* op, const TensorRef& out, const TensorRef& input, const char* role) {
+  if (!same_view(out, input)) return Status::success();
+  return Status::fail(ErrorKind::argument, std::string(op) + ": argument 'out' is the very same view as argument '" +
+                                               role + "': " + op + " cannot run in place (give it an output of its own)");
+}
+
 Status make_dot_problem(const Args& args, Problem& p) {
   if (args.tensor_count() != 3)
     return Status::fail(ErrorKind::argument,
@@ -64,6 +72,8 @@ Status make_dot_problem(const Args& args, Problem& p) {
   if (Status s = check_vector("dot", "x", x); !s.ok()) return s;
   if (y.shape != x.shape) return shape_error("dot", "y", y.shape, x.shape.to_string() + " (the length of x)");
   if (Status s = check_out("dot", out); !s.ok()) return s;
+  if (Status s = refuse_in_place("dot", out, x, "x"); !s.ok()) return s;
+  if (Status s = refuse_in_place("dot", out, y, "y"); !s.ok()) return s;
   p.dtype = x.dtype;
   p.n_dims = 2;
   p.dims[kDimN] = x.numel();
@@ -82,6 +92,7 @@ Status make_sum_problem(const Args& args, Problem& p) {
   if (Status s = check_out_dtype("reduce_sum", x.dtype, out); !s.ok()) return s;
   if (Status s = check_vector("reduce_sum", "x", x); !s.ok()) return s;
   if (Status s = check_out("reduce_sum", out); !s.ok()) return s;
+  if (Status s = refuse_in_place("reduce_sum", out, x, "x"); !s.ok()) return s;
   p.dtype = x.dtype;
   p.n_dims = 2;
   p.dims[kDimN] = x.numel();

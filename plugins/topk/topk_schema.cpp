@@ -87,6 +87,13 @@ std::shared_ptr<OpSchema> make_topk_schema() {
     if (rank != 1 && rank != 2) {
       return Status::fail(ErrorKind::shape, "topk: x is " + x.shape.to_string() + "; expected [rows x n] or [n]");
     }
+    // k == n would write a row's values over the row while it is still being selected from; the
+    // core lets the very same view through to the schema, as it does for add's in-place c == a.
+    if (same_view(values, x)) {
+      return Status::fail(ErrorKind::argument,
+                          "topk: argument 'values' is the very same view as argument 'x': topk cannot run in place "
+                          "(give it an output of its own)");
+    }
     const std::int64_t rows = x.rows(), n = x.cols();
     if (values.shape.rank != rank || values.rows() != rows) {
       return Status::fail(ErrorKind::shape, "topk: values is " + values.shape.to_string() + "; expected " +
