@@ -69,9 +69,9 @@ Config add_streaming_default(const DeviceInfo& device) {
   (void)device;
   // A full grid, one 16-byte chunk per input per thread: blocks start in address order and each
   // moves 4 KiB of a row, so the chunks in flight stay in a narrow, advancing window.  H200,
-  // 2026-11-27 (tests/plugins/elementwise/probe_add_layout.cu, f32 16384^2, geam in the same run):
-  // 737.4 us against geam's 737.2; the former default (one wave of 4 resident blocks per SM, each
-  // sweeping the whole row with 4 chunks per step) 776.9 us.  docs/performance.md, fourteenth session.
+  // 2026-11-27, `kiln bench add --shape 16384x16384 --vs vendor`: 738.2 us against geam's 737.2;
+  // the former default (one wave of persistent blocks, items=4 blocks_per_sm=8) 777.2 us in the
+  // same process's tune.  Sizes and dtypes: docs/performance.md, fourteenth session.
   return {{"block", 256}, {"items", 1}, {"streaming", 0}, {"blocks_per_sm", 0}};
 }
 
