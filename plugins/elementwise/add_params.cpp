@@ -59,7 +59,7 @@ Support add_vectorized_supports(const Problem& problem) {
 ParamSpace add_streaming_space() {
   ParamSpace s;
   s.param("block", {128, 256, 512})
-      .param("items", {2, 4, 8})
+      .param("items", {1, 2, 4, 8})
       .param("streaming", {0, 1, 2})
       .param("blocks_per_sm", {0, 2, 4, 8, 16});
   return s;
@@ -67,9 +67,12 @@ ParamSpace add_streaming_space() {
 
 Config add_streaming_default(const DeviceInfo& device) {
   (void)device;
-  // A guess until tuned: 256 threads x 4 chunks per input = 32 KiB in flight per block, 8 blocks
-  // (a full SM of 2048 threads where the registers allow it).
-  return {{"block", 256}, {"items", 4}, {"streaming", 0}, {"blocks_per_sm", 8}};
+  // A full grid, one 16-byte chunk per input per thread: blocks start in address order and each
+  // moves 4 KiB of a row, so the chunks in flight stay in a narrow, advancing window.  H200,
+  // 2026-11-27, `kiln bench add --shape 16384x16384 --vs vendor`: 738.2 us against geam's 737.2;
+  // the former default (one wave of persistent blocks, items=4 blocks_per_sm=8) 777.2 us in the
+  // same process's tune.  Sizes and dtypes: docs/performance.md, fourteenth session.
+  return {{"block", 256}, {"items", 1}, {"streaming", 0}, {"blocks_per_sm", 0}};
 }
 
 Status add_streaming_config_from(const Config& config, StreamingConfig& out) {
@@ -84,7 +87,7 @@ Status add_streaming_config_from(const Config& config, StreamingConfig& out) {
     if (k.items == out.items && k.streaming == out.streaming) return Status::success();
   return Status::fail(ErrorKind::argument, "add_streaming: items=" + std::to_string(out.items) + " streaming=" +
                                                std::to_string(out.streaming) +
-                                               " is not instantiated (items 2, 4, 8; streaming 0, 1, 2)");
+                                               " is not instantiated (items 1, 2, 4, 8; streaming 0, 1, 2)");
 }
 
 Support add_streaming_supports(const Problem& problem) {

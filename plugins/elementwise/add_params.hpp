@@ -47,13 +47,13 @@ Support add_vectorized_supports(const Problem& problem);
 //   blocks_per_sm  resident blocks per SM asked for; capped by the kernel's occupancy, so the grid
 //                  is one full wave: min(blocks_per_sm, occupancy) * SM count blocks.  0: no cap,
 //                  as many blocks as give every thread a single pass (items chunks each)
-// Instantiated for every dtype: items x streaming in kStreamingKernels (9 kernels per dtype).
+// Instantiated for every dtype: items x streaming in kStreamingKernels (12 kernels per dtype).
 struct StreamingKernel {
   int items;
   int streaming;
 };
-inline constexpr std::array<StreamingKernel, 9> kStreamingKernels = {
-    {{2, 0}, {4, 0}, {8, 0}, {2, 1}, {4, 1}, {8, 1}, {2, 2}, {4, 2}, {8, 2}}};
+inline constexpr std::array<StreamingKernel, 12> kStreamingKernels = {
+    {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {1, 1}, {2, 1}, {4, 1}, {8, 1}, {1, 2}, {2, 2}, {4, 2}, {8, 2}}};
 struct StreamingConfig {
   int block = 0;
   int items = 0;

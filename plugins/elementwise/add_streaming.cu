@@ -62,6 +62,9 @@ StreamingKernel streaming_kernel() {
 template <class T>
 StreamingKernel streaming_kernel_for(const StreamingConfig& cfg) {
   switch (cfg.items * 4 + cfg.streaming) {
+    case 4: return streaming_kernel<T, 1, 0>();
+    case 5: return streaming_kernel<T, 1, 1>();
+    case 6: return streaming_kernel<T, 1, 2>();
     case 8: return streaming_kernel<T, 2, 0>();
     case 9: return streaming_kernel<T, 2, 1>();
     case 10: return streaming_kernel<T, 2, 2>();

@@ -368,9 +368,9 @@ TEST_CASE("add parameter spaces enumerate the expected configs", "[add][params]"
   CHECK(contains(no.reason, "16-byte"));
   CHECK(!ew::add_vectorized_supports(s.problem_from_dims(kiln::f64, {4096, 4096}, kiln::Device::cuda(0))).ok);
 
-  // add_streaming: 3 blocks x 3 items x 3 hints x 5 blocks_per_sm; f32 at any 4-byte alignment,
+  // add_streaming: 3 blocks x 4 items x 3 hints x 5 blocks_per_sm; f32 at any 4-byte alignment,
   // f16 and bf16 at any 2-byte one.
-  CHECK(ew::add_streaming_space().count_valid(dev, p) == 3 * 3 * 3 * 5);
+  CHECK(ew::add_streaming_space().count_valid(dev, p) == 3 * 4 * 3 * 5);
   CHECK(!ew::add_streaming_space().violated(ew::add_streaming_default(dev), dev, p).has_value());
   CHECK(ew::add_streaming_supports(misaligned).ok);
   CHECK(!ew::add_streaming_supports(s.problem_from_dims(kiln::i32, {4096, 4096}, kiln::Device::cuda(0))).ok);
