@@ -224,7 +224,10 @@ void write_db_text(const DbTarget& target, const std::string& text) {
   };
   try {
     if (have_old) {
-      if (::geteuid() == 0 && (old.st_uid != 0 || old.st_gid != 0)) (void)::fchown(fd.get(), old.st_uid, old.st_gid);
+      // Best effort (root keeping a user's file theirs); `if` rather than a (void) cast, which
+      // glibc's warn_unused_result still warns about.
+      if (::geteuid() == 0 && (old.st_uid != 0 || old.st_gid != 0) && ::fchown(fd.get(), old.st_uid, old.st_gid) != 0) {
+      }
       if (::fchmod(fd.get(), old.st_mode & 0777) != 0) give_up("cannot set the mode of '" + tmp + "': " + errno_text(errno));
     }
     write_all(fd.get(), text, path, tmp);
@@ -306,12 +309,14 @@ DbLock::DbLock(const std::string& db_path, double timeout_seconds) {
   }
   // Name the holder for whoever waits next.  Failing to is harmless: the lock is what counts.
   const std::string me = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd.get(), 0) == 0) (void)::pwrite(fd.get(), me.data(), me.size(), 0);
+  if (::ftruncate(fd.get(), 0) == 0 && ::pwrite(fd.get(), me.data(), me.size(), 0) < 0) {
+  }
   fd_ = fd.release();
 }
 
 DbLock::~DbLock() {
-  (void)::ftruncate(fd_, 0);
+  if (::ftruncate(fd_, 0) != 0) {
+  }  // best effort: the unlock below is what counts
   ::flock(fd_, LOCK_UN);
   ::close(fd_);
 }

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -255,7 +256,7 @@ TEST_CASE("tuning db hardening: a lock held by another process times out and nam
     try {
       kiln::TuningDb holder({}, user);
       holder.update([&](kiln::TuningTable&) {
-        (void)::write(ready[1], "x", 1);
+        if (::write(ready[1], "x", 1) != 1) throw std::runtime_error("pipe write failed");  // the parent then fails its read
         std::this_thread::sleep_for(std::chrono::seconds(3));
       });
     } catch (...) {
