@@ -1,0 +1,156 @@
+// topk_grid_select: the adapter (support, workspace layout, grid sizing, the launch sequence).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "topk_grid_select.cuh"
+#include "topk_grid_select_params.hpp"
+#include "topk_params.hpp"
+#include "topk_resident_grid.hpp"
+#include "topk_sample_finish.cuh"
+#include "topk_variants.hpp"
+
+namespace kiln::topk {
+namespace {
+
+std::int64_t ceil_div64(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Workspace: the select kernel's buffers (topk_sample_finish.cuh), then the blocks' largest ranks
+// (at most ceil(n / min_chunk) blocks a row) and the levels' counters.
+struct GridLayout {
+  GridPlan plan;
+  Chunking fallback;
+  std::size_t states_bytes = 0, failed_bytes = 0, radix_states_bytes = 0, hists_bytes = 0, cands_bytes = 0;
+  std::size_t partial_bytes = 0, bins_bytes = 0;
+  std::size_t total() const {
+    return states_bytes + failed_bytes + radix_states_bytes + hists_bytes + cands_bytes + partial_bytes + bins_bytes;
+  }
+};
+
+GridLayout layout_of(const Problem& p, const Config& c) {
+  GridLayout r;
+  const std::size_t rows = std::size_t(p.dims[0]);
+  r.plan = grid_plan(p.dims[1], p.dims[2], p.dtype == f32 ? 4 : 2);
+  r.fallback = chunking(p.dims[0], p.dims[1], std::int64_t(kSampleFallbackTile.block) * kSampleFallbackTile.items, 2048);
+  r.states_bytes = rows * sizeof(SampleRowState);
+  r.failed_bytes = (rows + 2) / 2 * 8;  // rows + 1 words, rounded up to keep 8-byte alignment
+  r.radix_states_bytes = rows * sizeof(RadixRowState);
+  r.hists_bytes = rows * kRadixBins * sizeof(std::uint32_t);
+  r.cands_bytes = rows * std::size_t(r.plan.cand_cap) * sizeof(std::uint64_t);
+  const std::int64_t most_blocks = ceil_div64(p.dims[1], std::max(c.get_or("min_chunk", 2048), kGridChunkAlign));
+  r.partial_bytes = (rows * std::size_t(most_blocks) + 1) / 2 * 8;
+  r.bins_bytes = rows * kGridLevels * kGridBins * sizeof(std::uint32_t);
+  return r;
+}
+
+// Blocks per row and chunk: chunks of at least min_chunk (a multiple of kGridChunkAlign) and as
+// many blocks as the device holds at once with that chunk's shared memory, up to one per chunk.
+template <class T, int BLOCK>
+cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, void* workspace, cudaStream_t stream) {
+  auto* kernel = &grid_threshold_kernel<T, BLOCK>;
+  const void* fn = reinterpret_cast<const void*>(kernel);
+  std::int64_t chunk = ceil_div64(std::max(min_chunk, kGridChunkAlign), kGridChunkAlign) * kGridChunkAlign;
+  int per_row = 0;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const int grid = resident_grid(fn, BLOCK, std::size_t(chunk) * sizeof(std::uint32_t));
+    const std::int64_t fits = grid / std::max<std::int64_t>(l.rows, 1);
+    if (fits >= 1 && ceil_div64(l.n, chunk) <= fits) {
+      per_row = int(ceil_div64(l.n, chunk));
+      break;
+    }
+    if (fits < 1) return cudaErrorCooperativeLaunchTooLarge;
+    chunk = ceil_div64(ceil_div64(l.n, fits), kGridChunkAlign) * kGridChunkAlign;  // fewer, longer chunks
+    if (chunk > kGridMaxChunk) return cudaErrorCooperativeLaunchTooLarge;
+  }
+  if (per_row == 0) return cudaErrorCooperativeLaunchTooLarge;
+  // Spread the row evenly over the blocks it takes (the last chunk is not left nearly empty).
+  int chunk_len = int(ceil_div64(ceil_div64(l.n, per_row), 8) * 8);
+
+  auto* bytes = static_cast<unsigned char*>(workspace);
+  std::size_t at = 0;
+  SampleFinishBuffers finish;
+  finish.states = reinterpret_cast<SampleRowState*>(bytes + at);
+  at += r.states_bytes;
+  finish.failed = reinterpret_cast<std::uint32_t*>(bytes + at);
+  at += r.failed_bytes;
+  finish.radix_states = reinterpret_cast<RadixRowState*>(bytes + at);
+  at += r.radix_states_bytes;
+  finish.hists = reinterpret_cast<std::uint32_t*>(bytes + at);
+  at += r.hists_bytes;
+  finish.cands = reinterpret_cast<std::uint64_t*>(bytes + at);
+  at += r.cands_bytes;
+  auto* partial = reinterpret_cast<std::uint32_t*>(bytes + at);
+  at += r.partial_bytes;
+  auto* bins = reinterpret_cast<std::uint32_t*>(bytes + at);
+  finish.cand_cap = r.plan.cand_cap;
+  finish.fallback_cap = r.plan.fallback_cap;
+  finish.fallback = r.fallback;
+
+  const T* x = static_cast<const T*>(l.x);
+  std::int64_t x_stride = l.x_stride, n = l.n, cand_cap = r.plan.cand_cap;
+  int largest = l.largest, k = l.k;
+  std::uint32_t target = r.plan.target;
+  SampleRowState* states = finish.states;
+  std::uint64_t* cands = finish.cands;
+  std::uint32_t* failed = finish.failed;
+  void* args[] = {&x, &x_stride, &n, &largest, &k, &per_row, &chunk_len, &target, &cand_cap,
+                  &partial, &bins, &states, &cands, &failed};
+  if (cudaError_t e = cudaLaunchCooperativeKernel(fn, dim3(unsigned(l.rows * per_row)), dim3(BLOCK), args,
+                                                  std::size_t(chunk_len) * sizeof(std::uint32_t), stream);
+      e != cudaSuccess)
+    return e;
+  return launch_sample_finish<T>(l, finish, stream);
+}
+
+template <int BLOCK>
+cudaError_t launch_block(const TopkLaunch& l, const GridLayout& r, int min_chunk, void* ws, cudaStream_t s) {
+  switch (l.dtype) {
+    case DType::f16: return launch_as<__half, BLOCK>(l, r, min_chunk, ws, s);
+    case DType::bf16: return launch_as<__nv_bfloat16, BLOCK>(l, r, min_chunk, ws, s);
+    default: return launch_as<float, BLOCK>(l, r, min_chunk, ws, s);
+  }
+}
+
+class GridSelect final : public Variant {
+ public:
+  GridSelect()
+      : Variant(VariantDesc{"topk_grid_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 51,
+                            "a row spread over the resident grid in shared memory; the k-th rank's bin by "
+                            "histograms across blocks (grid barriers); one append pass; the candidates "
+                            "selected as in topk_sample_select",
+                            false, false},
+                grid_select_space()) {}
+  Config default_config(const DeviceInfo& d) const override { return grid_select_default(d); }
+  Support supports(const Problem& p, const DeviceInfo& d, const Config&) const override {
+    if (Support s = topk_cuda_support(p, kRadixMaxCap, "the selection is sorted in 32 KiB of shared memory"); !s.ok)
+      return s;
+    return grid_select_supports(p.dims[0], p.dims[1], d);
+  }
+  std::size_t workspace_bytes(const Problem& p, const Config& c) const override { return layout_of(p, c).total(); }
+  Status launch(const Args& args, const Problem& p, const Config& c, void* workspace, Stream stream) const override {
+    const TopkLaunch l = topk_launch_of(args, p);
+    if (l.rows == 0) return Status::success();
+    if (Status st = topk_check_indices(l, "topk_grid_select"); !st.ok()) return st;
+    if (workspace == nullptr) return Status::fail(ErrorKind::argument, "topk_grid_select: no workspace given");
+    const int block = c.get_or("block", 512), min_chunk = c.get_or("min_chunk", 2048);
+    auto* s = static_cast<cudaStream_t>(stream.handle());
+    const GridLayout r = layout_of(p, c);
+    cudaError_t e;
+    if (block == 256) e = launch_block<256>(l, r, min_chunk, workspace, s);
+    else if (block == 512) e = launch_block<512>(l, r, min_chunk, workspace, s);
+    else return Status::fail(ErrorKind::argument, "topk_grid_select: block = " + std::to_string(block) + " is not instantiated");
+    if (e == cudaErrorCooperativeLaunchTooLarge)
+      return Status::fail(ErrorKind::cuda, "topk_grid_select: rows x n = " + std::to_string(l.rows) + " x " +
+                                               std::to_string(l.n) + " does not fit the device's resident grid");
+    if (e != cudaSuccess) return Status::fail(ErrorKind::cuda, std::string("topk_grid_select: ") + cudaGetErrorString(e));
+    return Status::success();
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<Variant> make_topk_grid_select() { return std::make_shared<GridSelect>(); }
+
+}  // namespace kiln::topk
