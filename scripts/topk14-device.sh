@@ -60,7 +60,7 @@ for stage in "$@"; do
         echo "\$ ncu kiln bench topk --shape $s --dtype $dt --variants $var" >>"$out/split.log"
         kenv timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:'sample|grid|fallback' \
           --launch-skip 10 --launch-count 10 $b/bin/kiln bench topk --shape "$s" --dtype "$dt" --variants "$var" \
-          --vs "$var" --runs 5 --warmup 3 2>&1 | grep -E "^  [a-z_]+.*\(|gpu__time_duration|us |==ERR|==WARN" | head -40 >>"$out/split.log"
+          --vs "$var" --runs 5 --warmup 3 2>&1 | grep -E "_kernel|gpu__time_duration|topk_|==ERR|==PROF" | cut -c1-170 | head -60 >>"$out/split.log"
       done ;;
     tests)
       : >"$out/tests.log"
