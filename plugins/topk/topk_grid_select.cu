@@ -9,7 +9,8 @@
 #include "topk_grid_select_params.hpp"
 #include "topk_params.hpp"
 #include "topk_resident_grid.hpp"
-#include "topk_sample_finish.cuh"
+#include "topk_sample_select.cuh"
+#include "topk_sample_select_params.hpp"
 #include "topk_variants.hpp"
 
 namespace kiln::topk {
@@ -17,11 +18,13 @@ namespace {
 
 std::int64_t ceil_div64(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Workspace: the select kernel's buffers (topk_sample_finish.cuh), then the blocks' largest ranks
-// (at most ceil(n / min_chunk) blocks a row) and the levels' counters.
+// Workspace: what the select kernel reads and writes (its row states and candidates; the failed
+// list, radix row states and histograms it would fill for a row whose candidates miss, which
+// never happens here: a row ends with between k and target candidates), then the blocks' largest
+// ranks (at most ceil(n / min_chunk) blocks a row, reused for their tie counts) and the levels'
+// counters.
 struct GridLayout {
   GridPlan plan;
-  Chunking fallback;
   std::size_t states_bytes = 0, failed_bytes = 0, radix_states_bytes = 0, hists_bytes = 0, cands_bytes = 0;
   std::size_t partial_bytes = 0, bins_bytes = 0;
   std::size_t total() const {
@@ -32,14 +35,13 @@ struct GridLayout {
 GridLayout layout_of(const Problem& p, const Config& c) {
   GridLayout r;
   const std::size_t rows = std::size_t(p.dims[0]);
-  r.plan = grid_plan(p.dims[1], p.dims[2], p.dtype == f32 ? 4 : 2);
-  r.fallback = chunking(p.dims[0], p.dims[1], std::int64_t(kSampleFallbackTile.block) * kSampleFallbackTile.items, 2048);
+  r.plan = grid_plan(p.dims[2]);
   r.states_bytes = rows * sizeof(SampleRowState);
   r.failed_bytes = (rows + 2) / 2 * 8;  // rows + 1 words, rounded up to keep 8-byte alignment
   r.radix_states_bytes = rows * sizeof(RadixRowState);
   r.hists_bytes = rows * kRadixBins * sizeof(std::uint32_t);
   r.cands_bytes = rows * std::size_t(r.plan.cand_cap) * sizeof(std::uint64_t);
-  const std::int64_t most_blocks = ceil_div64(p.dims[1], std::max(c.get_or("min_chunk", 2048), kGridChunkAlign));
+  const std::int64_t most_blocks = ceil_div64(p.dims[1], std::max(c.get_or("min_chunk", 4096), kGridChunkAlign));
   r.partial_bytes = (rows * std::size_t(most_blocks) + 1) / 2 * 8;
   r.bins_bytes = rows * kGridLevels * kGridBins * sizeof(std::uint32_t);
   return r;
@@ -70,38 +72,42 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
 
   auto* bytes = static_cast<unsigned char*>(workspace);
   std::size_t at = 0;
-  SampleFinishBuffers finish;
-  finish.states = reinterpret_cast<SampleRowState*>(bytes + at);
+  auto* states = reinterpret_cast<SampleRowState*>(bytes + at);
   at += r.states_bytes;
-  finish.failed = reinterpret_cast<std::uint32_t*>(bytes + at);
+  auto* failed = reinterpret_cast<std::uint32_t*>(bytes + at);
   at += r.failed_bytes;
-  finish.radix_states = reinterpret_cast<RadixRowState*>(bytes + at);
+  auto* radix_states = reinterpret_cast<RadixRowState*>(bytes + at);
   at += r.radix_states_bytes;
-  finish.hists = reinterpret_cast<std::uint32_t*>(bytes + at);
+  auto* hists = reinterpret_cast<std::uint32_t*>(bytes + at);
   at += r.hists_bytes;
-  finish.cands = reinterpret_cast<std::uint64_t*>(bytes + at);
+  auto* cands = reinterpret_cast<std::uint64_t*>(bytes + at);
   at += r.cands_bytes;
   auto* partial = reinterpret_cast<std::uint32_t*>(bytes + at);
   at += r.partial_bytes;
   auto* bins = reinterpret_cast<std::uint32_t*>(bytes + at);
-  finish.cand_cap = r.plan.cand_cap;
-  finish.fallback_cap = r.plan.fallback_cap;
-  finish.fallback = r.fallback;
 
   const T* x = static_cast<const T*>(l.x);
   std::int64_t x_stride = l.x_stride, n = l.n, cand_cap = r.plan.cand_cap;
   int largest = l.largest, k = l.k;
   std::uint32_t target = r.plan.target;
-  SampleRowState* states = finish.states;
-  std::uint64_t* cands = finish.cands;
-  std::uint32_t* failed = finish.failed;
   void* args[] = {&x, &x_stride, &n, &largest, &k, &per_row, &chunk_len, &target, &cand_cap,
                   &partial, &bins, &states, &cands, &failed};
   if (cudaError_t e = cudaLaunchCooperativeKernel(fn, dim3(unsigned(l.rows * per_row)), dim3(BLOCK), args,
                                                   std::size_t(chunk_len) * sizeof(std::uint32_t), stream);
       e != cudaSuccess)
     return e;
-  return launch_sample_finish<T>(l, finish, stream);
+  // At most target (<= kSampleSortCap) candidates: the select kernel gathers and sorts them, no
+  // radix pass and no fallback.
+  const unsigned rows = unsigned(l.rows);
+  if (l.rows <= kSampleSelectWideRows)
+    sample_select_kernel<T, kSampleSelectWideBlock><<<rows, kSampleSelectWideBlock, 0, stream>>>(
+        x, l.x_stride, l.n, l.k, cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        l.v_stride, l.indices, l.i_stride);
+  else
+    sample_select_kernel<T, kSampleSelectBlock><<<rows, kSampleSelectBlock, 0, stream>>>(
+        x, l.x_stride, l.n, l.k, cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        l.v_stride, l.indices, l.i_stride);
+  return cudaGetLastError();
 }
 
 template <int BLOCK>
@@ -118,8 +124,8 @@ class GridSelect final : public Variant {
   GridSelect()
       : Variant(VariantDesc{"topk_grid_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 51,
                             "a row spread over the resident grid in shared memory; the k-th rank's bin by "
-                            "histograms across blocks (grid barriers); one append pass; the candidates "
-                            "selected as in topk_sample_select",
+                            "histograms across blocks (grid barriers); one append pass of at most "
+                            "max(256, 2 pow2(k)) keys; those sorted by topk_sample_select's select kernel",
                             false, false},
                 grid_select_space()) {}
   Config default_config(const DeviceInfo& d) const override { return grid_select_default(d); }
@@ -134,7 +140,7 @@ class GridSelect final : public Variant {
     if (l.rows == 0) return Status::success();
     if (Status st = topk_check_indices(l, "topk_grid_select"); !st.ok()) return st;
     if (workspace == nullptr) return Status::fail(ErrorKind::argument, "topk_grid_select: no workspace given");
-    const int block = c.get_or("block", 512), min_chunk = c.get_or("min_chunk", 2048);
+    const int block = c.get_or("block", 512), min_chunk = c.get_or("min_chunk", 4096);
     auto* s = static_cast<cudaStream_t>(stream.handle());
     const GridLayout r = layout_of(p, c);
     cudaError_t e;

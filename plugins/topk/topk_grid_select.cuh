@@ -1,7 +1,7 @@
 // The kernel of topk_grid_select: a row (or a few) spread over the resident grid, the threshold
 // of its k-th rank found by histograms that all of the row's blocks add to, one grid barrier per
 // level, every block then appending its keys at or above the threshold to the row's candidate
-// buffer (what topk_sample_select's select kernel reads; see topk_sample_finish.cuh).
+// buffer (what topk_sample_select's select kernel reads and sorts).
 //   grid_threshold_kernel (cooperative: rows x blocks_per_row blocks, all resident)
 //     1. block (row, part) reads elements [part chunk, (part + 1) chunk) of the row once, into
 //        shared memory as 32-bit ranks, and its largest rank; barrier; every block takes the
@@ -10,13 +10,15 @@
 //        2^(b-1) <= d < 2^b: 33 bands, lane-private shared counters, one global atomic per
 //        non-empty band and block); barrier; every block picks the band holding the k-th rank
 //     3. levels 1..: while more than `target` ranks lie at or above the chosen bin and the bin
-//        is wider than one rank, its distances are counted in 32 sub-bins the same way; barrier
-//     4. threshold T = the smallest rank of the chosen bin: at least k and (unless a tie class
-//        of one rank is larger) at most `target` ranks are >= T; each block counts its own,
-//        reserves slots with one global atomic and writes their keys (rank << 32 | ~index)
+//        holds more than one value, its distances are counted in 32 sub-bins the same way; barrier
+//     4. threshold T = the smallest rank of the chosen bin.  At most `target` ranks >= T: each
+//        block counts its own, reserves slots with one global atomic and writes their keys
+//        (rank << 32 | ~index).  More (a tie class of one value): the keys above the bin and the
+//        first k - above members of the class in index order (one more barrier: the blocks' tie
+//        counts), exactly k keys
 // Every block reads the same global counters after a barrier, so every decision (and every
-// barrier) is the same across the grid.  Exact for every input: the candidates are every key at or
-// above T; a row whose candidates overflow the buffer takes the fallback of the select kernel.
+// barrier) is the same across the grid.  Exact for every input, with no fallback: a row ends
+// with between k and target candidates, a superset of its answer.
 #pragma once
 #include <cstdint>
 
@@ -28,11 +30,25 @@
 
 namespace kiln::topk {
 
+// Block-wide sum of v (every thread gets it); `scratch` holds 32 words.
+template <int BLOCK>
+__device__ std::uint32_t block_sum(std::uint32_t v, std::uint32_t* scratch) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  __syncthreads();  // scratch may still be read by an earlier call
+  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = 0;
+  for (int w = 0; w < BLOCK / 32; ++w) v += scratch[w];
+  return v;
+}
+
 // Dynamic shared memory: chunk_len ranks.  partial: rows x blocks_per_row words; bins: rows x
 // kGridLevels x kGridBins words (zeroed here before the first barrier).  states[row] is written
 // whole (threshold, count, best); failed[0] is zeroed for the select kernel.
+// Held to 40 registers (1536 threads a multiprocessor): more blocks resident, shorter chunks.
 template <class T, int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     grid_threshold_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest, int k,
                           int blocks_per_row, int chunk_len, std::uint32_t target, std::int64_t cand_cap,
                           std::uint32_t* __restrict__ partial, std::uint32_t* __restrict__ bins,
@@ -135,8 +151,11 @@ __global__ void __launch_bounds__(BLOCK)
   std::uint32_t above = s_above, count = s_count;
   std::uint32_t lo = band == 0 ? 0u : 1u << (band - 1);
   int width_log = band == 0 ? 0 : band - 1;
-  // 3. Sub-bins of the chosen bin until at most `target` ranks are at or above it.
-  for (int lvl = 1; lvl < kGridLevels && width_log > 0 && above + count > target; ++lvl) {
+  // 3. Sub-bins of the chosen bin until at most `target` ranks are at or above it, or it holds
+  // one value: one rank for f32; for f16/bf16 a bin of up to 2^16 distances (their distinct ranks
+  // differ by multiples of 2^16, NaN's included, so such a bin holds one value).
+  constexpr int kMinWidthLog = Element<T>::kFormat == KeyFormat::f32 ? 0 : 16;
+  for (int lvl = 1; lvl < kGridLevels && width_log > kMinWidthLog && above + count > target; ++lvl) {
     const int sh = width_log > 5 ? width_log - 5 : 0;
     __syncthreads();  // every thread has read s_* of the last level
     level(lvl, lo, width_log, sh, above);
@@ -148,8 +167,20 @@ __global__ void __launch_bounds__(BLOCK)
   // 4. T: the smallest rank of the bin (distances up to lo + 2^width_log - 1; none exceeds top).
   const std::uint64_t reach = std::uint64_t(lo) + (std::uint64_t(1) << width_log) - 1;
   const std::uint32_t threshold = reach >= top ? 0u : top - std::uint32_t(reach);
-  std::uint32_t mine = 0;
-  for (int j = t; j < len; j += BLOCK) mine += s_rank[j] >= threshold ? 1u : 0u;
+  // More than `target` at or above T only when the bin is one value (a tie class): then the keys
+  // above the bin and the first k - above of the tie class in index order (ties go to the smaller
+  // index), exactly k keys.  Blocks hold the row's chunks in index order.
+  const bool trim = above + count > target;
+  auto in_bin = [&](std::uint32_t r) {
+    const std::uint32_t d = top - r;
+    return d >= lo && std::uint64_t(d) <= reach;
+  };
+  std::uint32_t mine = 0, ties = 0;
+  for (int j = t; j < len; j += BLOCK) {
+    const std::uint32_t d = top - s_rank[j];
+    mine += (trim ? d < lo : std::uint64_t(d) <= reach) ? 1u : 0u;
+    ties += trim && in_bin(s_rank[j]) ? 1u : 0u;
+  }
   // Exclusive scan of the threads' counts: within warps, then over the warps' totals.
   std::uint32_t incl = mine;
 #pragma unroll
@@ -166,21 +197,56 @@ __global__ void __launch_bounds__(BLOCK)
     warp_base += w < (t >> 5) ? c : 0u;
     total += c;
   }
-  if (t == 0) s_base = total != 0 ? atomicAdd(&states[row].count, total) : 0u;
+  std::uint32_t take_ties = 0;  // this block's first take_ties members of the tie class
+  if (trim) {  // the same for every block
+    const std::uint32_t my_ties = block_sum<BLOCK>(ties, scratch);
+    if (t == 0) partial[blockIdx.x] = my_ties;  // every block read the partial maxima two barriers ago
+    grid.sync();
+    std::uint32_t before = 0;
+    for (int b = t; b < part; b += BLOCK) before += __ldcg(partial + std::int64_t(row) * blocks_per_row + b);
+    before = block_sum<BLOCK>(before, scratch);
+    const std::uint32_t need = std::uint32_t(k) - above;
+    take_ties = need > before ? (need - before < my_ties ? need - before : my_ties) : 0u;
+  }
+  if (t == 0) s_base = total + take_ties != 0 ? atomicAdd(&states[row].count, total + take_ties) : 0u;
   if (part == 0 && t == 0) {
     states[row].threshold = threshold;
     states[row].best = top;
   }
   __syncthreads();
-  std::uint32_t at = s_base + warp_base + incl - mine;
+  const std::uint32_t base = s_base;
+  std::uint32_t at = base + warp_base + incl - mine;
   std::uint64_t* out = cands + std::int64_t(row) * cand_cap;
+  auto key_at = [&](int j) { return (std::uint64_t(s_rank[j]) << 32) | std::uint32_t(~std::uint32_t(begin + j)); };
   for (int j = t; j < len; j += BLOCK) {
-    const std::uint32_t r = s_rank[j];
-    if (r >= threshold) {
-      if (std::int64_t(at) < cand_cap)
-        out[at] = (std::uint64_t(r) << 32) | std::uint32_t(~std::uint32_t(begin + j));
+    const std::uint32_t d = top - s_rank[j];
+    if (trim ? d < lo : std::uint64_t(d) <= reach) {
+      if (std::int64_t(at) < cand_cap) out[at] = key_at(j);
       ++at;
     }
+  }
+  if (take_ties == 0) return;  // the same for the whole block
+  // The first take_ties members of the tie class in this chunk, in index order: rounds of BLOCK
+  // elements, a ballot per warp and a scan over the warps per round.
+  std::uint32_t placed = 0;
+  for (int round = 0; round < len && placed < take_ties; round += BLOCK) {
+    const int j = round + t;
+    const bool tie = j < len && in_bin(s_rank[j]);
+    const unsigned ballot = __ballot_sync(0xFFFFFFFFu, tie);
+    __syncthreads();  // scratch was read in the last round
+    if (lane == 0) scratch[t >> 5] = std::uint32_t(__popc(ballot));
+    __syncthreads();
+    std::uint32_t before = 0, round_total = 0;
+    for (int w = 0; w < BLOCK / 32; ++w) {
+      before += w < (t >> 5) ? scratch[w] : 0u;
+      round_total += scratch[w];
+    }
+    const std::uint32_t pos = placed + before + std::uint32_t(__popc(ballot & ((1u << lane) - 1u)));
+    if (tie && pos < take_ties) {
+      const std::uint32_t slot = base + total + pos;
+      if (std::int64_t(slot) < cand_cap) out[slot] = key_at(j);
+    }
+    placed += round_total;
   }
 }
 

@@ -7,25 +7,15 @@
 #include "topk_sample_select_params.hpp"
 
 namespace kiln::topk {
-namespace {
 
-std::int64_t pow2_at_least(std::int64_t v) {
-  std::int64_t p = 1;
-  while (p < v) p <<= 1;
-  return p;
-}
-
-}  // namespace
-
-GridPlan grid_plan(std::int64_t n, std::int64_t k, int element_bytes) {
+GridPlan grid_plan(std::int64_t k) {
   GridPlan g;
-  // The select kernel sorts at most max(kSampleSortMin, 2 pow2(k)) keys without radix passes of
-  // its own (k <= 2048); for k = 4096 it refines 8192 down to 4096.
-  g.target = std::uint32_t(std::max<std::int64_t>(kSampleSortMin, 2 * pow2_at_least(k)));
-  g.fallback_cap = radix_cap(2048, k);
-  std::int64_t cap = std::max<std::int64_t>(pow2_at_least(g.target), g.fallback_cap);
-  if (element_bytes == 2) cap = std::max(cap, pow2_at_least(n / kSampleHalfTieShare));
-  g.cand_cap = cap;
+  // The select kernel's sort size (sample_select_kernel's sort_target): with at most this many
+  // candidates it needs no radix pass of its own.
+  std::int64_t target = kSampleSortMin;
+  while (target < 2 * k && target < kSampleSortCap) target <<= 1;
+  g.target = std::uint32_t(target);
+  g.cand_cap = target;
   return g;
 }
 
@@ -35,9 +25,10 @@ ParamSpace grid_select_space() {
   return s;
 }
 
-// Untuned guess (2026-11-27, not measured yet): 512 threads, chunks of at least 2048 (1 x 2^20:
-// 512 blocks of 2048 ranks, 4 per thread).
-Config grid_select_default(const DeviceInfo&) { return {{"block", 512}, {"min_chunk", 2048}}; }
+// Measured on an H200, 2026-11-27 (`kiln tune --runs 10`, the first version, development shapes):
+// 1 x 2^20, k = 100 f32: min_chunk 4096 22.7 us (block 512) and 22.9 (256), 8192 22.8, 1024 24.2,
+// 2048 24.4; 1 x 2^22, k = 1024 bf16: every min_chunk 39.2-39.3 us with 512 threads.
+Config grid_select_default(const DeviceInfo&) { return {{"block", 512}, {"min_chunk", 4096}}; }
 
 Support grid_select_supports(std::int64_t rows, std::int64_t n, const DeviceInfo& device) {
   if (n < kGridMinN) return Support::no("n = " + std::to_string(n) + " < " + std::to_string(kGridMinN));

@@ -5,8 +5,8 @@
 // appends its keys at or above it, and topk_sample_select's select kernel orders them.
 //
 //   kiln::topk::GridPlan g = kiln::topk::grid_plan(/*n=*/1 << 20, /*k=*/100, /*element_bytes=*/4);
-//   // g.target == 256: the levels stop once at most 256 keys are at or above the threshold's bin;
-//   // g.cand_cap == 2048 (the fallback's selection buffer shares it).
+//   // g.target == 256: the levels stop once at most 256 keys are at or above the threshold's bin
+//   // (or the bin is one value: then its first members in index order make the count k).
 #pragma once
 #include <cstdint>
 
@@ -19,7 +19,9 @@ namespace kiln::topk {
 inline constexpr int kGridBlocks[] = {256, 512};     // instantiated block sizes (template argument)
 inline constexpr int kGridMaxChunk = 16384;          // ranks a block holds (64 KiB of shared memory)
 inline constexpr int kGridChunkAlign = 256;          // chunks are multiples of this many elements
-inline constexpr int kGridLevels = 8;                // distance bands, then up to 7 levels of 32 sub-bins
+// Distance bands, then levels of 32 sub-bins: a band is at most 2^31 wide, 7 levels of 2^-5 take
+// it to one rank.
+inline constexpr int kGridLevels = 8;
 inline constexpr int kGridBins = 64;                 // global counters per row and level (33 used)
 inline constexpr std::int64_t kGridMinN = 8193;      // shorter rows are topk_row_select's and topk_warp_select's
 // What supports() assumes the device holds at once: two blocks of kGridMaxChunk ranks per SM
@@ -27,12 +29,12 @@ inline constexpr std::int64_t kGridMinN = 8193;      // shorter rows are topk_ro
 inline constexpr int kGridBlocksPerSmAssumed = 2;
 
 struct GridPlan {
-  std::uint32_t target = 0;   // stop refining once this many keys (or fewer) are at or above the bin
-  std::int64_t cand_cap = 0;  // candidate keys per row (>= target, >= the fallback's capacity;
-                              // f16/bf16: >= n / 256, a 16-bit value's tie class in a long row)
-  int fallback_cap = 0;       // topk_radix_select's capacity for rows whose candidates miss
+  std::uint32_t target = 0;   // the candidates a row ends with: between k and target (the select
+                              // kernel's sort size, max(kSampleSortMin, 2 pow2(k)) up to
+                              // kSampleSortCap, so it needs no radix pass of its own)
+  std::int64_t cand_cap = 0;  // candidate keys per row: target
 };
-GridPlan grid_plan(std::int64_t n, std::int64_t k, int element_bytes);
+GridPlan grid_plan(std::int64_t k);
 
 // block (an instantiated kGridBlocks size), min_chunk (elements a block takes at least: fewer,
 // fuller blocks against more loads in flight).

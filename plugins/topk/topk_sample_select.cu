@@ -9,7 +9,7 @@
 #include <cuda_runtime.h>
 
 #include "topk_params.hpp"
-#include "topk_sample_finish.cuh"
+#include "topk_resident_grid.hpp"
 #include "topk_sample_select.cuh"
 #include "topk_sample_select_params.hpp"
 #include "topk_variants.hpp"
@@ -87,16 +87,39 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
   }
   sample_filter_kernel<T, BLOCK, ITEMS><<<dim3(rows, unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
       x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
-  SampleFinishBuffers finish;
-  finish.states = states;
-  finish.failed = failed;
-  finish.radix_states = radix_states;
-  finish.hists = hists;
-  finish.cands = cands;
-  finish.cand_cap = r.plan.cand_cap;
-  finish.fallback_cap = r.plan.fallback_cap;
-  finish.fallback = r.fallback;
-  return launch_sample_finish<T>(l, finish, stream);
+  if (l.rows <= kSampleSelectWideRows)
+    sample_select_kernel<T, kSampleSelectWideBlock><<<rows, kSampleSelectWideBlock, 0, stream>>>(
+        x, l.x_stride, l.n, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        l.v_stride, l.indices, l.i_stride);
+  else
+    sample_select_kernel<T, kSampleSelectBlock><<<rows, kSampleSelectBlock, 0, stream>>>(
+        x, l.x_stride, l.n, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        l.v_stride, l.indices, l.i_stride);
+  // The fallback: topk_radix_select's passes and gather for the rows whose candidates missed the
+  // answer (fewer than k, or more than the buffer holds), then its sort.  Queued always (no host
+  // sync); with no failed row both launches are small grids that return at once.
+  constexpr int FB = kSampleFallbackTile.block, FI = kSampleFallbackTile.items;
+  int cap = r.plan.fallback_cap;
+  int chunks = int(r.fallback.chunks);
+  std::int64_t n = l.n, x_stride = l.x_stride;
+  int k = l.k, largest = l.largest;
+  std::int64_t chunk_len = r.fallback.chunk_len;
+  auto* passes = &sample_fallback_passes_kernel<T, FB, FI>;
+  // A cooperative launch needs every block resident: at most kSampleFallbackGrid, fewer where the
+  // device holds fewer.
+  const int grid = std::min(kSampleFallbackGrid, resident_grid(reinterpret_cast<const void*>(passes), FB, 0));
+  if (grid <= 0) return cudaErrorCooperativeLaunchTooLarge;
+  void* args[] = {&failed, &x, &x_stride, &n, &k, &largest, &chunk_len, &chunks, &cap,
+                  &radix_states, &hists, &cands};
+  if (cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(passes), dim3(unsigned(grid)),
+                                                  dim3(FB), args, 0, stream);
+      e != cudaSuccess)
+    return e;
+  sample_fallback_sort_kernel<T, kSortBlock>
+      <<<kSampleFallbackGrid, kSortBlock, std::size_t(cap) * sizeof(std::uint64_t), stream>>>(
+          failed, x, l.x_stride, l.k, cap, radix_states, cands, static_cast<T*>(l.values), l.v_stride, l.indices,
+          l.i_stride);
+  return cudaGetLastError();
 }
 
 using Launcher = cudaError_t (*)(const TopkLaunch&, const SampleLayout&, void*, cudaStream_t);

@@ -43,12 +43,14 @@ std::uint32_t bits_of(float v) {
   return b;
 }
 
-// Every config, or (quick runs, the sanitizer) the default and the smallest chunk of 256 threads.
+// Every config for rows of up to 200000 elements in all; otherwise (and in quick runs, the
+// sanitizer) the default and the smallest chunk of 256 threads.
 std::vector<kiln::Config> configs_for(const kiln::Variant& v, const kiln::DeviceInfo& dev, const kiln::Problem& p) {
+  const bool all = !kiln_test::quick_mode() && p.dims[0] * p.dims[1] <= 200000;
   std::vector<kiln::Config> out;
   for (const kiln::Config& c : v.space().enumerate(dev, p))
-    if (!kiln_test::quick_mode() || (c.get("block") == 256 && c.get("min_chunk") == 1024)) out.push_back(c);
-  if (kiln_test::quick_mode()) out.push_back(v.default_config(dev));
+    if (all || (c.get("block") == 256 && c.get("min_chunk") == 1024)) out.push_back(c);
+  if (!all) out.push_back(v.default_config(dev));
   return out;
 }
 
