@@ -5,7 +5,7 @@
 # stages named, in order, each only if it can start before DEADLINE seconds:
 #   split   per shape of SPLIT (shape:dtype:variant): ncu (--clock-control none) kernel durations
 #           of two runs of `kiln bench`, next to the bench's own time -> split.log
-#   tests   TESTS (BINARY[:CATCH_FILTER] ...)
+#   tests   TESTS (BINARY[:CATCH_FILTER];... - ';' between entries: a Catch test name has spaces)
 #   san     compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1) on SAN (same form)
 #   tune    per shape of TUNE: kiln tune --variants topk_grid_select --no-store -> tune.log
 #   sweep   per shape of DEV: `kiln bench topk --shape S --dtype D --variants VARIANTS`, then
@@ -64,7 +64,8 @@ for stage in "$@"; do
       done ;;
     tests)
       : >"$out/tests.log"
-      for e in ${TESTS:-test_topk_grid_select_gpu test_topk_sample_select_gpu}; do
+      IFS=';' read -ra entries <<<"${TESTS:-test_topk_grid_select_gpu;test_topk_sample_select_gpu}"
+      for e in "${entries[@]}"; do
         IFS=: read -r t f <<<"$e"
         left "$t" || continue
         kenv timeout ${TEST_TIMEOUT:-120} $b/bin/$t ${f:+"$f"} >"$out/t.log" 2>&1
@@ -74,7 +75,8 @@ for stage in "$@"; do
       rm -f "$out/t.log" ;;
     san)
       : >"$out/san.log"
-      for e in ${SAN:-test_topk_grid_select_gpu}; do
+      IFS=';' read -ra entries <<<"${SAN:-test_topk_grid_select_gpu}"
+      for e in "${entries[@]}"; do
         IFS=: read -r t f <<<"$e"
         for tool in memcheck racecheck; do left "$tool $t" || continue
           KILN_TEST_QUICK=1 kenv timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --error-exitcode 9 $b/bin/$t ${f:+"$f"} >"$out/s.log" 2>&1

@@ -138,6 +138,9 @@ class GridSelect final : public Variant {
   Status launch(const Args& args, const Problem& p, const Config& c, void* workspace, Stream stream) const override {
     const TopkLaunch l = topk_launch_of(args, p);
     if (l.rows == 0) return Status::success();
+    if (l.rows != 1)  // the grid's barriers are the row's (grid_select_supports)
+      return Status::fail(ErrorKind::argument,
+                          "topk_grid_select: rows = " + std::to_string(l.rows) + ": one row only");
     if (Status st = topk_check_indices(l, "topk_grid_select"); !st.ok()) return st;
     if (workspace == nullptr) return Status::fail(ErrorKind::argument, "topk_grid_select: no workspace given");
     const int block = c.get_or("block", 512), min_chunk = c.get_or("min_chunk", 4096);
@@ -148,8 +151,8 @@ class GridSelect final : public Variant {
     else if (block == 512) e = launch_block<512>(l, r, min_chunk, workspace, s);
     else return Status::fail(ErrorKind::argument, "topk_grid_select: block = " + std::to_string(block) + " is not instantiated");
     if (e == cudaErrorCooperativeLaunchTooLarge)
-      return Status::fail(ErrorKind::cuda, "topk_grid_select: rows x n = " + std::to_string(l.rows) + " x " +
-                                               std::to_string(l.n) + " does not fit the device's resident grid");
+      return Status::fail(ErrorKind::cuda, "topk_grid_select: n = " + std::to_string(l.n) +
+                                               " does not fit the device's resident grid");
     if (e != cudaSuccess) return Status::fail(ErrorKind::cuda, std::string("topk_grid_select: ") + cudaGetErrorString(e));
     return Status::success();
   }

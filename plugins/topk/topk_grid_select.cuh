@@ -1,8 +1,9 @@
-// The kernel of topk_grid_select: a row (or a few) spread over the resident grid, the threshold
+// The kernel of topk_grid_select: one row spread over the resident grid, the threshold
 // of its k-th rank found by histograms that all of the row's blocks add to, one grid barrier per
 // level, every block then appending its keys at or above the threshold to the row's candidate
 // buffer (what topk_sample_select's select kernel reads and sorts).
-//   grid_threshold_kernel (cooperative: rows x blocks_per_row blocks, all resident)
+//   grid_threshold_kernel (cooperative: rows x blocks_per_row blocks, all resident; rows = 1:
+//                          the barriers are the grid's, so every row must take the same levels)
 //     1. block (row, part) reads elements [part chunk, (part + 1) chunk) of the row once, into
 //        shared memory as 32-bit ranks, and its largest rank; barrier; every block takes the
 //        row's largest rank `top` from the blocks' partials
@@ -17,7 +18,8 @@
 //        first k - above members of the class in index order (one more barrier: the blocks' tie
 //        counts), exactly k keys
 // Every block reads the same global counters after a barrier, so every decision (and every
-// barrier) is the same across the grid.  Exact for every input, with no fallback: a row ends
+// barrier) is the same across the grid, as long as the grid holds one row (two rows may need
+// different levels: their blocks would wait at different barriers; topk_grid_select_supports).  Exact for every input, with no fallback: a row ends
 // with between k and target candidates, a superset of its answer.
 #pragma once
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Parameters and plan of topk_grid_select (kernels in topk_grid_select.cuh): single rows, or a
-// few, of 2^13 to a few million elements, spread over the whole resident grid.  Each block holds
+// Parameters and plan of topk_grid_select (kernels in topk_grid_select.cuh): a single row of 2^13
+// to a few million elements, spread over the whole resident grid.  Each block holds
 // its chunk of the row in shared memory as 32-bit ranks; the grid finds the threshold of the
 // k-th rank by histograms combined across blocks (a grid barrier between levels), every block
 // appends its keys at or above it, and topk_sample_select's select kernel orders them.
@@ -40,7 +40,8 @@ GridPlan grid_plan(std::int64_t k);
 // fuller blocks against more loads in flight).
 ParamSpace grid_select_space();
 Config grid_select_default(const DeviceInfo& device);
-// rows x n within what the resident grid holds (kGridBlocksPerSmAssumed x kGridMaxChunk per SM).
+// One row (the grid's barriers are the row's), n from kGridMinN to what the resident grid holds
+// (kGridBlocksPerSmAssumed x kGridMaxChunk per SM).
 Support grid_select_supports(std::int64_t rows, std::int64_t n, const DeviceInfo& device);
 
 }  // namespace kiln::topk
