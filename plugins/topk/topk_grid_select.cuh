@@ -1,0 +1,255 @@
+// The kernel of topk_grid_select: one row spread over the resident grid, the threshold
+// of its k-th rank found by histograms that all of the row's blocks add to, one grid barrier per
+// level, every block then appending its keys at or above the threshold to the row's candidate
+// buffer (what topk_sample_select's select kernel reads and sorts).
+//   grid_threshold_kernel (cooperative: rows x blocks_per_row blocks, all resident; rows = 1:
+//                          the barriers are the grid's, so every row must take the same levels)
+//     1. block (row, part) reads elements [part chunk, (part + 1) chunk) of the row once, into
+//        shared memory as 32-bit ranks, and its largest rank; barrier; every block takes the
+//        row's largest rank `top` from the blocks' partials
+//     2. level 0: the row's ranks counted by band of distance from top (0 for d = 0, b for
+//        2^(b-1) <= d < 2^b: 33 bands, lane-private shared counters, one global atomic per
+//        non-empty band and block); barrier; every block picks the band holding the k-th rank
+//     3. levels 1..: while more than `target` ranks lie at or above the chosen bin and the bin
+//        holds more than one value, its distances are counted in 32 sub-bins the same way; barrier
+//     4. threshold T = the smallest rank of the chosen bin.  At most `target` ranks >= T: each
+//        block counts its own, reserves slots with one global atomic and writes their keys
+//        (rank << 32 | ~index).  More (a tie class of one value): the keys above the bin and the
+//        first k - above members of the class in index order (one more barrier: the blocks' tie
+//        counts), exactly k keys
+// Every block reads the same global counters after a barrier, so every decision (and every
+// barrier) is the same across the grid, as long as the grid holds one row (two rows may need
+// different levels: their blocks would wait at different barriers; topk_grid_select_supports).  Exact for every input, with no fallback: a row ends
+// with between k and target candidates, a superset of its answer.
+#pragma once
+#include <cstdint>
+
+#include <cooperative_groups.h>
+
+#include "topk_device.cuh"
+#include "topk_grid_select_params.hpp"
+#include "topk_sample_select.cuh"
+
+namespace kiln::topk {
+
+// Block-wide sum of v (every thread gets it); `scratch` holds 32 words.
+template <int BLOCK>
+__device__ std::uint32_t block_sum(std::uint32_t v, std::uint32_t* scratch) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  __syncthreads();  // scratch may still be read by an earlier call
+  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = 0;
+  for (int w = 0; w < BLOCK / 32; ++w) v += scratch[w];
+  return v;
+}
+
+// Dynamic shared memory: chunk_len ranks.  partial: rows x blocks_per_row words; bins: rows x
+// kGridLevels x kGridBins words (zeroed here before the first barrier).  states[row] is written
+// whole (threshold, count, best); failed[0] is zeroed for the select kernel.
+// Held to 40 registers (1536 threads a multiprocessor): more blocks resident, shorter chunks.
+template <class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
+    grid_threshold_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest, int k,
+                          int blocks_per_row, int chunk_len, std::uint32_t target, std::int64_t cand_cap,
+                          std::uint32_t* __restrict__ partial, std::uint32_t* __restrict__ bins,
+                          SampleRowState* __restrict__ states, std::uint64_t* __restrict__ cands,
+                          std::uint32_t* __restrict__ failed) {
+  extern __shared__ std::uint32_t s_rank[];
+  __shared__ std::uint32_t hist[33 * 32];  // [bin][lane]: no two lanes of a warp collide
+  __shared__ std::uint32_t s_bin[33];
+  __shared__ std::uint32_t scratch[32];
+  __shared__ std::uint32_t s_pick, s_above, s_count, s_base;
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const int row = int(blockIdx.x) / blocks_per_row, part = int(blockIdx.x) % blocks_per_row;
+  const int t = threadIdx.x, lane = t & 31;
+  const T* xr = x + std::int64_t(row) * x_stride;
+  const std::int64_t begin = std::int64_t(part) * chunk_len;
+  const int len = begin >= n ? 0 : n - begin < chunk_len ? int(n - begin) : chunk_len;
+  std::uint32_t* row_bins = bins + std::int64_t(row) * kGridLevels * kGridBins;
+  if (part == 0) {
+    for (int b = t; b < kGridLevels * kGridBins; b += BLOCK) row_bins[b] = 0;
+    if (t == 0) states[row] = SampleRowState{0u, 0u, 0u, 0u};
+  }
+  if (blockIdx.x == 0 && t == 0) failed[0] = 0;
+
+  // 1. The chunk's ranks into shared memory: all of a thread's loads first, then the ranks.
+  constexpr int U = 8;
+  std::uint32_t best = 0;
+  for (int base = 0; base < len; base += BLOCK * U) {
+    T v[U];
+#pragma unroll
+    for (int i = 0; i < U; ++i) {
+      const int j = base + i * BLOCK + t;
+      if (j < len) v[i] = __ldg(xr + begin + j);
+    }
+#pragma unroll
+    for (int i = 0; i < U; ++i) {
+      const int j = base + i * BLOCK + t;
+      if (j < len) {
+        const std::uint32_t r = rank_of(v[i], largest != 0);
+        s_rank[j] = r;
+        best = r > best ? r : best;
+      }
+    }
+  }
+  for (int b = t; b < 33 * 32; b += BLOCK) hist[b] = 0;
+  best = block_max<BLOCK>(best, scratch);  // its barriers also publish s_rank and hist
+  if (t == 0) partial[blockIdx.x] = best;
+  grid.sync();
+  std::uint32_t m = 0;
+  for (int b = t; b < blocks_per_row; b += BLOCK) {
+    const std::uint32_t p = __ldcg(partial + std::int64_t(row) * blocks_per_row + b);
+    m = p > m ? p : m;
+  }
+  const std::uint32_t top = block_max<BLOCK>(m, scratch);
+
+  // Counts the distances d = top - rank with d - lo in [0, 2^width_log) into bins of 2^sh (or,
+  // at level 0, every distance by band), adds the block's counts to the level's global counters,
+  // waits for the grid and picks the bin holding the k-th rank: s_pick, s_above (ranks of the
+  // row above the bin), s_count (ranks in it).
+  auto level = [&](int lvl, std::uint32_t lo, int width_log, int sh, std::uint32_t above) {
+    for (int j = t; j < len; j += BLOCK) {
+      const std::uint32_t d = top - s_rank[j];
+      if (lvl == 0) {
+        atomicAdd(hist + distance_band(d) * 32 + lane, 1u);
+      } else if (d >= lo && std::uint64_t(d - lo) < (std::uint64_t(1) << width_log)) {
+        atomicAdd(hist + ((d - lo) >> sh) * 32 + lane, 1u);
+      }
+    }
+    __syncthreads();
+    const int nbins = lvl == 0 ? 33 : 32;
+    std::uint32_t* level_bins = row_bins + lvl * kGridBins;
+    if (t < nbins) {
+      std::uint32_t c = 0;
+      for (int l = 0; l < 32; ++l) c += hist[t * 32 + l];
+      if (c != 0) atomicAdd(level_bins + t, c);
+    }
+    grid.sync();  // also a block barrier: hist has been read
+    for (int b = t; b < 33 * 32; b += BLOCK) hist[b] = 0;  // for the next level (after the pick's barriers)
+    if (t < nbins) s_bin[t] = __ldcg(level_bins + t);
+    __syncthreads();
+    if (t == 0) {
+      std::uint32_t cum = above;
+      int pick = nbins - 1;
+      for (int b = 0; b < nbins; ++b) {
+        if (cum + s_bin[b] >= std::uint32_t(k)) {
+          pick = b;
+          break;
+        }
+        cum += s_bin[b];
+      }
+      s_pick = std::uint32_t(pick);
+      s_above = cum;
+      s_count = s_bin[pick];
+    }
+    __syncthreads();
+  };
+
+  // 2. Bands of distance from top; the band b holds distances [2^(b-1), 2^b) (band 0: d = 0).
+  level(0, 0u, 0, 0, 0u);
+  const int band = int(s_pick);
+  std::uint32_t above = s_above, count = s_count;
+  std::uint32_t lo = band == 0 ? 0u : 1u << (band - 1);
+  int width_log = band == 0 ? 0 : band - 1;
+  // 3. Sub-bins of the chosen bin until at most `target` ranks are at or above it, or it holds
+  // one value: one rank for f32; for f16/bf16 a bin of up to 2^16 distances (their distinct ranks
+  // differ by multiples of 2^16, NaN's included, so such a bin holds one value).
+  constexpr int kMinWidthLog = Element<T>::kFormat == KeyFormat::f32 ? 0 : 16;
+  for (int lvl = 1; lvl < kGridLevels && width_log > kMinWidthLog && above + count > target; ++lvl) {
+    const int sh = width_log > 5 ? width_log - 5 : 0;
+    __syncthreads();  // every thread has read s_* of the last level
+    level(lvl, lo, width_log, sh, above);
+    lo += s_pick << sh;
+    width_log = sh;
+    above = s_above;
+    count = s_count;
+  }
+  // 4. T: the smallest rank of the bin (distances up to lo + 2^width_log - 1; none exceeds top).
+  const std::uint64_t reach = std::uint64_t(lo) + (std::uint64_t(1) << width_log) - 1;
+  const std::uint32_t threshold = reach >= top ? 0u : top - std::uint32_t(reach);
+  // More than `target` at or above T only when the bin is one value (a tie class): then the keys
+  // above the bin and the first k - above of the tie class in index order (ties go to the smaller
+  // index), exactly k keys.  Blocks hold the row's chunks in index order.
+  const bool trim = above + count > target;
+  auto in_bin = [&](std::uint32_t r) {
+    const std::uint32_t d = top - r;
+    return d >= lo && std::uint64_t(d) <= reach;
+  };
+  std::uint32_t mine = 0, ties = 0;
+  for (int j = t; j < len; j += BLOCK) {
+    const std::uint32_t d = top - s_rank[j];
+    mine += (trim ? d < lo : std::uint64_t(d) <= reach) ? 1u : 0u;
+    ties += trim && in_bin(s_rank[j]) ? 1u : 0u;
+  }
+  // Exclusive scan of the threads' counts: within warps, then over the warps' totals.
+  std::uint32_t incl = mine;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+    if (lane >= o) incl += up;
+  }
+  __syncthreads();  // scratch was read by block_max
+  if (lane == 31) scratch[t >> 5] = incl;
+  __syncthreads();
+  std::uint32_t warp_base = 0, total = 0;
+  for (int w = 0; w < BLOCK / 32; ++w) {
+    const std::uint32_t c = scratch[w];
+    warp_base += w < (t >> 5) ? c : 0u;
+    total += c;
+  }
+  std::uint32_t take_ties = 0;  // this block's first take_ties members of the tie class
+  if (trim) {  // the same for every block
+    const std::uint32_t my_ties = block_sum<BLOCK>(ties, scratch);
+    if (t == 0) partial[blockIdx.x] = my_ties;  // every block read the partial maxima two barriers ago
+    grid.sync();
+    std::uint32_t before = 0;
+    for (int b = t; b < part; b += BLOCK) before += __ldcg(partial + std::int64_t(row) * blocks_per_row + b);
+    before = block_sum<BLOCK>(before, scratch);
+    const std::uint32_t need = std::uint32_t(k) - above;
+    take_ties = need > before ? (need - before < my_ties ? need - before : my_ties) : 0u;
+  }
+  if (t == 0) s_base = total + take_ties != 0 ? atomicAdd(&states[row].count, total + take_ties) : 0u;
+  if (part == 0 && t == 0) {
+    states[row].threshold = threshold;
+    states[row].best = top;
+  }
+  __syncthreads();
+  const std::uint32_t base = s_base;
+  std::uint32_t at = base + warp_base + incl - mine;
+  std::uint64_t* out = cands + std::int64_t(row) * cand_cap;
+  auto key_at = [&](int j) { return (std::uint64_t(s_rank[j]) << 32) | std::uint32_t(~std::uint32_t(begin + j)); };
+  for (int j = t; j < len; j += BLOCK) {
+    const std::uint32_t d = top - s_rank[j];
+    if (trim ? d < lo : std::uint64_t(d) <= reach) {
+      if (std::int64_t(at) < cand_cap) out[at] = key_at(j);
+      ++at;
+    }
+  }
+  if (take_ties == 0) return;  // the same for the whole block
+  // The first take_ties members of the tie class in this chunk, in index order: rounds of BLOCK
+  // elements, a ballot per warp and a scan over the warps per round.
+  std::uint32_t placed = 0;
+  for (int round = 0; round < len && placed < take_ties; round += BLOCK) {
+    const int j = round + t;
+    const bool tie = j < len && in_bin(s_rank[j]);
+    const unsigned ballot = __ballot_sync(0xFFFFFFFFu, tie);
+    __syncthreads();  // scratch was read in the last round
+    if (lane == 0) scratch[t >> 5] = std::uint32_t(__popc(ballot));
+    __syncthreads();
+    std::uint32_t before = 0, round_total = 0;
+    for (int w = 0; w < BLOCK / 32; ++w) {
+      before += w < (t >> 5) ? scratch[w] : 0u;
+      round_total += scratch[w];
+    }
+    const std::uint32_t pos = placed + before + std::uint32_t(__popc(ballot & ((1u << lane) - 1u)));
+    if (tie && pos < take_ties) {
+      const std::uint32_t slot = base + total + pos;
+      if (std::int64_t(slot) < cand_cap) out[slot] = key_at(j);
+    }
+    placed += round_total;
+  }
+}
+
+}  // namespace kiln::topk

@@ -1,0 +1,235 @@
+// topk_grid_select against the host reference: random f32, f16 and bf16 rows through ProblemData
+// (outputs poisoned) at lengths that are multiples of no chunk, one row (the variant takes no
+// more), k from 1 to 4096, largest 1 and 0, dense and pitched, every config; then hand-built rows that stress the
+// levels and the fallback (every value equal: the candidates overflow; a tie class of 3/4 of the
+// row at the k-th place; values spread over many octaves; NaN of both signs, infinities and zeros
+// of both signs), compared bit for bit.
+#include <kiln/half.hpp>
+#include <kiln/kiln.hpp>
+#include <kiln/tuner/problem_data.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "device_workspace.hpp"
+#include "quick.hpp"
+#include "register_topk.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+kiln::Registry make_registry() {
+  kiln::Registry reg;
+  REQUIRE(register_topk(reg).ok());
+  return reg;
+}
+
+using Workspace = kiln_test::DeviceWorkspace;
+const kiln::Stream kStream;
+
+struct Shape {
+  std::int64_t rows, n, k;
+};
+
+std::uint32_t bits_of(float v) {
+  std::uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+// Every config for rows of up to 200000 elements in all; otherwise (and in quick runs, the
+// sanitizer) the default and the smallest chunk of 256 threads.
+std::vector<kiln::Config> configs_for(const kiln::Variant& v, const kiln::DeviceInfo& dev, const kiln::Problem& p) {
+  const bool all = !kiln_test::quick_mode() && p.dims[0] * p.dims[1] <= 200000;
+  std::vector<kiln::Config> out;
+  for (const kiln::Config& c : v.space().enumerate(dev, p))
+    if (all || (c.get("block") == 256 && c.get("min_chunk") == 1024)) out.push_back(c);
+  if (!all) out.push_back(v.default_config(dev));
+  return out;
+}
+
+// Runs every config on the f32 rows x [rows, n] and compares with the host reference bit for bit
+// (any NaN equals any NaN).
+void check_rows(kiln::Runtime& rt, const kiln::Variant& v, const std::vector<float>& rows, const Shape& s, int largest,
+                bool pitched, Workspace& ws, const char* what) {
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {s.rows, s.n});
+  hx.copy_from_host(rows.data(), rows.size() * sizeof(float));
+  kiln::Buffer hv = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {s.rows, s.k});
+  kiln::Buffer hi = kiln::Buffer::alloc(kiln::Device::host(), kiln::i32, {s.rows, s.k});
+  const kiln::Args host_args({hx, hv, hi}, {double(largest)});
+  REQUIRE(schema.reference(host_args, rt.make_problem(schema, host_args)).ok());
+  const std::vector<float> ev = hv.to_host<float>();
+  const std::vector<std::int32_t> ei = hi.to_host<std::int32_t>();
+  auto alloc = [&](kiln::DType t, std::int64_t r, std::int64_t c) {
+    return pitched ? kiln::Buffer::alloc_pitched(gpu, t, r, c) : kiln::Buffer::alloc(gpu, t, {r, c});
+  };
+  kiln::Buffer dx = alloc(kiln::f32, s.rows, s.n);
+  kiln::Buffer dv = alloc(kiln::f32, s.rows, s.k);
+  kiln::Buffer di = alloc(kiln::i32, s.rows, s.k);
+  dx.copy_from(hx.ref());
+  const kiln::Args args({dx, dv, di}, {double(largest)});
+  const kiln::Problem p = rt.make_problem(schema, args);
+  for (const kiln::Config& c : configs_for(v, kiln::device_info(gpu), p)) {
+    INFO(what << " " << c.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense"));
+    REQUIRE(v.supports(p, kiln::device_info(gpu), c).ok);
+    dv.fill_bytes(0xFF);
+    di.fill_bytes(0xFF);
+    REQUIRE(v.launch(args, p, c, ws.get(v.workspace_bytes(p, c)), kStream).ok());
+    kStream.synchronize();
+    const std::vector<float> gv = dv.to_host<float>();
+    const std::vector<std::int32_t> gi = di.to_host<std::int32_t>();
+    std::int64_t bad = 0;
+    for (std::size_t j = 0; j < ev.size(); ++j) {
+      bad += !(bits_of(gv[j]) == bits_of(ev[j]) || (std::isnan(gv[j]) && std::isnan(ev[j])));
+      bad += gi[j] != ei[j];
+    }
+    CHECK(bad == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("topk_grid_select matches the host reference on random rows", "[topk][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
+  REQUIRE(v != nullptr);
+  Workspace ws;
+  // Quick runs (the sanitizer): the first two shapes only.
+  const Shape shapes[] = {{1, 8193, 7},       {1, 20011, 1000},  {1, 1000003, 100},  {1, 1000003, 4096},
+                          {1, 1000003, 1},    {1, 100003, 64},   {1, 3145733, 2048}, {1, (1 << 22) - 3, 16},
+                          {1, 1 << 20, 4096}, {1, 262147, 256}};
+  std::uint64_t seed = 2400;
+  for (kiln::DType t : {kiln::f32, kiln::bf16, kiln::f16}) {
+    for (const Shape& s : shapes) {
+      if (kiln_test::skip_when_quick(double(s.rows) * double(s.n), 50000.0)) continue;
+      for (int largest : {1, 0}) {
+        for (bool pitched : {false, true}) {
+          const kiln::Problem wanted = schema.problem_from_dims(t, {s.rows, s.n, s.k, largest}, gpu);
+          kiln::ProblemData data(schema, wanted, gpu, seed++, {pitched, true});
+          const kiln::Problem& p = data.problem();
+          REQUIRE(p.dtype == t);
+          for (const kiln::Config& c : configs_for(*v, dev, p)) {
+            INFO(c.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense"));
+            REQUIRE(v->supports(p, dev, c).ok);
+            data.poison_outputs();
+            REQUIRE(v->launch(data.device_args(), p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
+            kStream.synchronize();
+            CHECK(data.error() == 0.0);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("topk_grid_select is exact on ties, spread octaves, NaN and signed zeros", "[topk][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
+  REQUIRE(v != nullptr);
+  Workspace ws;
+  const bool quick = kiln_test::quick_mode();
+  const std::int64_t n = quick ? 9001 : 300007;
+  std::mt19937_64 rng(91);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const Shape s : {Shape{1, n, 1}, Shape{1, n, 100}, Shape{1, n, 4096}}) {
+    std::vector<float> x(std::size_t(s.rows * s.n));
+    for (int largest : {1, 0}) {
+      const bool pitched = (s.k + largest) % 2 == 0;
+      // Every value equal (0.5 with largest = 1; -0.0 and +0.0 mixed with largest = 0): one tie
+      // class of the whole row, whose first k members by index are the answer.
+      for (auto& e : x) e = largest ? 0.5f : ((rng() & 1) ? -0.0f : 0.0f);
+      check_rows(rt, *v, x, s, largest, pitched, ws, "all equal");
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = (rng() % 4) ? 0.25f : u(rng);
+      check_rows(rt, *v, x, s, largest, pitched, ws, "tie at the k-th");
+      // Magnitudes over 2^-60 .. 2^60: the bands are far apart, the levels go deep.
+      for (auto& e : x) e = std::ldexp(u(rng), int(rng() % 121) - 60);
+      check_rows(rt, *v, x, s, largest, pitched, ws, "spread octaves");
+      for (auto& e : x) {
+        const unsigned r = unsigned(rng() % 64);
+        e = r == 0 ? nan : r == 1 ? -nan : r == 2 ? inf : r == 3 ? -inf : r == 4 ? -0.0f : r == 5 ? 0.0f : u(rng);
+      }
+      check_rows(rt, *v, x, s, largest, pitched, ws, "nan inf zeros");
+    }
+  }
+}
+
+// f16 and bf16 rows with one special in 64 (NaN of both signs, infinities, -0.0, +0.0), a NaN at
+// index n - 1, compared bit for bit: 16-bit values tie by the hundreds at the k-th place.
+TEST_CASE("topk_grid_select is exact on f16 and bf16 rows with NaN, inf and signed zeros", "[topk][half][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
+  REQUIRE(v != nullptr);
+  Workspace ws;
+  const Shape shapes[] = {{1, 9001, 3000}, {1, 300007, 1500}, {1, 1 << 20, 700}, {1, 1 << 20, 4096}};
+  std::mt19937_64 rng(1900);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (kiln::DType t : {kiln::f16, kiln::bf16}) {
+    const bool f16 = t == kiln::f16;
+    const std::uint16_t specials[] = {std::uint16_t(f16 ? 0x7E00 : 0x7FC0), std::uint16_t(f16 ? 0xFE01 : 0xFFC1),
+                                      std::uint16_t(f16 ? 0x7C00 : 0x7F80), std::uint16_t(f16 ? 0xFC00 : 0xFF80),
+                                      std::uint16_t(0x8000), std::uint16_t(0)};
+    for (const Shape& s : shapes) {
+      if (kiln_test::skip_when_quick(double(s.rows) * double(s.n), 70000.0)) continue;
+      std::vector<std::uint16_t> x(static_cast<std::size_t>(s.rows * s.n));
+      for (auto& e : x) {
+        const unsigned r = unsigned(rng() % 64);
+        e = r < 6 ? specials[r] : f16 ? kiln::float_to_f16(u(rng)) : kiln::float_to_bf16(u(rng));
+      }
+      x[x.size() - 1] = specials[0];
+      kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), t, {s.rows, s.n});
+      hx.copy_from_host(x.data(), x.size() * 2);
+      for (int largest : {1, 0}) {
+        kiln::Buffer hv = kiln::Buffer::alloc(kiln::Device::host(), t, {s.rows, s.k});
+        kiln::Buffer hi = kiln::Buffer::alloc(kiln::Device::host(), kiln::i32, {s.rows, s.k});
+        const kiln::Args host_args({hx, hv, hi}, {double(largest)});
+        REQUIRE(schema.reference(host_args, rt.make_problem(schema, host_args)).ok());
+        kiln::Buffer dx = kiln::Buffer::alloc(gpu, t, {s.rows, s.n}), dv = kiln::Buffer::alloc(gpu, t, {s.rows, s.k}),
+                     di = kiln::Buffer::alloc(gpu, kiln::i32, {s.rows, s.k});
+        dx.copy_from(hx.ref());
+        const kiln::Args args({dx, dv, di}, {double(largest)});
+        const kiln::Problem p = rt.make_problem(schema, args);
+        const kiln::Config c = v->default_config(dev);
+        INFO(c.to_string() << " on " << p.key());
+        REQUIRE(v->supports(p, dev, c).ok);
+        dv.fill_bytes(0xFF);
+        di.fill_bytes(0xFF);
+        REQUIRE(v->launch(args, p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
+        kStream.synchronize();
+        CHECK(di.to_host<std::int32_t>() == hi.to_host<std::int32_t>());
+        CHECK(dv.to_host<std::uint16_t>() == hv.to_host<std::uint16_t>());
+      }
+    }
+  }
+}
+
+TEST_CASE("topk_grid_select declines more than one row, rows beyond the resident grid and short rows",
+          "[topk][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
+  REQUIRE(v != nullptr);
+  const kiln::Config c = v->default_config(dev);
+  CHECK_FALSE(v->supports(schema.problem_from_dims(kiln::f32, {64, 1 << 20, 64, 1}, gpu), dev, c).ok);
+  CHECK_FALSE(v->supports(schema.problem_from_dims(kiln::f32, {2, 9001, 64, 1}, gpu), dev, c).ok);
+  CHECK_FALSE(v->supports(schema.problem_from_dims(kiln::f32, {1, 1 << 28, 64, 1}, gpu), dev, c).ok);
+  CHECK_FALSE(v->supports(schema.problem_from_dims(kiln::f32, {1, 8192, 64, 1}, gpu), dev, c).ok);
+  CHECK(v->supports(schema.problem_from_dims(kiln::f32, {1, 1 << 22, 64, 1}, gpu), dev, c).ok);
+}
