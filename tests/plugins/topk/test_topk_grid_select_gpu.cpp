@@ -4,6 +4,7 @@
 // levels and the fallback (every value equal: the candidates overflow; a tie class of 3/4 of the
 // row at the k-th place; values spread over many octaves; NaN of both signs, infinities and zeros
 // of both signs), compared bit for bit.
+#include <cuda_runtime.h>
 #include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/problem_data.hpp>
@@ -232,4 +233,47 @@ TEST_CASE("topk_grid_select declines more than one row, rows beyond the resident
   CHECK_FALSE(v->supports(schema.problem_from_dims(kiln::f32, {1, 1 << 28, 64, 1}, gpu), dev, c).ok);
   CHECK_FALSE(v->supports(schema.problem_from_dims(kiln::f32, {1, 8192, 64, 1}, gpu), dev, c).ok);
   CHECK(v->supports(schema.problem_from_dims(kiln::f32, {1, 1 << 22, 64, 1}, gpu), dev, c).ok);
+}
+
+// op() must stay capturable (docs/architecture.md): the cooperative launch and the select kernel
+// after it are captured into a CUDA graph on a stream of their own and replayed twice, outputs
+// poisoned before each replay, against the host reference.  The counters in the workspace are
+// the kernels' own to reset, so a replay must not depend on a memset outside the graph.
+TEST_CASE("topk_grid_select captures in a CUDA graph and replays exactly", "[topk][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
+  REQUIRE(v != nullptr);
+  Workspace ws;
+  for (kiln::DType t : {kiln::f32, kiln::bf16}) {
+    const kiln::Problem wanted = schema.problem_from_dims(t, {1, 200003, 300, 1}, gpu);
+    kiln::ProblemData data(schema, wanted, gpu, /*seed=*/77);
+    const kiln::Problem& p = data.problem();
+    const kiln::Config c = v->default_config(dev);
+    INFO(c.to_string() << " on " << p.key());
+    REQUIRE(v->supports(p, dev, c).ok);
+    void* w = ws.get(v->workspace_bytes(p, c));
+    kiln::OwnedStream stream(gpu);
+    const auto s = static_cast<cudaStream_t>(stream.get().handle());
+    cudaGraph_t graph = nullptr;
+    REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+    const kiln::Status launched = v->launch(data.device_args(), p, c, w, stream.get());
+    const cudaError_t ended = cudaStreamEndCapture(s, &graph);
+    INFO("launch during capture: " << launched.message());
+    REQUIRE(launched.ok());
+    REQUIRE(ended == cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+    for (int replay = 0; replay < 2; ++replay) {
+      data.poison_outputs();
+      REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+      REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+      CAPTURE(replay);
+      CHECK(data.error() == 0.0);
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
 }
