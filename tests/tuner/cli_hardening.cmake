@@ -8,15 +8,26 @@ kiln_cli_test(flag_nan_budget ARGS tune tuner_scale --shape 64 --budget-seconds 
 kiln_cli_test(flag_inf_budget ARGS tune tuner_scale --shape 64 --budget-seconds inf EXPECT 2 ERR "is not a number in")
 kiln_cli_test(flag_huge_budget ARGS tune tuner_scale --shape 64 --budget-evals 18446744073709551616 EXPECT 2
               ERR "usage: kiln tune")
-kiln_cli_test(flag_runs_range ARGS tune tuner_scale --shape 64 --runs 0 EXPECT 2 ERR "'0' is not a number in \\[1, 1000000\\]")
+kiln_cli_test(flag_runs_range ARGS tune tuner_scale --shape 64 --runs 0 EXPECT 2 ERR "'0' is not a whole number in \\[1, 1000000\\]")
 # bench's --iters/--batch/--time-limit were CLI11 PositiveNumbers: a 309-digit bound in the message,
 # nan accepted as a time limit, and 2 * --batch overflowing an int (undefined behaviour).
 kiln_cli_test(flag_batch_range ARGS bench --overhead tuner_scale --shape 64 --device host --iters 100 --batch 2147483647
-              EXPECT 2 ERR "--batch: '2147483647' is not a number in \\[1, 1000000\\]")
+              EXPECT 2 ERR "--batch: '2147483647' is not a whole number in \\[1, 1000000\\]")
 kiln_cli_test(flag_iters_nan ARGS bench --overhead tuner_scale --shape 64 --iters nan EXPECT 2
-              ERR "--iters: 'nan' is not a number in \\[2, 1000000000\\]")
+              ERR "--iters: 'nan' is not a whole number in \\[2, 1000000000\\]")
 kiln_cli_test(flag_time_limit_nan ARGS bench --regret --problems ${hardening_data}/regret_problems.yaml --time-limit nan
               EXPECT 2 ERR "--time-limit: 'nan' is not a number in")
+# Counts are whole numbers: `--runs 1e3` (a number in range) reached CLI11's int conversion and
+# failed with "Could not convert: --runs = 1e3", and `--runs 1.5` the same; the hidden
+# --simulate-devices printed ": Value 0 not in range 0.000000 to <309 digits>".
+kiln_cli_test(flag_count_exponent ARGS tune tuner_scale --shape 64 --device host --runs 5e0 --budget-evals 1e1 --no-store
+              OUT "chosen: tuner_scale_")
+kiln_cli_test(flag_count_fraction ARGS tune tuner_scale --shape 64 --runs 1.5 EXPECT 2
+              ERR "--runs: '1.5' is not a whole number in \\[1, 1000000\\]")
+kiln_cli_test(flag_count_bench_fraction ARGS bench --overhead tuner_scale --shape 64 --device host --iters 100.5 EXPECT 2
+              ERR "--iters: '100.5' is not a whole number in \\[2, 1000000000\\]")
+kiln_cli_test(flag_simulate_devices_zero ARGS tune --plan ${hardening_data}/pool_plan.yaml --simulate-devices 0 EXPECT 2
+              ERR "--simulate-devices 0: expected 1 to 64")
 # Seeds: CLI11 read -1 and 2^64 as 2^64 - 1, so different seeds typed were one seed.
 kiln_cli_test(seed_negative ARGS tune tuner_scale --shape 64 --seed -1 EXPECT 2
               ERR "--seed: '-1' is not an integer in \\[0, 18446744073709551615\\]")
