@@ -121,6 +121,11 @@ if(TARGET kiln_fixture_abort AND TARGET kiln_fixture_exit AND TARGET kiln_fixtur
                 OUT "plugin_check/libkiln_fixture_good.so +ok .*5 plugin file\\(s\\) in 1 directory, 4 with a problem")
 endif()
 
+# A plugin that registers nothing (the vendor plugin of a build without CUDA) was reported as
+# "plugin direct : 0 op(s)": its name was taken from its registrations.
+kiln_cli_test(plugins_check_names_vendor ARGS plugins check REAL_PLUGINS
+              OUT "libkiln_vendor.so +ok +plugin vendor 0.1.0: " NOT_OUT "plugin direct")
+
 # A relative entry of KILN_PLUGIN_PATH is ignored (the working directory is never searched), and
 # says so at the error level; an op it would have provided is then unknown, and that message
 # points at the plugins that did not load.

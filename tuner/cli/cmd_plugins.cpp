@@ -188,11 +188,9 @@ int run_load_one(const std::string& file) {
   const bool ok = loader.load_file(file, registry);
   std::string line;
   if (ok) {
-    Source src;
-    if (!registry.all_variants().empty())
-      src = registry.source_of(*registry.all_variants().front());
-    else if (!registry.op_names().empty())
-      src = registry.source_of(registry.op(registry.op_names().front()));
+    // The loader's record, not the registry's: a plugin that registers nothing (the vendor
+    // plugin of a build without CUDA) has no schema or variant to name it ("plugin direct :").
+    const Source src = loader.loaded_plugins().empty() ? Source{} : loader.loaded_plugins().back();
     line = "plugin " + src.plugin + " " + src.version + ": " + std::to_string(registry.op_names().size()) + " op(s), " +
            std::to_string(registry.all_variants().size()) + " variant(s)";
     for (const PluginLoadError& w : loader.warnings()) line += "; warning: " + w.reason;
