@@ -58,6 +58,30 @@ bool is_name(const std::string& s, bool allow_dots) {
   });
 }
 
+// Why `key` is not a problem key as Problem::key() writes them, `dtype|dim=N|...` with distinct dim
+// names ("" when it is).  Such an entry can never be any problem's: without this check it was
+// listed as "ok" by `kiln db show`, and one with a key parse_problem_key reads (a negative size)
+// was taken as a neighbour by dispatch.
+std::string key_problem(const std::string& key) {
+  ParsedKey parsed;
+  if (!parse_problem_key(key, parsed)) {
+    const std::string dtype = key.substr(0, key.find('|'));
+    bool known = false;
+    for (DType t : kAllDTypes) known = known || dtype_name(t) == dtype;
+    if (!known) return "problem key '" + printable(key) + "' does not start with a dtype name (f32|m=64|...)";
+    return "problem key '" + printable(key) + "' is not dtype|name=integer|... with at most " +
+           std::to_string(Problem::kMaxDims) + " dims";
+  }
+  for (int i = 0; i < parsed.n_dims; ++i) {
+    if (!is_name(parsed.names[i], false))
+      return "problem key '" + printable(key) + "': dim '" + printable(parsed.names[i]) + "' is not a name";
+    for (int j = 0; j < i; ++j)
+      if (parsed.names[j] == parsed.names[i])
+        return "problem key '" + printable(key) + "' gives dim '" + parsed.names[i] + "' twice";
+  }
+  return {};
+}
+
 // Why `e` cannot be stored or used ("" when it can): names are names, text is printable ASCII
 // (nothing a terminal would interpret), times are finite and not negative.
 std::string entry_problem(const TuningEntry& e) {
@@ -489,6 +513,10 @@ ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vec
           }
           const std::string key = kkv.first.Scalar();
           const std::string at_key = at_op + "/\"" + key + "\"";
+          if (std::string why = key_problem(key); !why.empty()) {
+            warn(kkv.first.Mark(), at_op, why + "; entry skipped");
+            continue;
+          }
           if (op_table.count(key)) {
             warn(kkv.first.Mark(), at_key, "repeated key; the later entry is skipped");
             continue;
@@ -902,6 +930,7 @@ void TuningDb::put(const std::string& device_key, const std::string& op, const s
   if (!is_name(op, false)) throw TuningDbError("tuning database: '" + printable(op) + "' is not an op name");
   if (problem_key.empty() || !is_printable_ascii(problem_key))
     throw TuningDbError("tuning database: problem key '" + printable(problem_key) + "' is empty or not printable");
+  if (std::string why = key_problem(problem_key); !why.empty()) throw TuningDbError("tuning database: " + why);
   if (std::string why = entry_problem(entry); !why.empty())
     throw TuningDbError("tuning database: not storing the entry for " + op + " " + problem_key + ": " + why);
   update([&](TuningTable& table) { table[device_key][op][problem_key] = entry; });
