@@ -126,6 +126,15 @@ endif()
 kiln_cli_test(plugins_check_names_vendor ARGS plugins check REAL_PLUGINS
               OUT "libkiln_vendor.so +ok +plugin vendor 0.1.0: " NOT_OUT "plugin direct")
 
+# Two files that each load alone but claim one plugin name: a Runtime loads the first and skips the
+# second, while `kiln plugins check` said "ok" for both (each was checked in a process of its own).
+set(plugin_clash_dir ${CMAKE_CURRENT_BINARY_DIR}/plugin_clash)
+add_test(NAME cli_plugins_clash_setup COMMAND sh -c "rm -rf \"$0\" && mkdir -p \"$0\" && cp \"$1\" \"$0/libkiln_a.so\" && cp \"$1\" \"$0/libkiln_b.so\""
+         ${plugin_clash_dir} ${KILN_TUNER_FIXTURE_DIR}/libkiln_tuner_fixture.so)
+set_tests_properties(cli_plugins_clash_setup PROPERTIES LABELS cpu FIXTURES_SETUP cli_plugin_clash_dir)
+kiln_cli_test(plugins_check_clash ARGS plugins check ${plugin_clash_dir} EXPECT 1 REQUIRES cli_plugin_clash_dir
+              OUT "libkiln_a.so +ok +plugin tuner_fixture .*libkiln_b.so +conflict +alone: plugin tuner_fixture .*; with the others: a plugin named 'tuner_fixture' is already loaded from .*libkiln_a.so.*2 plugin file\\(s\\) in 1 directory, 1 with a problem")
+
 # A relative entry of KILN_PLUGIN_PATH is ignored (the working directory is never searched), and
 # says so at the error level; an op it would have provided is then unknown, and that message
 # points at the plugins that did not load.
