@@ -86,6 +86,13 @@ if(kiln_cli_have_real_plugins)
   kiln_cli_test(overflow_from ARGS tune --from ${hardening_data}/overflow_problems.txt REAL_PLUGINS EXPECT 1
                 OUT "0 tuned, 0 skipped, 4 failed" ERR "tensor 'a'.*tensor 'x'.*k = 0.*largest")
 
+  # A missing --shape: the dims and an example with numbers ("e.g. --shape
+  # mxnxkxtf32xbatchxtaxtbxc16 with numbers"), the same for tune, bench and explain.
+  foreach(cmd tune bench explain)
+    kiln_cli_test(shape_missing_${cmd} ARGS ${cmd} gemm --device host REAL_PLUGINS EXPECT 2
+                  ERR "gemm: --shape is required: mxnxkxtf32xbatchxtaxtbxc16, e.g. --shape 1000x1000x1000 or m=1000,...; dims left out take their defaults \\(tf32 = 0, batch = 1, ta = 0, tb = 0, c16 = 0\\).*usage: kiln ${cmd}")
+  endforeach()
+
   # Invalid problems are refused by the op's own rules, never tuned.
   kiln_cli_test(topk_k_above_n ARGS tune topk --shape 1x10x20 --device host REAL_PLUGINS EXPECT 2
                 ERR "topk: shape '1x10x20' is not a valid problem: topk: k = 20")

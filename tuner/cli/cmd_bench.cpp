@@ -112,7 +112,6 @@ Command make_bench_command(CLI::App& parent) {
           {o->problems, o->device, o->runs, o->warmup, o->warm, o->json, o->input_seed, o->time_limit});
     }
     if (o->op.empty()) throw UsageError("bench: the op is required (or --overhead / --regret)");
-    if (o->shape.empty()) throw UsageError("bench: --shape is required");
     auto rt = open_runtime("", false);  // KILN_TUNE as op() sees it: op()'s row is what op() would run
     const Device dev = parse_device(o->device);
     Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);
