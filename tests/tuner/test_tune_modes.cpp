@@ -122,6 +122,25 @@ TEST_CASE("record: each problem once, across runs, readable by load_problem_list
   CHECK(s->problem_from_shape(kiln::f32, plan.problems[2].shape, kiln::Device::host()).key() == "f32|n=12");
 }
 
+TEST_CASE("record: two runtimes alive at once write each problem once") {
+  // Each Runtime read the file when it started and then kept its own set of written lines, so
+  // two at once (or two processes) wrote every problem they shared twice.
+  TempDir dir;
+  const std::string rec = dir.file("problems.txt");
+  ::setenv("KILN_TUNE_RECORD_FILE", rec.c_str(), 1);
+  {
+    kiln::Runtime a(kiln_test::scale_registry(), with_mode("record", ""));
+    kiln::Runtime b(kiln_test::scale_registry(), with_mode("record", ""));
+    run_scale(a, 8);
+    run_scale(b, 8);
+    run_scale(b, 10);
+    run_scale(a, 10);
+  }
+  ::unsetenv("KILN_TUNE_RECORD_FILE");
+  const auto lines = lines_of(rec);
+  CHECK(lines == std::vector<std::string>{"scale f32 n=8 host", "scale f32 n=10 host"});
+}
+
 TEST_CASE("an unknown KILN_TUNE mode is refused") {
   CHECK_THROWS_AS(kiln::Runtime(kiln_test::scale_registry(), with_mode("eager", "")), kiln::ArgumentError);
 }
