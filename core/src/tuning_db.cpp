@@ -817,7 +817,7 @@ void TuningDb::check_writable() const {
 std::string TuningDb::default_user_path() {
   auto env = [](const char* name) -> std::string {
     const char* v = std::getenv(name);
-    return v ? v : "";
+    return v ? detail::expand_home(v) : "";
   };
   if (std::string dir = env("KILN_CACHE_DIR"); !dir.empty()) return (fs::path(dir) / "tuning.yaml").string();
   if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty())
