@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <tuple>
@@ -410,6 +411,15 @@ ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vec
     throw TuningDbError(at_line(what, node.Mark()) + ": " + reason);
   };
   if (!root.IsMap()) file_fail(root, "the document must be a map with `schema:` and `devices:`");
+  // yaml-cpp reads the first of two equal keys: a second `devices:` (two databases pasted into one
+  // file) was dropped without a word, and lost for good at the next rewrite.
+  {
+    std::set<std::string> seen_keys;
+    for (const auto& kv : root)
+      if (kv.first.IsScalar() && !seen_keys.insert(kv.first.Scalar()).second)
+        file_fail(kv.first, "top-level key '" + printable(kv.first.Scalar()) +
+                                "' is repeated (two databases in one file? combine files with kiln db merge)");
+  }
 
   const YAML::Node schema = root["schema"];
   if (!schema.IsDefined()) file_fail(root, "no `schema:` (expected schema: " + std::to_string(kTuningDbSchema) + ")");

@@ -492,6 +492,26 @@ TEST_CASE("tuning db hardening: an entry whose key is no problem key is skipped 
   }
 }
 
+TEST_CASE("tuning db hardening: a repeated top-level key is an error, not a silently dropped block") {
+  // `cat a.yaml b.yaml > c.yaml`: yaml-cpp kept the first `devices:`, the second file's entries
+  // were dropped without a warning, and the next put() rewrote the file without them (no .bak).
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  const std::string one = "entries: 1\nschema: 1\ndevices:\n  \"" + kDev +
+                          "\":\n    gemm:\n      \"f32|m=1|n=8|k=8\": {variant: v, config: {BM: 64}, median_us: 5}\n";
+  const std::string two = "entries: 1\nschema: 1\ndevices:\n  \"" + kDev +
+                          "\":\n    gemm:\n      \"f32|m=2|n=8|k=8\": {variant: v, config: {BM: 64}, median_us: 5}\n";
+  spit(user, one + two);
+  kiln::TuningDb db({}, user);
+  (void)db.layers();
+  REQUIRE(db.errors().size() == 1);
+  INFO(db.errors()[0]);
+  CHECK(contains(db.errors()[0], user + "' line 7: top-level key 'entries' is repeated"));
+  CHECK(contains(db.errors()[0], "kiln db merge"));
+  CHECK_FALSE(error_of([&] { db.put(kDev, "gemm", key(3), entry("v3")); }).empty());  // never rewritten
+  CHECK(slurp(user) == one + two);
+}
+
 TEST_CASE("tuning db hardening: a file cut at any line is noticed, and its valid entries kept") {
   TempDir dir;
   kiln::TuningTable t;
