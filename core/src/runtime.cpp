@@ -152,6 +152,15 @@ void Runtime::init(RuntimeOptions options) {
 
   std::string mode = options.tune_mode;
   bool default_mode = false;  // race, unasked: a missing tuner library is no reason to warn
+  if (!mode.empty()) {
+    // The program's own choice: any case, like KILN_TUNE; a typo is the program's error, named as
+    // the option (it said "KILN_TUNE='eager'" to programs that never set KILN_TUNE).
+    for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const auto& modes = detail::tune_mode_names();
+    if (std::find(modes.begin(), modes.end(), mode) == modes.end())
+      throw ArgumentError("RuntimeOptions::tune_mode = '" + detail::printable(options.tune_mode) +
+                          "': expected off, race, lazy or record (empty: KILN_TUNE)");
+  }
   if (mode.empty()) {
     const char* env = std::getenv("KILN_TUNE");
     default_mode = !(env && *env);

@@ -145,6 +145,20 @@ TEST_CASE("an unknown KILN_TUNE mode is refused") {
   CHECK_THROWS_AS(kiln::Runtime(kiln_test::scale_registry(), with_mode("eager", "")), kiln::ArgumentError);
 }
 
+TEST_CASE("RuntimeOptions::tune_mode is read in any case and its error names the option") {
+  // The error said "KILN_TUNE='eager'" to a program that never set KILN_TUNE, and "RACE" was
+  // refused here while KILN_TUNE=RACE is accepted.
+  try {
+    kiln::Runtime rt(kiln_test::scale_registry(), with_mode("eager\x1b[2J", ""));
+    FAIL("accepted");
+  } catch (const kiln::ArgumentError& e) {
+    CHECK(std::string(e.what()) ==
+          "RuntimeOptions::tune_mode = 'eager\\x1b[2J': expected off, race, lazy or record (empty: KILN_TUNE)");
+  }
+  kiln::Runtime rt(kiln_test::scale_registry(), with_mode("OFF", ""));
+  CHECK(rt.tune_mode() == "off");
+}
+
 TEST_CASE("lazy: a budget from the environment outside its range is refused, not wrapped to 0") {
   // 1e30 evaluations converted to size_t was undefined and came out as a budget of 0.
   for (const char* bad : {"1e30", "99999999999999999999", "2.5", "0", "-1", "nan", "abc"}) {
