@@ -22,6 +22,10 @@
 #include <yaml-cpp/anchor.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
+#if __has_include(<yaml-cpp/depthguard.h>)  // yaml-cpp 0.7 and later
+#include <yaml-cpp/depthguard.h>
+#define KILN_YAML_DEPTH_GUARD 1
+#endif
 
 #include "install_paths.hpp"
 #include "kiln/errors.hpp"
@@ -396,7 +400,13 @@ ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vec
     std::string loc = "tuning database '" + what + "'";
     if (e.mark.line >= 0)
       loc += " line " + std::to_string(e.mark.line + 1) + " column " + std::to_string(e.mark.column + 1);
-    throw TuningDbError(loc + ": invalid YAML: " + printable(e.msg));
+    // yaml-cpp's depth guard (a DeepRecursion) says only "bad file".
+#ifdef KILN_YAML_DEPTH_GUARD
+    const bool too_deep = dynamic_cast<const YAML::DeepRecursion*>(&e) != nullptr;
+#else
+    const bool too_deep = false;
+#endif
+    throw TuningDbError(loc + ": invalid YAML: " + (too_deep ? std::string("nested more than 2000 levels deep") : printable(e.msg)));
   } catch (const YAML::Exception& e) {
     fail(what, "invalid YAML: " + printable(e.what()));
   }
