@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 
 #include <sys/stat.h>
@@ -79,6 +80,25 @@ TEST_CASE("lazy: a miss is tuned, stored, memoised and used; the next runtime re
   const kiln::Decision d = off.explain(off.registry().op("scale").problem_from_shape(kiln::f32, "96", kiln::Device::host()));
   CHECK(d.from == kiln::Decision::From::database);
   CHECK(d.variant->name() == variant);
+}
+
+TEST_CASE("lazy: with no user database it says once that results are not kept") {
+  // With no KILN_CACHE_DIR, XDG_CACHE_HOME or HOME there is no user file: every result was
+  // dropped without a word and each process tuned the same problems again.
+  auto messages = std::make_shared<std::vector<std::string>>();
+  kiln::RuntimeOptions o = with_mode("lazy", "");
+  o.log_callback = [messages](kiln::LogLevel level, std::string_view m) {
+    if (level == kiln::LogLevel::warn) messages->emplace_back(m);
+  };
+  {
+    kiln::Runtime rt(kiln_test::scale_registry(), o);
+    run_scale(rt, 40);
+    run_scale(rt, 48);
+  }
+  kiln::set_log_callback(nullptr);
+  int said = 0;
+  for (const std::string& m : *messages) said += kiln_test::contains(m, "KILN_TUNE=lazy: no user tuning database") ? 1 : 0;
+  CHECK(said == 1);
 }
 
 TEST_CASE("lazy: a problem nothing supports still raises NoVariantError") {

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -81,6 +82,7 @@ struct LazyTuner {
   TuneOptions options;
   std::mutex mutex;
   std::unordered_map<Problem, std::optional<Decision>, ProblemHash> done;
+  std::atomic<bool> said_not_kept{false};
 
   std::optional<Decision> operator()(const Problem& p, const DeviceInfo& device) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -113,7 +115,12 @@ struct LazyTuner {
 
   void store(const Problem& p, const DeviceInfo& device, const TuningEntry& entry) {
     const std::string path = rt->db().user_path();
-    if (path.empty()) return;
+    if (path.empty()) {  // said once: the user asked for tuning that lasts
+      if (!said_not_kept.exchange(true))
+        logger()->warn("KILN_TUNE=lazy: no user tuning database (set KILN_CACHE_DIR or HOME): results are used by this "
+                       "process only and tuned again by the next");
+      return;
+    }
     try {
       TuningDb writer({}, path);
       const auto& layers = writer.layers();
