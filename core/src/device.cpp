@@ -11,6 +11,7 @@
 namespace kiln {
 
 std::string Device::to_string() const {
+  if (!is_host() && !is_cuda()) return "device kind " + std::to_string(static_cast<int>(kind));  // made by hand
   return is_host() ? std::string("host") : "cuda:" + std::to_string(ordinal);
 }
 

@@ -28,8 +28,11 @@ bool level_of(const std::string& stored, const DeviceInfo& device, FallbackLevel
 bool parse_with_schema(const std::string& key, const Problem& p, Problem& out) {
   ParsedKey k;
   if (!p.schema || !parse_problem_key(key, k) || k.n_dims != p.n_dims) return false;
-  for (int i = 0; i < k.n_dims; ++i)
+  for (int i = 0; i < k.n_dims; ++i) {
     if (i >= static_cast<int>(p.schema->dim_names.size()) || k.names[i] != p.schema->dim_names[i]) return false;
+    // A size below 0 is no problem's (a hand-edited key): its log2 distance would read it as 1.
+    if (k.dims[i] < 0 && !p.schema->is_mode_dim(i)) return false;
+  }
   out = p;
   out.dtype = k.dtype;
   for (int i = 0; i < k.n_dims; ++i) out.dims[i] = k.dims[i];

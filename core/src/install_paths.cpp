@@ -49,6 +49,13 @@ std::string installed_plugin_dir() { return under_library_dir(KILN_PLUGIN_REL_DI
 
 std::string installed_config_dir() { return under_library_dir(KILN_CONFIG_REL_DIR); }
 
+std::string expand_home(const std::string& path) {
+  if (path.empty() || path[0] != '~' || (path.size() > 1 && path[1] != '/')) return path;
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || home[0] != '/') return path;
+  return std::string(home) + path.substr(1);
+}
+
 std::optional<std::vector<std::string>> env_path_list(const char* name, const std::string& installed_default) {
   const char* env = std::getenv(name);
   if (env == nullptr) return std::nullopt;
@@ -59,7 +66,7 @@ std::optional<std::vector<std::string>> env_path_list(const char* name, const st
   while (true) {
     const std::size_t end = path.find(':', begin);
     std::string entry = path.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    if (entry.empty()) entry = installed_default;
+    entry = entry.empty() ? installed_default : expand_home(entry);
     if (!entry.empty() && std::find(entries.begin(), entries.end(), entry) == entries.end()) entries.push_back(entry);
     if (end == std::string::npos) break;
     begin = end + 1;

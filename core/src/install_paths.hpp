@@ -23,6 +23,12 @@ std::string installed_config_dir();
 // unset -> nothing (the caller uses its installed default); set to "" -> an empty list (none);
 // otherwise its entries in order, each empty entry ("/mine:", "a::b") replaced by
 // `installed_default` as in MANPATH, duplicates dropped.
+// Entries starting with `~` are expanded by expand_home().
 std::optional<std::vector<std::string>> env_path_list(const char* name, const std::string& installed_default);
+// A path from the environment with a leading "~" or "~/" replaced by $HOME (when HOME is an
+// absolute path): no shell expands it in a Dockerfile ENV, a systemd unit or a quoted word, and
+// kiln would otherwise make a directory named "~" in the working directory.  "~user" is left as
+// it is.
+std::string expand_home(const std::string& path);
 
 }  // namespace kiln::detail

@@ -1,6 +1,7 @@
 #include "kiln/op_schema.hpp"
 
 #include "device_compare.hpp"
+#include "tuning_db_files.hpp"  // detail::printable
 
 #include <charconv>
 #include <cstdio>
@@ -103,6 +104,9 @@ Problem OpSchema::problem_from_dims(DType dtype, const std::vector<std::int64_t>
 }
 
 Problem OpSchema::problem_from_shape(DType dtype, std::string_view shape, Device device) const {
+  // The caller's text is quoted through printable(): a shape with an escape sequence must not
+  // reach a terminal or a log raw.
+  const std::string shown = detail::printable(std::string(shape));
   std::string expected;
   for (const auto& d : dim_names) expected += (expected.empty() ? "" : "x") + d;
   std::vector<std::int64_t> values(dim_names.size(), 0);
@@ -113,26 +117,26 @@ Problem OpSchema::problem_from_shape(DType dtype, std::string_view shape, Device
     while (j < shape.size() && shape[j] != 'x' && shape[j] != ',') ++j;
     std::string_view item = shape.substr(i, j - i);
     if (item.empty())
-      throw ShapeError(name + ": bad shape '" + std::string(shape) + "', expected " + expected + " (e.g. 4096x4096) or name=value,...");
+      throw ShapeError(name + ": bad shape '" + shown + "', expected " + expected + " (e.g. 4096x4096) or name=value,...");
     std::size_t slot = next;
     const std::size_t eq = item.find('=');
     if (eq != std::string_view::npos) {
       const int k = dim_index(item.substr(0, eq));
-      if (k < 0) throw ShapeError(name + ": unknown dim '" + std::string(item.substr(0, eq)) + "' in shape, expected " + expected);
+      if (k < 0) throw ShapeError(name + ": unknown dim '" + detail::printable(std::string(item.substr(0, eq))) + "' in shape, expected " + expected);
       slot = static_cast<std::size_t>(k);
       item = item.substr(eq + 1);
     } else {
       ++next;
     }
-    if (slot >= dim_names.size()) throw ShapeError(name + ": too many extents in '" + std::string(shape) + "', expected " + expected);
+    if (slot >= dim_names.size()) throw ShapeError(name + ": too many extents in '" + shown + "', expected " + expected);
     // m=1,m=2 or 4096,m=3: which one was meant is a guess, so neither is taken.
     if (given[slot])
-      throw ShapeError(name + ": dim '" + dim_names[slot] + "' is given twice in shape '" + std::string(shape) +
+      throw ShapeError(name + ": dim '" + dim_names[slot] + "' is given twice in shape '" + shown +
                        "', expected " + expected);
     std::int64_t v = 0;
     auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (ec != std::errc() || ptr != item.data() + item.size() || v < 0)
-      throw ShapeError(name + ": bad extent '" + std::string(item) + "' in shape '" + std::string(shape) + "'");
+      throw ShapeError(name + ": bad extent '" + detail::printable(std::string(item)) + "' in shape '" + shown + "'");
     values[slot] = v;
     given[slot] = true;
     i = j + 1;
@@ -148,12 +152,12 @@ Problem OpSchema::problem_from_shape(DType dtype, std::string_view shape, Device
     } else {
       auto it = dim_defaults.find(dim_names[k]);
       if (it == dim_defaults.end())
-        throw ShapeError(name + ": shape '" + std::string(shape) + "' lacks '" + dim_names[k] + "', expected " + expected);
+        throw ShapeError(name + ": shape '" + shown + "' lacks '" + dim_names[k] + "', expected " + expected);
       out.dims[k] = it->second;
     }
   }
   check_dtype(dtype);
-  check_round_trip(out, "shape '" + std::string(shape) + "'");
+  check_round_trip(out, "shape '" + shown + "'");
   return out;
 }
 

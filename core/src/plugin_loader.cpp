@@ -330,7 +330,9 @@ bool PluginLoader::load_file(const std::string& file, Registry& registry) {
     if (source.plugin.empty()) return skip("the plugin entry gives no plugin name");
     if (info.register_fn == nullptr) return skip("plugin " + source.plugin + " has no register function");
     if (source.plugin == "direct") return skip("the plugin name 'direct' is reserved (it marks registration in code)");
-    const std::string earlier = file_of_plugin(registry, source.plugin);
+    std::string earlier = file_of_plugin(registry, source.plugin);
+    for (const Source& done : loaded_plugins_)  // also one whose plugin registered nothing
+      if (earlier.empty() && done.plugin == source.plugin) earlier = done.file;
     if (!earlier.empty()) return skip("a plugin named '" + source.plugin + "' is already loaded from " + earlier);
 
     // Declared after `library`, so whatever the plugin put here is destroyed while its code is
@@ -350,6 +352,7 @@ bool PluginLoader::load_file(const std::string& file, Registry& registry) {
       errors_.push_back({file, refused});
     }
     loaded_.push_back(file);
+    loaded_plugins_.push_back(source);
     try {
       logger()->info("loaded {}", source.to_string());
     } catch (...) {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "spelling.hpp"
+#include "tuning_db_files.hpp"  // detail::printable
 
 namespace kiln {
 
@@ -133,7 +134,7 @@ const OpSchema& Registry::op(const std::string& name) const {
     names.push_back(n);
   }
   const std::string guess = detail::did_you_mean(name, names);  // "; did you mean 'gemm'?"
-  throw UnknownOpError("unknown op '" + name + "'" + guess + (guess.empty() ? "; known ops: " : " Known ops: ") +
+  throw UnknownOpError("unknown op '" + detail::printable(name) + "'" + guess + (guess.empty() ? "; known ops: " : " Known ops: ") +
                        (known.empty() ? "(none: no plugin loaded?)" : known));
 }
 

@@ -31,6 +31,19 @@ namespace {
 
 int ordinal_of(Device d) { return d.is_cuda() ? d.ordinal : -1; }
 
+// What is wrong with a Device filled in by hand (empty when it is one Device::host() or
+// Device::cuda(n) could give): the device comparison below would otherwise report two
+// different-looking devices with the same name ("is on host, but ... is on host").
+std::string malformed_device(Device d) {
+  const std::string fields = ", ordinal " + std::to_string(d.ordinal) + "}";
+  if (d.kind != DeviceKind::host && d.kind != DeviceKind::cuda)
+    return " has Device{kind " + std::to_string(static_cast<int>(d.kind)) + fields +
+           ": expected DeviceKind::host or DeviceKind::cuda";
+  if (d.is_host() && d.ordinal != -1) return " has Device{host" + fields + ": the host has ordinal -1 (use Device::host())";
+  if (d.is_cuda() && d.ordinal < 0) return " has Device{cuda" + fields + ": CUDA ordinals are >= 0";
+  return {};
+}
+
 // Errors of derive_problem: the message is built only when something is wrong.
 [[noreturn]] void bad_argument(const OpSchema& schema, int i, ErrorKind kind, const std::string& what) {
   const std::string role = schema.name + ": argument '" + schema.tensors[i].name + "'";
@@ -130,6 +143,15 @@ void Runtime::init(RuntimeOptions options) {
 
   std::string mode = options.tune_mode;
   bool default_mode = false;  // race, unasked: a missing tuner library is no reason to warn
+  if (!mode.empty()) {
+    // The program's own choice: any case, like KILN_TUNE; a typo is the program's error, named as
+    // the option (it said "KILN_TUNE='eager'" to programs that never set KILN_TUNE).
+    for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const auto& modes = detail::tune_mode_names();
+    if (std::find(modes.begin(), modes.end(), mode) == modes.end())
+      throw ArgumentError("RuntimeOptions::tune_mode = '" + detail::printable(options.tune_mode) +
+                          "': expected off, race, lazy or record (empty: KILN_TUNE)");
+  }
   if (mode.empty()) {
     const char* env = std::getenv("KILN_TUNE");
     default_mode = !(env && *env);
@@ -216,6 +238,8 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
     // undefined behaviour on the host and a misaligned-address fault (which ends the CUDA
     // context) on a GPU, so no variant may see one.
     if (detail::misaligned_element(t)) bad_argument(schema, i, ErrorKind::argument, misaligned_what(t));
+    if (!(t.device.kind == DeviceKind::host && t.device.ordinal == -1) && !(t.device.is_cuda() && t.device.ordinal >= 0))
+      if (std::string why = malformed_device(t.device); !why.empty()) bad_argument(schema, i, ErrorKind::device, why);
     if (t.device != p.device)
       bad_argument(schema, i, ErrorKind::device,
                    " is on " + t.device.to_string() + ", but argument '" + schema.tensors[0].name + "' is on " +

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <tuple>
@@ -21,6 +22,10 @@
 #include <yaml-cpp/anchor.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
+#if __has_include(<yaml-cpp/depthguard.h>)  // yaml-cpp 0.7 and later
+#include <yaml-cpp/depthguard.h>
+#define KILN_YAML_DEPTH_GUARD 1
+#endif
 
 #include "install_paths.hpp"
 #include "kiln/errors.hpp"
@@ -56,6 +61,30 @@ bool is_name(const std::string& s, bool allow_dots) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            (allow_dots && (c == '.' || c == '-'));
   });
+}
+
+// Why `key` is not a problem key as Problem::key() writes them, `dtype|dim=N|...` with distinct dim
+// names ("" when it is).  Such an entry can never be any problem's: without this check it was
+// listed as "ok" by `kiln db show`, and one with a key parse_problem_key reads (a negative size)
+// was taken as a neighbour by dispatch.
+std::string key_problem(const std::string& key) {
+  ParsedKey parsed;
+  if (!parse_problem_key(key, parsed)) {
+    const std::string dtype = key.substr(0, key.find('|'));
+    bool known = false;
+    for (DType t : kAllDTypes) known = known || dtype_name(t) == dtype;
+    if (!known) return "problem key '" + printable(key) + "' does not start with a dtype name (f32|m=64|...)";
+    return "problem key '" + printable(key) + "' is not dtype|name=integer|... with at most " +
+           std::to_string(Problem::kMaxDims) + " dims";
+  }
+  for (int i = 0; i < parsed.n_dims; ++i) {
+    if (!is_name(parsed.names[i], false))
+      return "problem key '" + printable(key) + "': dim '" + printable(parsed.names[i]) + "' is not a name";
+    for (int j = 0; j < i; ++j)
+      if (parsed.names[j] == parsed.names[i])
+        return "problem key '" + printable(key) + "' gives dim '" + parsed.names[i] + "' twice";
+  }
+  return {};
 }
 
 // Why `e` cannot be stored or used ("" when it can): names are names, text is printable ASCII
@@ -371,7 +400,13 @@ ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vec
     std::string loc = "tuning database '" + what + "'";
     if (e.mark.line >= 0)
       loc += " line " + std::to_string(e.mark.line + 1) + " column " + std::to_string(e.mark.column + 1);
-    throw TuningDbError(loc + ": invalid YAML: " + printable(e.msg));
+    // yaml-cpp's depth guard (a DeepRecursion) says only "bad file".
+#ifdef KILN_YAML_DEPTH_GUARD
+    const bool too_deep = dynamic_cast<const YAML::DeepRecursion*>(&e) != nullptr;
+#else
+    const bool too_deep = false;
+#endif
+    throw TuningDbError(loc + ": invalid YAML: " + (too_deep ? std::string("nested more than 2000 levels deep") : printable(e.msg)));
   } catch (const YAML::Exception& e) {
     fail(what, "invalid YAML: " + printable(e.what()));
   }
@@ -386,6 +421,15 @@ ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vec
     throw TuningDbError(at_line(what, node.Mark()) + ": " + reason);
   };
   if (!root.IsMap()) file_fail(root, "the document must be a map with `schema:` and `devices:`");
+  // yaml-cpp reads the first of two equal keys: a second `devices:` (two databases pasted into one
+  // file) was dropped without a word, and lost for good at the next rewrite.
+  {
+    std::set<std::string> seen_keys;
+    for (const auto& kv : root)
+      if (kv.first.IsScalar() && !seen_keys.insert(kv.first.Scalar()).second)
+        file_fail(kv.first, "top-level key '" + printable(kv.first.Scalar()) +
+                                "' is repeated (two databases in one file? combine files with kiln db merge)");
+  }
 
   const YAML::Node schema = root["schema"];
   if (!schema.IsDefined()) file_fail(root, "no `schema:` (expected schema: " + std::to_string(kTuningDbSchema) + ")");
@@ -489,6 +533,10 @@ ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vec
           }
           const std::string key = kkv.first.Scalar();
           const std::string at_key = at_op + "/\"" + key + "\"";
+          if (std::string why = key_problem(key); !why.empty()) {
+            warn(kkv.first.Mark(), at_op, why + "; entry skipped");
+            continue;
+          }
           if (op_table.count(key)) {
             warn(kkv.first.Mark(), at_key, "repeated key; the later entry is skipped");
             continue;
@@ -789,7 +837,7 @@ void TuningDb::check_writable() const {
 std::string TuningDb::default_user_path() {
   auto env = [](const char* name) -> std::string {
     const char* v = std::getenv(name);
-    return v ? v : "";
+    return v ? detail::expand_home(v) : "";
   };
   if (std::string dir = env("KILN_CACHE_DIR"); !dir.empty()) return (fs::path(dir) / "tuning.yaml").string();
   if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty())
@@ -902,6 +950,7 @@ void TuningDb::put(const std::string& device_key, const std::string& op, const s
   if (!is_name(op, false)) throw TuningDbError("tuning database: '" + printable(op) + "' is not an op name");
   if (problem_key.empty() || !is_printable_ascii(problem_key))
     throw TuningDbError("tuning database: problem key '" + printable(problem_key) + "' is empty or not printable");
+  if (std::string why = key_problem(problem_key); !why.empty()) throw TuningDbError("tuning database: " + why);
   if (std::string why = entry_problem(entry); !why.empty())
     throw TuningDbError("tuning database: not storing the entry for " + op + " " + problem_key + ": " + why);
   update([&](TuningTable& table) { table[device_key][op][problem_key] = entry; });

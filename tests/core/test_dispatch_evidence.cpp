@@ -412,6 +412,18 @@ TEST_CASE("evidence: no evidence at all means the vendor variant, priority only 
   CHECK(t.variant->name() == "mm_tf32");  // priority 60 and serves tf32=1
 }
 
+TEST_CASE("evidence: an entry whose key has a negative size is no problem's and no evidence") {
+  // A hand-edited key with m=-100 was read as m = 1 (log2 of a size below 1 is 0) and decided a
+  // problem as its far neighbour.
+  TempDb db;
+  const auto user = db.write({{host_fp(), key(-100, 64, 64), "mm_small", 5.0}});
+  kiln::Runtime rt(mm_registry(false), kiln_test::offline_options(user));
+  const kiln::Decision d = decide(rt, 512, 512, 512);
+  INFO(d.explain());
+  CHECK(d.evidence == kiln::Decision::Evidence::priority);
+  CHECK(d.variant->name() == "mm_fp32");
+}
+
 TEST_CASE("evidence: equal model estimates are broken by priority") {
   TempDb db;
   // Both variants exactly 1 TFLOP/s with no overhead, measured at different sizes (with configs

@@ -84,6 +84,26 @@ TEST_CASE("a Device made by hand names the field that is off") {
                  "no device of kind 7"));
 }
 
+TEST_CASE("op() names an argument whose Device was made by hand and names no device") {
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  std::vector<float> x(64, 1.0f), y(64);
+  kiln::TensorRef xv = kiln::view(x), yv = kiln::view(y);
+  // Device{host, 0} (ordinal 0 "for the first"): the error said "argument 'y' is on host, but
+  // argument 'x' is on host"; a kind outside the enum printed as "cuda:3".
+  xv.device = kiln::Device{kiln::DeviceKind::host, 0};
+  std::string what = error_message([&] { rt.op("scale")({xv, yv}); });
+  CHECK(contains(what, "argument 'x' has Device{host, ordinal 0}: the host has ordinal -1 (use Device::host())"));
+  CHECK_THROWS_AS(rt.op("scale")({xv, yv}), kiln::DeviceError);
+  xv.device = kiln::Device{static_cast<kiln::DeviceKind>(7), 3};
+  what = error_message([&] { rt.op("scale")({yv, xv}); });
+  CHECK(contains(what, "argument 'y' has Device{kind 7, ordinal 3}: expected DeviceKind::host or DeviceKind::cuda"));
+  xv.device = kiln::Device::cuda(-5);
+  what = error_message([&] { rt.op("scale")({xv, yv}); });
+  CHECK(contains(what, "argument 'x' has Device{cuda, ordinal -5}: CUDA ordinals are >= 0"));
+  CHECK(kiln::Device{static_cast<kiln::DeviceKind>(7), 3}.to_string() == "device kind 7");
+  for (float v : y) REQUIRE(v == 0.0f);  // nothing ran
+}
+
 TEST_CASE("Problem and Shape made by hand: clear errors, no reads past their arrays") {
   kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
   kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "64", kiln::Device::host());

@@ -127,7 +127,7 @@ TEST_CASE("a program linking libkiln alone finds the tuner at run time, or says 
                       o.tune_mode = "eager";
                       return o;
                     }()),
-                    KILN_CONTAINS("KILN_TUNE='eager'"));
+                    KILN_CONTAINS("RuntimeOptions::tune_mode = 'eager'"));
 }
 
 TEST_CASE("KILN_CHECK other than 0 or 1 is reported, not silently off", "[log]") {

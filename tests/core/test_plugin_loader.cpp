@@ -181,6 +181,19 @@ TEST_CASE("a second library with an already loaded plugin name is skipped", "[pl
   CHECK(loader.errors().size() == 5);  // garbage, noentry, abi, rival, the copy
 }
 
+TEST_CASE("loaded_plugins names the plugin of every loaded file, in load order", "[plugin_loader]") {
+  FixtureDir dir("names");
+  kiln::Registry registry;
+  kiln::PluginLoader loader;
+  loader.load_dirs({dir.str()}, registry);
+  REQUIRE(loader.loaded_plugins().size() == loader.loaded().size());
+  REQUIRE(loader.loaded_plugins().size() == 2);
+  CHECK(loader.loaded_plugins()[0].plugin == "fixture_good");
+  CHECK(loader.loaded_plugins()[0].version == "1.2.3");
+  CHECK(loader.loaded_plugins()[0].file == dir.file("libkiln_fixture_good.so"));
+  CHECK(loader.loaded_plugins()[1].plugin == "fixture_rival");
+}
+
 TEST_CASE("a loaded variant keeps its library alive after the loader is gone", "[plugin_loader]") {
   FixtureDir dir("alive");
   const std::string good = dir.file("libkiln_fixture_good.so");

@@ -92,3 +92,30 @@ TEST_CASE("a mistyped op name gets a suggestion") {
     CHECK(std::string(e.what()).find("known ops: scale") != std::string::npos);
   }
 }
+
+TEST_CASE("errors quote the op name and shape and dtype text a caller gave printably") {
+  // rt.op(name), problem_from_shape and parse_dtype put the caller's text in their messages raw:
+  // `kiln list $'\e[2J'` cleared the terminal, and a program logging e.what() for a name it was
+  // handed wrote the escape sequence into its log.
+  const kiln::Registry r = kiln_test::scale_registry();
+  auto message = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const kiln::Error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  const std::string op = message([&] { r.op("\x1b[2Jx"); });
+  CHECK(op.find('\x1b') == std::string::npos);
+  CHECK(op.find("unknown op '\\x1b[2Jx'") != std::string::npos);
+  const kiln::OpSchema& scale = r.op("scale");
+  for (const char* shape : {"64\x1b[31m", "n=\x1b[31m", "\x1b[31m=4", "64x\x07"}) {
+    const std::string why = message([&] { scale.problem_from_shape(kiln::f32, shape, kiln::Device::host()); });
+    CAPTURE(why);
+    CHECK(why.find_first_of("\x1b\x07") == std::string::npos);
+    CHECK(why.find("\\x") != std::string::npos);
+  }
+  const std::string dtype = message([] { kiln::parse_dtype("f\x1b[0m"); });
+  CHECK(dtype.find("unknown dtype 'f\\x1b[0m'") != std::string::npos);
+}

@@ -729,6 +729,23 @@ TEST_CASE("tuning db: default paths from the environment") {
   CHECK(kiln::TuningDb::default_shipped_paths() == installed);
   env.set("KILN_CONFIG_PATH", "");
   CHECK(kiln::TuningDb::default_shipped_paths().empty());
+
+  // A leading ~ is the home directory: nothing expands it in a Dockerfile ENV, a systemd unit or
+  // a quoted shell word, and KILN_CACHE_DIR='~/kc' made ./~/kc/tuning.yaml in the working
+  // directory (and said "stored in ~/kc/tuning.yaml").
+  env.set("HOME", dir.path.string().c_str());
+  env.set("KILN_CACHE_DIR", "~/kc");
+  CHECK(kiln::TuningDb::default_user_path() == dir.file("kc/tuning.yaml"));
+  env.set("KILN_CACHE_DIR", "~");
+  CHECK(kiln::TuningDb::default_user_path() == dir.file("tuning.yaml"));
+  env.set("KILN_CACHE_DIR", nullptr);
+  env.set("XDG_CACHE_HOME", "~/xdg");
+  CHECK(kiln::TuningDb::default_user_path() == dir.file("xdg/kiln/tuning.yaml"));
+  env.set("KILN_CONFIG_PATH", "~/configs");
+  CHECK(kiln::TuningDb::default_shipped_paths() == std::vector<std::string>{dir.file("configs/a.yaml"), dir.file("configs/b.yaml")});
+  // ~user is not expanded (kiln does not look up other users' homes).
+  env.set("KILN_CACHE_DIR", "~root/kc");
+  CHECK(kiln::TuningDb::default_user_path() == "~root/kc/tuning.yaml");
 }
 
 TEST_CASE("tuning db: concurrent writers from several processes lose no entry") {

@@ -413,23 +413,23 @@ TEST_CASE("tuning db hardening: one bad entry is skipped, named, and blocks noth
   TempDir dir;
   const std::string user = dir.file("tuning.yaml");
   const std::string head = "schema: 1\ndevices:\n  \"" + kDev + "\":\n    gemm:\n";
-  const std::string good = "      \"good\": {variant: v, config: {BM: 64}, median_us: 5, samples: 3}\n";
+  const std::string good = "      \"f32|good=1\": {variant: v, config: {BM: 64}, median_us: 5, samples: 3}\n";
   struct Bad {
     const char* line;
     const char* says;
   };
   const Bad bad[] = {
-      {"      \"neg\": {variant: v, config: {BM: 64}, median_us: -1}\n", "median_us"},
-      {"      \"nan\": {variant: v, config: {BM: 64}, median_us: .nan}\n", "median_us"},
-      {"      \"inf\": {variant: v, config: {BM: 64}, mad_us: .inf}\n", "mad_us"},
-      {"      \"negsamples\": {variant: v, config: {BM: 64}, samples: -3}\n", "samples"},
-      {"      \"word\": {variant: v, config: {BM: 64}, median_us: fast}\n", "median_us"},
-      {"      \"novariant\": {config: {BM: 64}}\n", "variant"},
-      {"      \"noconfig\": {variant: v}\n", "config"},
-      {"      \"dup\": {variant: v, config: {BM: 64, BM: 32}}\n", "duplicate"},
-      {"      \"escape\": {variant: \"v\\e[31m\", config: {BM: 64}}\n", "variant"},
-      {"      \"badparam\": {variant: v, config: {\"B M\": 64}}\n", "parameter"},
-      {"      \"string\": just text\n", "entry"},
+      {"      \"f32|neg=1\": {variant: v, config: {BM: 64}, median_us: -1}\n", "median_us"},
+      {"      \"f32|nan=1\": {variant: v, config: {BM: 64}, median_us: .nan}\n", "median_us"},
+      {"      \"f32|inf=1\": {variant: v, config: {BM: 64}, mad_us: .inf}\n", "mad_us"},
+      {"      \"f32|negsamples=1\": {variant: v, config: {BM: 64}, samples: -3}\n", "samples"},
+      {"      \"f32|word=1\": {variant: v, config: {BM: 64}, median_us: fast}\n", "median_us"},
+      {"      \"f32|novariant=1\": {config: {BM: 64}}\n", "variant"},
+      {"      \"f32|noconfig=1\": {variant: v}\n", "config"},
+      {"      \"f32|dup=1\": {variant: v, config: {BM: 64, BM: 32}}\n", "duplicate"},
+      {"      \"f32|escape=1\": {variant: \"v\\e[31m\", config: {BM: 64}}\n", "variant"},
+      {"      \"f32|badparam=1\": {variant: v, config: {\"B M\": 64}}\n", "parameter"},
+      {"      \"f32|string=1\": just text\n", "entry"},
   };
   for (const Bad& b : bad) {
     spit(user, head + b.line + good);
@@ -443,7 +443,7 @@ TEST_CASE("tuning db hardening: one bad entry is skipped, named, and blocks noth
     CHECK(contains(db.warnings()[0], b.says));
     REQUIRE(db.layers().size() == 1);
     CHECK(db.layers()[0].table.at(kDev).at("gemm").size() == 1);
-    CHECK(db.layers()[0].table.at(kDev).at("gemm").count("good") == 1);
+    CHECK(db.layers()[0].table.at(kDev).at("gemm").count("f32|good=1") == 1);
     db.put(kDev, "gemm", key(1), entry("v1"));  // the bad entry does not block writes
     const kiln::TuningTable after = kiln::TuningDb::read_file(user);
     CHECK(after.at(kDev).at("gemm").size() == 2);
@@ -454,6 +454,63 @@ TEST_CASE("tuning db hardening: one bad entry is skipped, named, and blocks noth
   nan.median_us = std::numeric_limits<double>::quiet_NaN();
   CHECK(contains(error_of([&] { db.put(kDev, "gemm", key(1), nan); }), "median_us"));
   CHECK(contains(error_of([&] { db.put(kDev, "gemm\x1b[2J", key(1), entry("v")); }), "\\x1b"));
+}
+
+TEST_CASE("tuning db hardening: an entry whose key is no problem key is skipped and named") {
+  // "bogus" and "f32|m=abc" are no problem's key: they were listed as ok by kiln db show and never
+  // used; "f32|m=1|m=2" was read as a key with two m dims.
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  const std::string head = "schema: 1\ndevices:\n  \"" + kDev + "\":\n    gemm:\n";
+  const std::string good = "      \"f32|m=1|n=8|k=8\": {variant: v, config: {BM: 64}, median_us: 5, samples: 3}\n";
+  struct Bad {
+    const char* key;
+    const char* says;
+  };
+  const Bad bad[] = {
+      {"bogus", "does not start with a dtype name"},
+      {"f99|m=1", "does not start with a dtype name"},
+      {"f32|m=abc|n=8", "is not dtype|name=integer"},
+      {"f32|m=1e400", "is not dtype|name=integer"},
+      {"f32|m=99999999999999999999", "is not dtype|name=integer"},
+      {"f32|m", "is not dtype|name=integer"},
+      {"f32|m=1|m=2", "gives dim 'm' twice"},
+      {"f32|m n=1", "is not a name"},
+  };
+  for (const Bad& b : bad) {
+    spit(user, head + "      \"" + b.key + "\": {variant: v, config: {BM: 64}, median_us: 1}\n" + good);
+    kiln::TuningDb db({}, user);
+    INFO(b.key);
+    REQUIRE(db.errors().empty());
+    REQUIRE(db.warnings().size() == 1);
+    INFO(db.warnings()[0]);
+    CHECK(contains(db.warnings()[0], user));
+    CHECK(contains(db.warnings()[0], "entry skipped"));
+    CHECK(contains(db.warnings()[0], b.says));
+    REQUIRE(db.layers().size() == 1);
+    CHECK(db.layers()[0].table.at(kDev).at("gemm").size() == 1);
+    CHECK(contains(error_of([&] { db.put(kDev, "gemm", b.key, entry("v")); }), b.says));
+  }
+}
+
+TEST_CASE("tuning db hardening: a repeated top-level key is an error, not a silently dropped block") {
+  // `cat a.yaml b.yaml > c.yaml`: yaml-cpp kept the first `devices:`, the second file's entries
+  // were dropped without a warning, and the next put() rewrote the file without them (no .bak).
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  const std::string one = "entries: 1\nschema: 1\ndevices:\n  \"" + kDev +
+                          "\":\n    gemm:\n      \"f32|m=1|n=8|k=8\": {variant: v, config: {BM: 64}, median_us: 5}\n";
+  const std::string two = "entries: 1\nschema: 1\ndevices:\n  \"" + kDev +
+                          "\":\n    gemm:\n      \"f32|m=2|n=8|k=8\": {variant: v, config: {BM: 64}, median_us: 5}\n";
+  spit(user, one + two);
+  kiln::TuningDb db({}, user);
+  (void)db.layers();
+  REQUIRE(db.errors().size() == 1);
+  INFO(db.errors()[0]);
+  CHECK(contains(db.errors()[0], user + "' line 7: top-level key 'entries' is repeated"));
+  CHECK(contains(db.errors()[0], "kiln db merge"));
+  CHECK_FALSE(error_of([&] { db.put(kDev, "gemm", key(3), entry("v3")); }).empty());  // never rewritten
+  CHECK(slurp(user) == one + two);
 }
 
 TEST_CASE("tuning db hardening: a file cut at any line is noticed, and its valid entries kept") {
@@ -486,7 +543,7 @@ TEST_CASE("tuning db hardening: a file cut at any line is noticed, and its valid
   CHECK(kiln::TuningDb::from_yaml(text, "whole.yaml", &warnings) == t);
   CHECK(warnings.empty());
   // Hand-written files (no `entries:`) are not held to it.
-  CHECK(kiln::TuningDb::from_yaml("schema: 1\ndevices: {d: {op: {k: {variant: v, config: {}}}}}\n", "hand", &warnings)
+  CHECK(kiln::TuningDb::from_yaml("schema: 1\ndevices: {d: {op: {\"f32|k=1\": {variant: v, config: {}}}}}\n", "hand", &warnings)
             .size() == 1);
   CHECK(warnings.empty());
 }
@@ -537,13 +594,13 @@ TEST_CASE("tuning db hardening: config key order does not matter") {
   CHECK(!space.violated(b, kiln::DeviceInfo{}, p));
   CHECK(space.violated(kiln::Config{{"unroll", 4}, {"block", 96}}, kiln::DeviceInfo{}, p));
   const kiln::TuningTable t = kiln::TuningDb::from_yaml(
-      "schema: 1\ndevices: {d: {op: {k: {variant: v, config: {unroll: 4, block: 128}}}}}\n", "order");
-  CHECK(t.at("d").at("op").at("k").config == a);
+      "schema: 1\ndevices: {d: {op: {\"f32|k=1\": {variant: v, config: {unroll: 4, block: 128}}}}}\n", "order");
+  CHECK(t.at("d").at("op").at("f32|k=1").config == a);
 }
 
 TEST_CASE("tuning db hardening: text from a file reaches messages escaped") {
   const std::string text =
-      "schema: 1\ndevices:\n  \"evil\\e]0;pwned\\a|sm_90|1sm\": {op: {k: {variant: v, config: {}}}}\n"
+      "schema: 1\ndevices:\n  \"evil\\e]0;pwned\\a|sm_90|1sm\": {op: {\"f32|k=1\": {variant: v, config: {}}}}\n"
       "  \"ok|sm_90|1sm\": {\"op\\e[2J\": {k: {variant: v, config: {}}}, op: {\"key\\x9b\": {variant: v, config: {}}}}\n";
   std::vector<std::string> warnings;
   const kiln::TuningTable t = kiln::TuningDb::from_yaml(text, "evil.yaml", &warnings);
@@ -556,7 +613,7 @@ TEST_CASE("tuning db hardening: text from a file reaches messages escaped") {
   }
   CHECK(contains(warnings[0], "\\x1b]0;pwned\\x07"));
   // Every string that loads is printable ASCII.
-  const std::string bad_yaml = "schema: 1\ndevices: {d: {op: {k: {variant: v, config: {}, tuned_at: \"\\xff\\x01\"}}}}\n";
+  const std::string bad_yaml = "schema: 1\ndevices: {d: {op: {\"f32|k=1\": {variant: v, config: {}, tuned_at: \"\\xff\\x01\"}}}}\n";
   warnings.clear();
   CHECK(kiln::TuningDb::from_yaml(bad_yaml, "bytes.yaml", &warnings).at("d").at("op").empty());
   REQUIRE(warnings.size() == 1);
@@ -569,8 +626,8 @@ TEST_CASE("tuning db hardening: a rewrite that leaves out an unreadable entry ke
   TempDir dir;
   const std::string user = dir.file("tuning.yaml");
   const std::string text = "schema: 1\ndevices:\n  \"" + kDev + "\":\n    gemm:\n" +
-                           "      \"typo\": {variant: v, config: {BM: 64}, median_us: fast}\n" +
-                           "      \"good\": {variant: v, config: {BM: 64}, median_us: 5, samples: 3}\n";
+                           "      \"f32|typo=1\": {variant: v, config: {BM: 64}, median_us: fast}\n" +
+                           "      \"f32|good=1\": {variant: v, config: {BM: 64}, median_us: 5, samples: 3}\n";
   spit(user, text);
   {
     std::vector<std::string> reported;
@@ -597,7 +654,7 @@ TEST_CASE("tuning db hardening: a rewrite that leaves out an unreadable entry ke
   {
     kiln::TuningDb db({}, user);
     CHECK(db.prune([](const std::string&, const std::string&, const std::string& k, const kiln::TuningEntry&) {
-            return k == "good";
+            return k == "f32|good=1";
           }) == 1);
     CHECK(slurp(user + ".bak") == text);
   }

@@ -26,6 +26,12 @@ TEST_CASE("view deduces the dtype from the element type", "[view]") {
   CHECK(kiln::view(u32).dtype == kiln::u32);
   CHECK(kiln::view(u8).dtype == kiln::u8);
   CHECK(kiln::view(i64).dtype == kiln::i64);
+  // Both 64-bit signed integer types are i64 (int64_t is `long` on Linux: a std::vector<long long>
+  // did not compile, "incomplete type kiln::dtype_of<long long>").
+  std::vector<long long> ll(6);
+  std::vector<long> l(6);
+  CHECK(kiln::view(ll).dtype == kiln::i64);
+  CHECK(kiln::view(l).dtype == (sizeof(long) == 8 ? kiln::i64 : kiln::i32));
   const kiln::TensorRef v = kiln::view(f);
   CHECK(v.shape == kiln::Shape::vector(6));
   CHECK(v.device == kiln::Device::host());

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <thread>
 
@@ -172,6 +173,40 @@ TEST_CASE("a search with no timed runs or a NaN budget is refused", "[hardening]
   const kiln::TuneReport r = kiln::Tuner(rt).tune(p, o);
   REQUIRE(r.ok());
   CHECK(r.search.winner->timing.samples > 0);
+}
+
+TEST_CASE("NaN or negative time caps and give-up factors are refused, not read as no limit", "[hardening][timing]") {
+  // Each compared false with every time (`> 0.0`, `median > factor * best`): a NaN or negative
+  // max_seconds_per_candidate timed every one of timing.runs (up to 10^6) with no cap, and a NaN
+  // give-up factor never let a hopeless candidate go.
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "n=64", kiln::Device::host());
+  const double nan = std::nan("");
+  const auto refused = [&](const std::function<void(kiln::TuneOptions&)>& set, const std::string& says) {
+    kiln::TuneOptions o;
+    o.store = false;
+    o.search.timing.runs = 3;
+    set(o);
+    try {
+      kiln::Tuner(rt).tune(p, o);
+      FAIL(says << ": accepted");
+    } catch (const kiln::ArgumentError& e) {
+      CAPTURE(e.what());
+      CHECK(kiln_test::contains(e.what(), says));
+    }
+  };
+  refused([&](kiln::TuneOptions& o) { o.evaluator.max_seconds_per_candidate = nan; }, "EvaluatorOptions::max_seconds_per_candidate = nan");
+  refused([&](kiln::TuneOptions& o) { o.evaluator.max_seconds_per_candidate = -1; }, "EvaluatorOptions::max_seconds_per_candidate = -1");
+  refused([&](kiln::TuneOptions& o) { o.search.give_up_factor = nan; }, "SearchOptions::give_up_factor = nan");
+  refused([&](kiln::TuneOptions& o) { o.search.give_up_factor = 0.5; }, "SearchOptions::give_up_factor = 0.5");
+  refused([&](kiln::TuneOptions& o) { o.search.timing.max_seconds = nan; }, "SearchOptions::timing.max_seconds = nan");
+  refused([&](kiln::TuneOptions& o) { o.search.timing.give_up_above_us = nan; }, "SearchOptions::timing.give_up_above_us = nan");
+  // 0 is "no cap" where the header says so, and still runs.
+  kiln::TuneOptions o;
+  o.store = false;
+  o.search.timing.runs = 3;
+  o.evaluator.max_seconds_per_candidate = 0.0;
+  CHECK(kiln::Tuner(rt).tune(p, o).ok());
 }
 
 TEST_CASE("a tune naming a variant the op does not have says which name", "[hardening]") {

@@ -8,15 +8,26 @@ kiln_cli_test(flag_nan_budget ARGS tune tuner_scale --shape 64 --budget-seconds 
 kiln_cli_test(flag_inf_budget ARGS tune tuner_scale --shape 64 --budget-seconds inf EXPECT 2 ERR "is not a number in")
 kiln_cli_test(flag_huge_budget ARGS tune tuner_scale --shape 64 --budget-evals 18446744073709551616 EXPECT 2
               ERR "usage: kiln tune")
-kiln_cli_test(flag_runs_range ARGS tune tuner_scale --shape 64 --runs 0 EXPECT 2 ERR "'0' is not a number in \\[1, 1000000\\]")
+kiln_cli_test(flag_runs_range ARGS tune tuner_scale --shape 64 --runs 0 EXPECT 2 ERR "'0' is not a whole number in \\[1, 1000000\\]")
 # bench's --iters/--batch/--time-limit were CLI11 PositiveNumbers: a 309-digit bound in the message,
 # nan accepted as a time limit, and 2 * --batch overflowing an int (undefined behaviour).
 kiln_cli_test(flag_batch_range ARGS bench --overhead tuner_scale --shape 64 --device host --iters 100 --batch 2147483647
-              EXPECT 2 ERR "--batch: '2147483647' is not a number in \\[1, 1000000\\]")
+              EXPECT 2 ERR "--batch: '2147483647' is not a whole number in \\[1, 1000000\\]")
 kiln_cli_test(flag_iters_nan ARGS bench --overhead tuner_scale --shape 64 --iters nan EXPECT 2
-              ERR "--iters: 'nan' is not a number in \\[2, 1000000000\\]")
+              ERR "--iters: 'nan' is not a whole number in \\[2, 1000000000\\]")
 kiln_cli_test(flag_time_limit_nan ARGS bench --regret --problems ${hardening_data}/regret_problems.yaml --time-limit nan
               EXPECT 2 ERR "--time-limit: 'nan' is not a number in")
+# Counts are whole numbers: `--runs 1e3` (a number in range) reached CLI11's int conversion and
+# failed with "Could not convert: --runs = 1e3", and `--runs 1.5` the same; the hidden
+# --simulate-devices printed ": Value 0 not in range 0.000000 to <309 digits>".
+kiln_cli_test(flag_count_exponent ARGS tune tuner_scale --shape 64 --device host --runs 5e0 --budget-evals 1e1 --no-store
+              OUT "chosen: tuner_scale_")
+kiln_cli_test(flag_count_fraction ARGS tune tuner_scale --shape 64 --runs 1.5 EXPECT 2
+              ERR "--runs: '1.5' is not a whole number in \\[1, 1000000\\]")
+kiln_cli_test(flag_count_bench_fraction ARGS bench --overhead tuner_scale --shape 64 --device host --iters 100.5 EXPECT 2
+              ERR "--iters: '100.5' is not a whole number in \\[2, 1000000000\\]")
+kiln_cli_test(flag_simulate_devices_zero ARGS tune --plan ${hardening_data}/pool_plan.yaml --simulate-devices 0 EXPECT 2
+              ERR "--simulate-devices 0: expected 1 to 64")
 # Seeds: CLI11 read -1 and 2^64 as 2^64 - 1, so different seeds typed were one seed.
 kiln_cli_test(seed_negative ARGS tune tuner_scale --shape 64 --seed -1 EXPECT 2
               ERR "--seed: '-1' is not an integer in \\[0, 18446744073709551615\\]")
@@ -75,6 +86,13 @@ if(kiln_cli_have_real_plugins)
   kiln_cli_test(overflow_from ARGS tune --from ${hardening_data}/overflow_problems.txt REAL_PLUGINS EXPECT 1
                 OUT "0 tuned, 0 skipped, 4 failed" ERR "tensor 'a'.*tensor 'x'.*k = 0.*largest")
 
+  # A missing --shape: the dims and an example with numbers ("e.g. --shape
+  # mxnxkxtf32xbatchxtaxtbxc16 with numbers"), the same for tune, bench and explain.
+  foreach(cmd tune bench explain)
+    kiln_cli_test(shape_missing_${cmd} ARGS ${cmd} gemm --device host REAL_PLUGINS EXPECT 2
+                  ERR "gemm: --shape is required: mxnxkxtf32xbatchxtaxtbxc16, e.g. --shape 1000x1000x1000 or m=1000,...; dims left out take their defaults \\(tf32 = 0, batch = 1, ta = 0, tb = 0, c16 = 0\\).*usage: kiln ${cmd}")
+  endforeach()
+
   # Invalid problems are refused by the op's own rules, never tuned.
   kiln_cli_test(topk_k_above_n ARGS tune topk --shape 1x10x20 --device host REAL_PLUGINS EXPECT 2
                 ERR "topk: shape '1x10x20' is not a valid problem: topk: k = 20")
@@ -109,6 +127,20 @@ if(TARGET kiln_fixture_abort AND TARGET kiln_fixture_exit AND TARGET kiln_fixtur
                 EXPECT 1 REQUIRES cli_plugin_check_dir
                 OUT "plugin_check/libkiln_fixture_good.so +ok .*5 plugin file\\(s\\) in 1 directory, 4 with a problem")
 endif()
+
+# A plugin that registers nothing (the vendor plugin of a build without CUDA) was reported as
+# "plugin direct : 0 op(s)": its name was taken from its registrations.
+kiln_cli_test(plugins_check_names_vendor ARGS plugins check REAL_PLUGINS
+              OUT "libkiln_vendor.so +ok +plugin vendor 0.1.0: " NOT_OUT "plugin direct")
+
+# Two files that each load alone but claim one plugin name: a Runtime loads the first and skips the
+# second, while `kiln plugins check` said "ok" for both (each was checked in a process of its own).
+set(plugin_clash_dir ${CMAKE_CURRENT_BINARY_DIR}/plugin_clash)
+add_test(NAME cli_plugins_clash_setup COMMAND sh -c "rm -rf \"$0\" && mkdir -p \"$0\" && cp \"$1\" \"$0/libkiln_a.so\" && cp \"$1\" \"$0/libkiln_b.so\""
+         ${plugin_clash_dir} ${KILN_TUNER_FIXTURE_DIR}/libkiln_tuner_fixture.so)
+set_tests_properties(cli_plugins_clash_setup PROPERTIES LABELS cpu FIXTURES_SETUP cli_plugin_clash_dir)
+kiln_cli_test(plugins_check_clash ARGS plugins check ${plugin_clash_dir} EXPECT 1 REQUIRES cli_plugin_clash_dir
+              OUT "libkiln_a.so +ok +plugin tuner_fixture .*libkiln_b.so +conflict +alone: plugin tuner_fixture .*; with the others: a plugin named 'tuner_fixture' is already loaded from .*libkiln_a.so.*2 plugin file\\(s\\) in 1 directory, 1 with a problem")
 
 # A relative entry of KILN_PLUGIN_PATH is ignored (the working directory is never searched), and
 # says so at the error level; an op it would have provided is then unknown, and that message

@@ -132,6 +132,21 @@ TEST_CASE("plans and problem lists with escape sequences are refused without ech
   CHECK(kiln::load_problem_list(dir.file("crlf.txt", "add\tf32 m=4,n=4\r\n")).problems.size() == 1);
 }
 
+TEST_CASE("plans and databases nested past yaml-cpp's depth limit say so") {
+  // yaml-cpp stops at 2000 levels with the message "bad file": kiln printed "invalid YAML: bad file".
+  const std::string deep = std::string(3000, '[') + std::string(3000, ']');
+  const std::string plan = message_of([&] { kiln::parse_plan("problems: " + deep + "\n", "deep.yaml"); });
+  CHECK(plan.find("nested more than 2000 levels deep") != std::string::npos);
+  CHECK(plan.find("bad file") == std::string::npos);
+  std::string db = "(no error)";
+  try {
+    kiln::TuningDb::from_yaml("schema: 1\ndevices: " + deep + "\n", "deep.yaml");
+  } catch (const kiln::Error& e) {
+    db = e.what();
+  }
+  CHECK(db.find("nested more than 2000 levels deep") != std::string::npos);
+}
+
 TEST_CASE("plans and problem lists: a pipe nobody writes to reads as empty, a directory is named") {
   // An ifstream waited for a writer for ever: kiln tune --from FIFO and bench --regret hung.
   TempDir dir;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 
 #include <sys/stat.h>
@@ -81,6 +82,25 @@ TEST_CASE("lazy: a miss is tuned, stored, memoised and used; the next runtime re
   CHECK(d.variant->name() == variant);
 }
 
+TEST_CASE("lazy: with no user database it says once that results are not kept") {
+  // With no KILN_CACHE_DIR, XDG_CACHE_HOME or HOME there is no user file: every result was
+  // dropped without a word and each process tuned the same problems again.
+  auto messages = std::make_shared<std::vector<std::string>>();
+  kiln::RuntimeOptions o = with_mode("lazy", "");
+  o.log_callback = [messages](kiln::LogLevel level, std::string_view m) {
+    if (level == kiln::LogLevel::warn) messages->emplace_back(m);
+  };
+  {
+    kiln::Runtime rt(kiln_test::scale_registry(), o);
+    run_scale(rt, 40);
+    run_scale(rt, 48);
+  }
+  kiln::set_log_callback(nullptr);
+  int said = 0;
+  for (const std::string& m : *messages) said += kiln_test::contains(m, "KILN_TUNE=lazy: no user tuning database") ? 1 : 0;
+  CHECK(said == 1);
+}
+
 TEST_CASE("lazy: a problem nothing supports still raises NoVariantError") {
   TempDir dir;
   kiln::Registry reg;
@@ -122,8 +142,41 @@ TEST_CASE("record: each problem once, across runs, readable by load_problem_list
   CHECK(s->problem_from_shape(kiln::f32, plan.problems[2].shape, kiln::Device::host()).key() == "f32|n=12");
 }
 
+TEST_CASE("record: two runtimes alive at once write each problem once") {
+  // Each Runtime read the file when it started and then kept its own set of written lines, so
+  // two at once (or two processes) wrote every problem they shared twice.
+  TempDir dir;
+  const std::string rec = dir.file("problems.txt");
+  ::setenv("KILN_TUNE_RECORD_FILE", rec.c_str(), 1);
+  {
+    kiln::Runtime a(kiln_test::scale_registry(), with_mode("record", ""));
+    kiln::Runtime b(kiln_test::scale_registry(), with_mode("record", ""));
+    run_scale(a, 8);
+    run_scale(b, 8);
+    run_scale(b, 10);
+    run_scale(a, 10);
+  }
+  ::unsetenv("KILN_TUNE_RECORD_FILE");
+  const auto lines = lines_of(rec);
+  CHECK(lines == std::vector<std::string>{"scale f32 n=8 host", "scale f32 n=10 host"});
+}
+
 TEST_CASE("an unknown KILN_TUNE mode is refused") {
   CHECK_THROWS_AS(kiln::Runtime(kiln_test::scale_registry(), with_mode("eager", "")), kiln::ArgumentError);
+}
+
+TEST_CASE("RuntimeOptions::tune_mode is read in any case and its error names the option") {
+  // The error said "KILN_TUNE='eager'" to a program that never set KILN_TUNE, and "RACE" was
+  // refused here while KILN_TUNE=RACE is accepted.
+  try {
+    kiln::Runtime rt(kiln_test::scale_registry(), with_mode("eager\x1b[2J", ""));
+    FAIL("accepted");
+  } catch (const kiln::ArgumentError& e) {
+    CHECK(std::string(e.what()) ==
+          "RuntimeOptions::tune_mode = 'eager\\x1b[2J': expected off, race, lazy or record (empty: KILN_TUNE)");
+  }
+  kiln::Runtime rt(kiln_test::scale_registry(), with_mode("OFF", ""));
+  CHECK(rt.tune_mode() == "off");
 }
 
 TEST_CASE("lazy: a budget from the environment outside its range is refused, not wrapped to 0") {

@@ -76,12 +76,12 @@ Command make_bench_command(CLI::App& parent) {
   app->add_option("--variants", o->variants, "all (default) or variant names")->delimiter(',');
   app->add_option("--vs", o->vs, "Baseline: vendor (fastest vendor variant) or a variant name; default op()'s choice");
   app->add_option("--runs", o->runs, "Timed runs per variant (default 20; fewer when --max-seconds-per-row stops it)")
-      ->check(in_range(1, 1e6));
+      ->transform(count_in_range(1, 1e6));
   app->add_option("--max-seconds-per-row", o->max_seconds_per_row,
                   "Wall-clock cap on each row's timed runs and warm-ups, split over its rounds; at least 5 runs a "
                   "round are taken (default 20)")
       ->check(in_range(0.001, 1e5));
-  app->add_option("--warmup", o->warmup, "Warm-up runs (default 3)")->check(in_range(0, 1e6));
+  app->add_option("--warmup", o->warmup, "Warm-up runs (default 3)")->transform(count_in_range(0, 1e6));
   app->add_flag("--force", o->force, "Try a problem larger than the device or host memory");
   app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs")->check(seed_value());
   app->add_flag("--warm", o->warm, "Do not flush the L2 cache between timed runs");
@@ -94,8 +94,8 @@ Command make_bench_command(CLI::App& parent) {
                 "Host time of a memo-hit op() call over the bound launch of the same kernel (default: add 1x1024)");
   // Readable bounds (CLI::PositiveNumber prints a 309-digit one and lets nan through); 2 * --batch
   // must not overflow an int.
-  app->add_option("--iters", o->iters, "--overhead: calls of each kind (default 20000)")->check(in_range(2, 1e9));
-  app->add_option("--batch", o->batch, "--overhead: calls per timed batch (default 200)")->check(in_range(1, 1e6));
+  app->add_option("--iters", o->iters, "--overhead: calls of each kind (default 20000)")->transform(count_in_range(2, 1e9));
+  app->add_option("--batch", o->batch, "--overhead: calls per timed batch (default 200)")->transform(count_in_range(1, 1e6));
   app->add_flag("--regret", o->regret, "op()'s regret (its time / the fastest candidate's) over --problems");
   app->add_option("--problems", o->problems, "--regret: a plan (.yaml) or a problem list (kiln tune --from format)");
   app->add_option("--time-limit", o->time_limit,
@@ -112,7 +112,6 @@ Command make_bench_command(CLI::App& parent) {
           {o->problems, o->device, o->runs, o->warmup, o->warm, o->json, o->input_seed, o->time_limit});
     }
     if (o->op.empty()) throw UsageError("bench: the op is required (or --overhead / --regret)");
-    if (o->shape.empty()) throw UsageError("bench: --shape is required");
     auto rt = open_runtime("", false);  // KILN_TUNE as op() sees it: op()'s row is what op() would run
     const Device dev = parse_device(o->device);
     Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);

@@ -25,7 +25,7 @@ Command make_explain_command(CLI::App& parent) {
   Command c;
   c.app = parent.add_subcommand("explain", "Show which variant and config op() would run for a problem, and why");
   c.app->add_option("op", o->op, "Op")->required();
-  c.app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")->required();
+  c.app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096");
   c.app->add_option("--dtype", o->dtype, "Element type (default: the op's first)");
   auto* device_opt =
       c.app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");

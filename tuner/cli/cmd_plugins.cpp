@@ -5,7 +5,9 @@
 // that crashes there cannot be survived in-process; this command finds it.
 //
 // The child is kiln itself (/proc/self/exe) running the hidden `kiln plugins load-one FILE`,
-// which loads one file into an empty registry and prints one result line.
+// which loads one file into an empty registry and prints one result line.  Then, unless a file
+// crashed or hung, one more child (`kiln plugins load-path DIR...`) loads them all together, so a
+// plugin name, op or variant that two files both claim is reported against the later one.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -48,6 +50,8 @@ struct PluginsCli {
   bool json = false, verbose = false;
   CLI::App* check = nullptr;
   CLI::App* load_one = nullptr;
+  std::vector<std::string> path_dirs;  // load-path
+  CLI::App* load_path = nullptr;
 };
 
 const char* kUsage =
@@ -67,41 +71,45 @@ std::string signal_text(int sig) {
   return std::string("SIG") + (abbrev ? abbrev : std::to_string(sig).c_str()) + " (" + (desc ? desc : "?") + ")";
 }
 
-// Runs `kiln plugins load-one FILE` and judges how it ended.
-FileReport check_in_child(const std::string& file, double timeout_seconds) {
-  FileReport r;
-  r.file = file;
+// What a child `kiln plugins ARGS...` printed (stdout and stderr, at most 1 MiB) and how it ended.
+struct ChildRun {
+  std::string text;
+  bool hung = false;
+  int status = 0;
+  std::string error;  // the child could not be started
+};
+
+ChildRun run_child(const std::vector<std::string>& args, double timeout_seconds) {
+  ChildRun c;
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) {
-    r.status = "error";
-    r.detail = std::string("cannot create a pipe: ") + std::strerror(errno);
-    return r;
+    c.error = std::string("cannot create a pipe: ") + std::strerror(errno);
+    return c;
   }
   std::string self = "/proc/self/exe";
+  std::vector<const char*> argv = {"kiln", "plugins"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  argv.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(out[0]);
     ::close(out[1]);
-    r.status = "error";
-    r.detail = std::string("cannot fork: ") + std::strerror(errno);
-    return r;
+    c.error = std::string("cannot fork: ") + std::strerror(errno);
+    return c;
   }
   if (pid == 0) {
     ::dup2(out[1], 1);
     ::dup2(out[1], 2);
-    const char* argv[] = {"kiln", "plugins", "load-one", file.c_str(), nullptr};
-    ::execv(self.c_str(), const_cast<char* const*>(argv));
+    ::execv(self.c_str(), const_cast<char* const*>(argv.data()));
     std::fprintf(stderr, "cannot run %s: %s\n", self.c_str(), std::strerror(errno));
     ::_exit(127);
   }
   ::close(out[1]);
-  std::string text;
-  bool hung = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      hung = true;
+      c.hung = true;
       break;
     }
     pollfd p{out[0], POLLIN, 0};
@@ -112,14 +120,28 @@ FileReport check_in_child(const std::string& file, double timeout_seconds) {
     const ssize_t n = ::read(out[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // the child closed its output: it ended (or closed stdout itself)
-    if (text.size() < (1u << 20)) text.append(buf, static_cast<std::size_t>(n));
+    if (c.text.size() < (1u << 20)) c.text.append(buf, static_cast<std::size_t>(n));
   }
-  if (hung) ::kill(pid, SIGKILL);
+  if (c.hung) ::kill(pid, SIGKILL);
   ::close(out[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(pid, &c.status, 0) < 0 && errno == EINTR) {
   }
+  return c;
+}
 
+// Runs `kiln plugins load-one FILE` and judges how it ended.
+FileReport check_in_child(const std::string& file, double timeout_seconds) {
+  FileReport r;
+  r.file = file;
+  const ChildRun child = run_child({"load-one", file}, timeout_seconds);
+  if (!child.error.empty()) {
+    r.status = "error";
+    r.detail = child.error;
+    return r;
+  }
+  const std::string& text = child.text;
+  const bool hung = child.hung;
+  const int status = child.status;
   std::string result, log;
   std::size_t start = 0;
   while (start < text.size()) {
@@ -188,11 +210,9 @@ int run_load_one(const std::string& file) {
   const bool ok = loader.load_file(file, registry);
   std::string line;
   if (ok) {
-    Source src;
-    if (!registry.all_variants().empty())
-      src = registry.source_of(*registry.all_variants().front());
-    else if (!registry.op_names().empty())
-      src = registry.source_of(registry.op(registry.op_names().front()));
+    // The loader's record, not the registry's: a plugin that registers nothing (the vendor
+    // plugin of a build without CUDA) has no schema or variant to name it ("plugin direct :").
+    const Source src = loader.loaded_plugins().empty() ? Source{} : loader.loaded_plugins().back();
     line = "plugin " + src.plugin + " " + src.version + ": " + std::to_string(registry.op_names().size()) + " op(s), " +
            std::to_string(registry.all_variants().size()) + " variant(s)";
     for (const PluginLoadError& w : loader.warnings()) line += "; warning: " + w.reason;
@@ -201,6 +221,54 @@ int run_load_one(const std::string& file) {
   }
   std::cout << kResultTag << " " << line << "\n" << std::flush;
   return ok ? kChildLoaded : kChildSkipped;
+}
+
+// The child of the names check: loads the whole path as a Runtime does and prints one line per
+// file the loader refused something of ("<tag> <file>\t<reason>").
+int run_load_path(const std::vector<std::string>& dirs) {
+  Registry registry;
+  PluginLoader loader;
+  loader.load_dirs(dirs, registry);
+  for (const PluginLoadError& e : loader.errors()) std::cout << kResultTag << " " << e.file << "\t" << e.reason << "\n";
+  std::cout << std::flush;
+  return kChildLoaded;
+}
+
+// Each file loads alone, but together a plugin name, op or variant may be taken twice: the loader
+// then skips the later file, or refuses its names (docs/architecture.md, "Plugins").  When no
+// file crashed or hung alone, the whole path is loaded once more in one child, as a Runtime loads
+// it, and what it refused is reported against the files that were "ok" alone.
+void check_names_together(const std::vector<std::string>& dirs, double timeout_seconds, std::vector<FileReport>& reports) {
+  for (const FileReport& r : reports)
+    if (r.status == "crashed" || r.status == "exited" || r.status == "hung") return;
+  const ChildRun child = run_child([&] {
+    std::vector<std::string> args = {"load-path"};
+    args.insert(args.end(), dirs.begin(), dirs.end());
+    return args;
+  }(), timeout_seconds);
+  if (!child.error.empty() || child.hung || !WIFEXITED(child.status) || WEXITSTATUS(child.status) != kChildLoaded) {
+    reports.push_back({"(every file, loaded together)", "error",
+                       child.error.empty() ? "the process that loaded them together did not finish" : child.error, child.text});
+    return;
+  }
+  std::size_t start = 0;
+  const std::string& text = child.text;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.rfind(kResultTag, 0) != 0) continue;
+    const std::string rest = line.substr(std::strlen(kResultTag) + 1);
+    const std::size_t tab = rest.find('\t');
+    if (tab == std::string::npos) continue;
+    const std::string file = rest.substr(0, tab), reason = rest.substr(tab + 1);
+    for (FileReport& r : reports) {
+      if (r.file != file || (r.status != "ok" && r.status != "conflict")) continue;
+      r.detail = (r.status == "ok" ? std::string("alone: ") + r.detail + "; with the others: " : r.detail + "; ") + reason;
+      r.status = "conflict";
+    }
+  }
 }
 
 }  // namespace
@@ -219,9 +287,13 @@ Command make_plugins_command(CLI::App& parent) {
   o->load_one = c.app->add_subcommand("load-one", "");  // hidden: the child of `check`
   o->load_one->group("");
   o->load_one->add_option("file", o->one_file)->required();
+  o->load_path = c.app->add_subcommand("load-path", "");  // hidden: the names check's child
+  o->load_path->group("");
+  o->load_path->add_option("dirs", o->path_dirs)->required();
   c.usage = kUsage;
   c.run = [o] {
     if (o->load_one->parsed()) return run_load_one(o->one_file);
+    if (o->load_path->parsed()) return run_load_path(o->path_dirs);
     // Directories named here are the user's own words, relative to where they typed them; only
     // KILN_PLUGIN_PATH's relative entries are ignored (and reported so below).
     std::vector<std::string> dirs = o->dirs.empty() ? PluginLoader::default_search_path() : o->dirs;
@@ -241,6 +313,7 @@ Command make_plugins_command(CLI::App& parent) {
       }
       reports.push_back(check_in_child(f, o->timeout_seconds));
     }
+    if (!files.empty()) check_names_together(dirs, o->timeout_seconds, reports);
     std::size_t bad = 0;
     for (const FileReport& r : reports) bad += r.status == "ok" ? 0 : 1;
     if (o->json) {

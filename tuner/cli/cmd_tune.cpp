@@ -58,7 +58,7 @@ Command make_tune_command(CLI::App& parent) {
   app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
   o->strategy_opt = app->add_option("--strategy", o->strategy, "exhaustive (default), random or anneal");
   o->evals_opt = app->add_option("--budget-evals", o->budget_evals, "At most this many candidates evaluated")
-                     ->check(in_range(1, 1e9));
+                     ->transform(count_in_range(1, 1e9));
   o->seconds_opt = app->add_option("--budget-seconds", o->budget_seconds, "Search time limit per problem")
                        ->check(in_range(0.001, 1e7));
   app->add_option("--variants", o->variants, "Only these variants")->delimiter(',');
@@ -68,9 +68,9 @@ Command make_tune_command(CLI::App& parent) {
                 "Retune problems that already have a current entry; try problems larger than the memory");
   app->add_option("--seed", o->seed, "Search seed (random, anneal)")->check(seed_value());
   app->add_option("--input-seed", o->input_seed, "Seed of the generated inputs")->check(seed_value());
-  app->add_option("--runs", o->runs, "Timed runs per candidate (default 20)")->check(in_range(1, 1e6));
-  app->add_option("--warmup", o->warmup, "Warm-up runs per candidate (default 3)")->check(in_range(0, 1e6));
-  app->add_option("--finalists", o->finalists, "Candidates re-timed interleaved (default 4)")->check(in_range(1, 1000));
+  app->add_option("--runs", o->runs, "Timed runs per candidate (default 20)")->transform(count_in_range(1, 1e6));
+  app->add_option("--warmup", o->warmup, "Warm-up runs per candidate (default 3)")->transform(count_in_range(0, 1e6));
+  app->add_option("--finalists", o->finalists, "Candidates re-timed interleaved (default 4)")->transform(count_in_range(1, 1000));
   app->add_option("--max-seconds-per-candidate", o->max_seconds_per_candidate,
                   "Time spent timing one candidate is kept under this (default 1)")
       ->check(in_range(0.001, 1e5));
@@ -88,13 +88,16 @@ Command make_tune_command(CLI::App& parent) {
   app->add_option("--shard", o->shard,
                   "Tune share i of N of a plan (0 <= i < N); default: the rank and size mpirun or srun set");
   // Test-only: N host workers, so the worker pool can be tested without GPUs.
-  app->add_option("--simulate-devices", o->simulate_devices)->group("")->check(CLI::PositiveNumber);
+  // (Checked in run: CLI11 names a hidden option as "" in its errors.)
+  app->add_option("--simulate-devices", o->simulate_devices)->group("");
   // Internal: this process is a worker of a --devices run on DEVICE (tune_worker.hpp).
   app->add_option("--worker", o->worker_device)->group("");
   c.usage = kUsage;
   c.run = [o, app] {
     if (!o->worker_device.empty()) return run_tune_worker(*o);
     // --devices '' (an unset variable in a script) would otherwise quietly tune on one device.
+    if (app->count("--simulate-devices") > 0 && o->simulate_devices < 1)
+      throw UsageError("--simulate-devices " + std::to_string(o->simulate_devices) + ": expected 1 to 64");
     if (app->count("--devices") > 0 && o->devices.empty())
       throw UsageError("bad --devices '': expected all or a list such as cuda:0,cuda:2");
     const int sources = (!o->op.empty() ? 1 : 0) + (!o->plan.empty() ? 1 : 0) + (!o->from.empty() ? 1 : 0);

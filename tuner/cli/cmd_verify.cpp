@@ -68,7 +68,7 @@ Command make_verify_command(CLI::App& parent) {
   app->add_option("--device", o->device, "Only this device: host, cuda or cuda:N (default: all)");
   app->add_option("--shape", o->shapes, "Shapes to check (default: a per-op list of odd and edge sizes)");
   app->add_option("--max-configs", o->max_configs, "Configs per variant and shape, sampled (default 64)")
-      ->check(in_range(1, 1e9));
+      ->transform(count_in_range(1, 1e9));
   app->add_flag("--force", o->force, "Try a shape larger than the device or host memory");
   app->add_option("--seed", o->seed, "Seed of the inputs and of the config sample")->check(seed_value());
   app->add_flag("-v,--verbose", o->verbose, "Print every check");

@@ -96,9 +96,20 @@ Problem make_problem(Runtime& rt, const std::string& op, const std::string& dtyp
                      Device device) {
   const OpSchema& schema = rt.registry().op(op);
   if (shape.empty()) {
-    std::string dims;
-    for (const auto& d : schema.dim_names) dims += (dims.empty() ? "" : "x") + d;
-    throw UsageError(op + ": --shape is required (" + dims + ", e.g. --shape " + dims + " with numbers)");
+    // The dims in order, those with a default in brackets, and an example with numbers (the
+    // message said "e.g. --shape mxnxkxtf32xbatchxtaxtbxc16 with numbers").
+    std::string dims, example, optional;
+    for (const auto& d : schema.dim_names) {
+      dims += (dims.empty() ? "" : "x") + d;
+      const auto def = schema.dim_defaults.find(d);
+      if (def == schema.dim_defaults.end())
+        example += (example.empty() ? "" : "x") + std::string("1000");
+      else
+        optional += (optional.empty() ? "" : ", ") + d + " = " + std::to_string(def->second);
+    }
+    throw UsageError(op + ": --shape is required: " + dims + (example.empty() ? "" : ", e.g. --shape " + example) +
+                     (schema.dim_names.empty() ? std::string() : " or " + schema.dim_names.front() + "=1000,...") +
+                     (optional.empty() ? "" : "; dims left out take their defaults (" + optional + ")"));
   }
   Problem p = schema.problem_from_shape(pick_dtype(schema, dtype), shape, device);
   p.align_bytes = 16;

@@ -2,7 +2,8 @@
 // lets `nan` through (every comparison with NaN is false); in_range() names readable bounds and
 // refuses nan, inf and anything that does not parse as a number.
 //
-//   app->add_option("--runs", runs)->check(in_range(1, 1e6));
+//   app->add_option("--budget-seconds", seconds)->check(in_range(0.001, 1e7));
+//   app->add_option("--runs", runs)->transform(count_in_range(1, 1e6));   // transform: it rewrites "1e3"
 #pragma once
 #include <charconv>
 #include <cmath>
@@ -26,6 +27,25 @@ inline CLI::Validator in_range(double lo, double hi) {
         return {};
       },
       "NUMBER " + bounds);
+}
+
+// Counts (--runs, --budget-evals, --iters, ...): a whole number in [lo, hi], written as an integer
+// or as a float that is one (`1e3`).  The flag's variable is an integer, so the validator rewrites
+// the text to its integer digits (add it with transform(): check() discards the rewrite): CLI11's own conversion refused "1e3" with "Could not convert:
+// --runs = 1e3", and "1.5" the same way, naming neither the bounds nor what was wrong.
+inline CLI::Validator count_in_range(double lo, double hi) {
+  char text[80];
+  std::snprintf(text, sizeof text, "in [%.15g, %.15g]", lo, hi);
+  const std::string bounds = text;
+  return CLI::Validator(
+      [lo, hi, bounds](std::string& input) -> std::string {
+        double v = 0.0;
+        if (!CLI::detail::lexical_cast(input, v) || !std::isfinite(v) || v < lo || v > hi || v != std::floor(v))
+          return "'" + input + "' is not a whole number " + bounds;
+        input = std::to_string(static_cast<long long>(v));
+        return {};
+      },
+      "INTEGER " + bounds);
 }
 
 // Seeds: a decimal integer in [0, 2^64 - 1].  CLI11 reads "-1" and any number past 2^64 - 1 as

@@ -11,6 +11,10 @@
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
+#if __has_include(<yaml-cpp/depthguard.h>)  // yaml-cpp 0.7 and later
+#include <yaml-cpp/depthguard.h>
+#define KILN_YAML_DEPTH_GUARD 1
+#endif
 
 #include "install_paths.hpp"
 #include "kiln/errors.hpp"
@@ -126,6 +130,10 @@ Plan parse_plan_checked(const std::string& text, const std::string& source) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
+#ifdef KILN_YAML_DEPTH_GUARD
+  } catch (const YAML::DeepRecursion& e) {  // its message is "bad file"
+    plan_error(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "invalid YAML: nested more than 2000 levels deep");
+#endif
   } catch (const YAML::ParserException& e) {
     plan_error(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "invalid YAML: " + e.msg);
   }

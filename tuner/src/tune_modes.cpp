@@ -20,6 +20,13 @@
 // line once (lines already in the file are not written again), for `kiln tune --from FILE`.
 #include "tune_modes.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +35,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 
 #include "kiln/errors.hpp"
@@ -74,6 +82,7 @@ struct LazyTuner {
   TuneOptions options;
   std::mutex mutex;
   std::unordered_map<Problem, std::optional<Decision>, ProblemHash> done;
+  std::atomic<bool> said_not_kept{false};
 
   std::optional<Decision> operator()(const Problem& p, const DeviceInfo& device) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -106,7 +115,12 @@ struct LazyTuner {
 
   void store(const Problem& p, const DeviceInfo& device, const TuningEntry& entry) {
     const std::string path = rt->db().user_path();
-    if (path.empty()) return;
+    if (path.empty()) {  // said once: the user asked for tuning that lasts
+      if (!said_not_kept.exchange(true))
+        logger()->warn("KILN_TUNE=lazy: no user tuning database (set KILN_CACHE_DIR or HOME): results are used by this "
+                       "process only and tuned again by the next");
+      return;
+    }
     try {
       TuningDb writer({}, path);
       const auto& layers = writer.layers();
@@ -129,32 +143,59 @@ struct Recorder {
   std::set<std::string> written;
   bool failed = false;  // reported once; later problems are not written
 
+  // A problem list is small; past this many bytes the rest is not read (a line may be written
+  // twice).  Only a regular file is read: /dev/zero or /dev/full would be read for ever.
+  static constexpr std::size_t kMaxReadBytes = std::size_t(16) << 20;
+
   explicit Recorder(std::string file) : path(std::move(file)) {
-    // Only a regular file holds earlier lines: /dev/zero or /dev/full would be read for ever.  A
-    // problem list is small; past kMaxReadBytes the rest is not read (a line may be written twice).
     std::error_code ec;
     if (fs::is_fifo(path, ec)) {  // opening it would block op() until something reads the pipe
       logger()->warn("KILN_TUNE=record: '{}' is a pipe; nothing is recorded", detail::printable(path));
       failed = true;
     }
-    if (!fs::is_regular_file(path, ec)) return;
-    constexpr std::size_t kMaxReadBytes = std::size_t(16) << 20;
-    std::ifstream in(path);
-    std::size_t read = 0;
-    for (std::string line; read < kMaxReadBytes && std::getline(in, line); read += line.size() + 1)
+  }
+
+  // The lines of the file as it is now (`fd` is open on it and locked).
+  void read_lines(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
+    std::string text, line;
+    char buf[65536];
+    for (off_t at = 0; text.size() < kMaxReadBytes;) {
+      const ssize_t n = ::pread(fd, buf, sizeof buf, at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      text.append(buf, static_cast<std::size_t>(n));
+      at += n;
+    }
+    std::istringstream in(text);
+    while (std::getline(in, line))
       if (!line.empty()) written.insert(line);
   }
 
   void operator()(const Problem& p) {
     const std::string line = problem_list_line(p);
     std::lock_guard<std::mutex> lock(mutex);
-    if (failed || !written.insert(line).second) return;
+    if (failed || written.count(line)) return;
     const fs::path parent = fs::path(path).parent_path();
     std::error_code ec;
     if (!parent.empty()) fs::create_directories(parent, ec);
-    std::ofstream out(path, std::ios::app);
-    out << line << "\n" << std::flush;  // a full disk shows here, not in the destructor
-    if (!out) {
+    // Under an exclusive flock, the file is read again before the line is appended: another
+    // Runtime of this process or another process may have recorded the problem since.
+    const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+    bool ok = fd >= 0;
+    if (ok) {
+      while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+      }
+      read_lines(fd);
+      if (!written.count(line)) {
+        const std::string text = line + "\n";
+        ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());  // a full disk shows here
+        written.insert(line);
+      }
+      ::close(fd);  // releases the lock
+    }
+    if (!ok) {
       logger()->warn("KILN_TUNE=record: cannot append to '{}'; nothing more is recorded", detail::printable(path));
       failed = true;
     }

@@ -46,6 +46,9 @@ class PluginLoader {
   // like a plugin that is not a regular file (a dangling link, a directory, a FIFO).
   const std::vector<PluginLoadError>& warnings() const { return warnings_; }
   const std::vector<std::string>& loaded() const { return loaded_; }
+  // The plugin of each file in loaded(), in the same order: name, version, build id, file (also
+  // for a plugin that registers nothing, e.g. the vendor plugin of a build without CUDA).
+  const std::vector<Source>& loaded_plugins() const { return loaded_plugins_; }
   // The directory of the plugins built and installed with kiln (default: the install's plugin
   // directory); tests point it elsewhere.
   const std::string& shipped_dir() const { return shipped_dir_; }
@@ -58,6 +61,7 @@ class PluginLoader {
   std::vector<PluginLoadError> errors_;
   std::vector<PluginLoadError> warnings_;
   std::vector<std::string> loaded_;
+  std::vector<Source> loaded_plugins_;
   std::string shipped_dir_ = default_shipped_dir();
   static std::string default_shipped_dir();
 };

@@ -50,8 +50,8 @@ struct RuntimeOptions {
   bool use_default_db_paths = true;           // shipped + user paths from the environment
   std::vector<std::string> shipped_db_paths;  // used when !use_default_db_paths
   std::string user_db_path;                   // used when !use_default_db_paths ("" = none)
-  // KILN_TUNE mode: "off" | "race" | "lazy" | "record"; empty reads the environment variable
-  // (unset or empty: "race").
+  // KILN_TUNE mode: "off" | "race" | "lazy" | "record", in any case (ArgumentError for another
+  // value); empty reads the environment variable (unset or empty: "race").
   std::string tune_mode;
   // kiln's log (kiln/log.hpp; one per process, so the last Runtime that sets these wins):
   // the level, else KILN_LOG_LEVEL, else warn; and a callback that receives the messages instead

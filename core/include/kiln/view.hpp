@@ -42,6 +42,20 @@ template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType
 template <> struct dtype_of<std::uint32_t> { static constexpr DType value = DType::u32; };
 template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType::u8; };
 template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::i64; };
+namespace detail {
+// Stand-ins for `long long` / `long` where that type is already int64_t or int32_t (one of the
+// two 64-bit types is, depending on the platform), so each integer type is specialised once.
+template <int> struct not_a_distinct_type;
+template <class T, class Same1, class Same2, int N>
+using distinct_or_placeholder =
+    std::conditional_t<std::is_same_v<T, Same1> || std::is_same_v<T, Same2>, not_a_distinct_type<N>, T>;
+}  // namespace detail
+template <> struct dtype_of<detail::distinct_or_placeholder<long long, std::int64_t, std::int32_t, 0>> {
+  static constexpr DType value = DType::i64;
+};
+template <> struct dtype_of<detail::distinct_or_placeholder<long, std::int64_t, std::int32_t, 1>> {
+  static constexpr DType value = sizeof(long) == 8 ? DType::i64 : DType::i32;
+};
 template <class T> inline constexpr DType dtype_of_v = dtype_of<std::remove_cv_t<T>>::value;
 
 namespace detail {

@@ -44,7 +44,8 @@ struct EvaluatorOptions {
   bool pitched = false;           // rank-2 tensors get padded rows (strides differ from widths)
   bool warm = false;              // do not flush the L2 cache between timed runs
   // Bounds the time spent timing one candidate: the number of runs shrinks (down to the
-  // options' min_runs) so that runs x (the duration of the check run) stays under this.
+  // options' min_runs) so that runs x (the duration of the check run) stays under this; 0: no
+  // cap (Tuner::tune refuses NaN and negative values).
   double max_seconds_per_candidate = 1.0;
   // Compute the host reference on another thread (from a second copy of the same seeded
   // inputs) while candidates are timed.  Until it is ready check() only runs the candidate and

@@ -37,7 +37,7 @@ struct SearchOptions {
   std::uint64_t seed = 1;
   TimingOptions timing;               // per candidate during the search
   // A candidate stops being timed once its median (after timing.min_runs) exceeds this factor
-  // times the best median so far: it cannot win.
+  // times the best median so far: it cannot win.  run_search refuses a factor below 1 or NaN.
   double give_up_factor = 1.25;
   // Re-timing: the fastest `finalists` (and their variants' defaults within reach, retime.hpp)
   // are timed again, round-robin, `retime_rounds` rounds (rounded up to even: pairs forward then
