@@ -223,9 +223,15 @@ void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& r
     if (!fs::path(dir).is_absolute()) {
       // An error like any other directory that loads nothing (and so shown at the default log
       // level, and by `kiln plugins check`): a silent skip reads as "my plugin is not there".
+      // The loader cannot tell where the entry came from (KILN_PLUGIN_PATH, whose empty entries
+      // already stand for the installed directory, or RuntimeOptions::plugin_dirs), so the advice
+      // names both.
       const std::string reason =
-          "relative plugin directory ignored: kiln never loads plugins from the working directory "
-          "(list absolute directories in KILN_PLUGIN_PATH, e.g. $PWD/" + dir + ")";
+          dir.empty() ? "relative plugin directory ignored: the name is empty (give absolute directories in "
+                        "RuntimeOptions::plugin_dirs or KILN_PLUGIN_PATH)"
+                      : "relative plugin directory ignored: kiln never loads plugins from the working directory "
+                        "(give absolute directories in KILN_PLUGIN_PATH or RuntimeOptions::plugin_dirs, e.g. $PWD/" +
+                            dir + ")";
       try {
         logger()->error("plugin directory '{}': {}", dir, reason);
       } catch (...) {

@@ -341,6 +341,9 @@ TEST_CASE("relative plugin directories are ignored with a reason", "[plugin_load
   REQUIRE(loader.errors().size() == 3);
   for (const kiln::PluginLoadError& e : loader.errors()) CHECK(contains(e.reason, "relative plugin directory ignored"));
   CHECK(loader.errors()[0].file == ".");
+  // An empty name gets no "$PWD/" advice (there is nothing to append it to).
+  CHECK(contains(loader.errors()[2].reason, "the name is empty"));
+  CHECK(!contains(loader.errors()[2].reason, "$PWD/"));
 
   // Through KILN_PLUGIN_PATH and a Runtime: the absolute entry still loads.
   const char* saved_env = std::getenv("KILN_PLUGIN_PATH");
