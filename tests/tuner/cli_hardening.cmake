@@ -159,3 +159,7 @@ kiln_cli_test(bench_runs_capped_json ARGS bench tuner_scale --shape 65536 --devi
               --max-seconds-per-row 0.2 --json OUT "\"samples\": [0-9]+,.*\"runs\": 1000000" NOT_OUT "\"samples\": 1000000")
 set_tests_properties(cli_bench_runs_capped cli_bench_runs_capped_json PROPERTIES TIMEOUT 60)
 kiln_cli_test(bench_bad_row_cap ARGS bench tuner_scale --shape 64 --max-seconds-per-row 0 EXPECT 2 ERR "max-seconds-per-row")
+
+# `kiln db merge` with no file named its positional "files" ("files is required"); the usage line
+# calls it FILE.
+kiln_cli_test(db_merge_no_files ARGS db merge EXPECT 2 ERR "FILE is required.*kiln db merge FILE\\.\\.\\.")

@@ -263,7 +263,7 @@ Command make_db_command(CLI::App& parent) {
   o->show->add_option("--op", o->op, "Only this op");
   o->show->add_flag("--json", o->json, "Print JSON");
   o->merge = c.app->add_subcommand("merge", "Merge tuning databases from other machines into the user file");
-  o->merge->add_option("files", o->files, "Database files")->required()->check(CLI::ExistingFile);
+  o->merge->add_option("FILE", o->files, "Database files to merge (at least one)")->required()->check(CLI::ExistingFile);
   o->merge->add_option("--into", o->into, "Target file (default: the user database)");
   o->merge->add_flag("--prefer-newer", o->prefer_newer, "On a conflict keep the newer entry, not the faster one");
   o->merge->add_flag("--json", o->json, "Print JSON");
