@@ -35,6 +35,7 @@ int ordinal_of(Device d) { return d.is_cuda() ? d.ordinal : -1; }
 // Device::cuda(n) could give): the device comparison below would otherwise report two
 // different-looking devices with the same name ("is on host, but ... is on host").
 std::string malformed_device(Device d) {
+  if ((d.is_host() && d.ordinal == -1) || (d.is_cuda() && d.ordinal >= 0)) return {};
   const std::string fields = ", ordinal " + std::to_string(d.ordinal) + "}";
   if (d.kind != DeviceKind::host && d.kind != DeviceKind::cuda)
     return " has Device{kind " + std::to_string(static_cast<int>(d.kind)) + fields +
@@ -95,11 +96,7 @@ bool first_overlap(const OpSchema& schema, const Args& args, const std::int64_t*
   return false;
 }
 
-[[noreturn]] void overlap_error(const OpSchema& schema, const Args& args, int i, int j) {
-  if (same_view(args.tensor(i), args.tensor(j)))
-    bad_argument(schema, i, ErrorKind::argument,
-                 " is the very same view as argument '" + schema.tensors[j].name + "': " + schema.name +
-                     " cannot run in place (give it an output of its own)");
+[[noreturn]] void overlap_error(const OpSchema& schema, int i, int j) {
   bad_argument(schema, i, ErrorKind::argument,
                " overlaps argument '" + schema.tensors[j].name +
                    "' in memory: an output may share memory with an input only as the very same view "
@@ -141,29 +138,21 @@ void Runtime::init(RuntimeOptions options) {
     else log->warn("{}", message);
   });
 
-  std::string mode = options.tune_mode;
-  bool default_mode = false;  // race, unasked: a missing tuner library is no reason to warn
-  if (!mode.empty()) {
-    // The program's own choice: any case, like KILN_TUNE; a typo is the program's error, named as
-    // the option (it said "KILN_TUNE='eager'" to programs that never set KILN_TUNE).
-    for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const auto& modes = detail::tune_mode_names();
-    if (std::find(modes.begin(), modes.end(), mode) == modes.end())
+  // Either source is read in any case.  A typo in the program's own option is its error, named as
+  // the option (it said "KILN_TUNE='eager'" to programs that never set KILN_TUNE); one in the
+  // environment warns and tunes nothing rather than abort the program.
+  const char* env = options.tune_mode.empty() ? std::getenv("KILN_TUNE") : nullptr;
+  const bool default_mode = options.tune_mode.empty() && !(env && *env);  // race, unasked: no warning if the tuner is missing
+  std::string mode = !options.tune_mode.empty() ? options.tune_mode : default_mode ? "race" : env;
+  for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto& modes = detail::tune_mode_names();
+  if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
+    if (!options.tune_mode.empty())
       throw ArgumentError("RuntimeOptions::tune_mode = '" + detail::printable(options.tune_mode) +
                           "': expected off, race, lazy or record (empty: KILN_TUNE)");
-  }
-  if (mode.empty()) {
-    const char* env = std::getenv("KILN_TUNE");
-    default_mode = !(env && *env);
-    mode = default_mode ? "race" : env;
-    // From the environment, any case; a typo warns and tunes nothing rather than abort the program.
-    for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const auto& modes = detail::tune_mode_names();
-    if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
-      log->warn("KILN_TUNE='{}' is not a tuning mode{} (expected off, race, lazy or record); op() will not tune", detail::printable(env),
-                detail::did_you_mean(mode, modes));
-      mode = "off";
-    }
+    log->warn("KILN_TUNE='{}' is not a tuning mode{} (expected off, race, lazy or record); op() will not tune",
+              detail::printable(env), detail::did_you_mean(mode, modes));
+    mode = "off";
   }
   tune_mode_ = detail::install_tune_mode(*this, mode, default_mode) ? mode : "off";
   const char* check = std::getenv("KILN_CHECK");
@@ -238,8 +227,7 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
     // undefined behaviour on the host and a misaligned-address fault (which ends the CUDA
     // context) on a GPU, so no variant may see one.
     if (detail::misaligned_element(t)) bad_argument(schema, i, ErrorKind::argument, misaligned_what(t));
-    if (!(t.device.kind == DeviceKind::host && t.device.ordinal == -1) && !(t.device.is_cuda() && t.device.ordinal >= 0))
-      if (std::string why = malformed_device(t.device); !why.empty()) bad_argument(schema, i, ErrorKind::device, why);
+    if (std::string why = malformed_device(t.device); !why.empty()) bad_argument(schema, i, ErrorKind::device, why);
     if (t.device != p.device)
       bad_argument(schema, i, ErrorKind::device,
                    " is on " + t.device.to_string() + ", but argument '" + schema.tensors[0].name + "' is on " +
@@ -248,7 +236,7 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
   }
   if (p.device.is_cuda()) device_info(p.device);  // throws DeviceError for a device that is not there
   int out_i = 0, other_j = 0;
-  if (first_overlap(schema, args, spans, out_i, other_j)) overlap_error(schema, args, out_i, other_j);
+  if (first_overlap(schema, args, spans, out_i, other_j)) overlap_error(schema, out_i, other_j);
   p.align_bytes = align;
   Problem derived = p;
   if (Status st = schema.make_problem(args, derived); !st.ok()) st.throw_if_error();
