@@ -79,7 +79,7 @@ ParamSpace tiled_multirow_space() {
       .param("load_hint", {0, 1})
       .param("store_hint", {0, 1})
       .param("tiles_per_block", {1, 2, 4, 8})
-      .param("group_rows", {1, 8, 32});
+      .param("group_rows", {1, 8, 32, kMultirowWholeColumnRows});
   std::vector<Config> instantiated;
   for (const MultirowKernel& k : kMultirowKernels) {
     bool seen = false;  // the same shape and hints for two element sizes
@@ -127,19 +127,43 @@ Config tiled_multirow_default(const DeviceInfo& device) {
   // 555.3 evict-first (cuBLAS geam 542.4 in the same run), 260.8 against 269.8 at 128 x 10^6,
   // 52.6 against 54.8 at 4097 x 4099; for bf16 the tuned best at 4097 x 4099 was this shape with
   // load_hint 1 too (35.8 us; 36.0 with 0; cuBLASLt transform 38.5).
+  // Whole tile columns in turn (group_rows 1024; the fifteenth session, H200, every config tuned
+  // against cuBLAS geam): consecutive blocks take vertically adjacent tiles of `in`, so the tiles
+  // in flight write whole runs of `out`'s rows, the order geam's kernel takes (its grid's x runs
+  // down the tile column).  12345 x 6789: 197.4 us against 242.2 row-major (geam 197.7);
+  // 8191 x 8193: 157.4 against 189.2 (geam 158.8); 4097 x 4099: 44.3 against 50.7 (geam 47.5);
+  // 16384^2: 526.7 against 541.9 (geam 542.9).
   return {{"tile", 64}, {"block_rows", 8}, {"vector_width", 1}, {"load_hint", 1}, {"store_hint", 0},
-          {"tiles_per_block", 1}, {"group_rows", 1}};
+          {"tiles_per_block", 1}, {"group_rows", kMultirowWholeColumnRows}};
 }
 
 Config tiled_multirow_default_for(const DeviceInfo& device, const Problem& problem) {
   Config c = tiled_multirow_default(device);
-  if (dtype_size(problem.dtype) != 4) return c;
+  // Narrow inputs (at most kMultirowWholeColumns tile columns of 64): whole tile rows in turn
+  // (row-major), the mirror of the short matrices' whole columns: a tile column order would read
+  // each row of `in` in parts far apart in time.  f32 10^6 x 100 on the H200 (fifteenth session):
+  // 230.9 us row-major against 272.8 in whole columns (geam 355.6).  (problem.dims are the logical
+  // extents; with both views column-major the kernel sees them swapped, a case this rule ignores.)
+  const bool narrow = (problem.dims[1] + 63) / 64 <= kMultirowWholeColumns;
+  if (narrow) c.set("group_rows", 1);
+  if (dtype_size(problem.dtype) == 2) {
+    // 2-byte types moved in 4-byte pairs where pointers and row pitches allow (fifteenth session,
+    // H200): bf16 16384^2 282.1 us against 447.5 for single elements (cuBLASLt's transform 475.3),
+    // bf16 100 x 10^6 137.7 against 245.1 (199.7).
+    if (problem.align_bytes >= 4) {
+      c.set("vector_width", 2);
+      c.set("load_hint", 0);
+    }
+    return c;
+  }
   // Measured on an H200, 2026-11-24 (`kiln tune transpose --variants transpose_tiled_multirow`,
   // every config, 10 runs; docs/performance.md, fourth session):
   //  - short side <= 32: 32 x 32 tiles waste less of a partial tile than 64 x 64 (24 x 10^6: 55.6 us
   //    for 32 x 32 float4 with load_hint 1, 64.4 scalar with 4 rows, 123 for the 64 x 64 default);
-  //  - rows not 16-byte aligned (odd widths): evict-first stores (4097 x 4099: 50.3 against 52.6
-  //    us, 12345 x 6789: 242.5 against 252.6), which cost 12% on aligned 16384^2 (610 against 542).
+  //  - rows not 16-byte aligned (odd widths) took evict-first stores while tiles went row-major
+  //    (4097 x 4099: 50.3 against 52.6 us); in whole tile columns plain stores are faster there too
+  //    (the fifteenth session: 197.4 against 215.6 us at 12345 x 6789, 44.3 against 47.8 at 4097 x
+  //    4099), so the default is one config for every alignment.
   const bool aligned16 = problem.align_bytes >= 16;
   const std::int64_t shorter = std::min(problem.dims[0], problem.dims[1]);
   if (shorter <= 32) {
@@ -148,7 +172,12 @@ Config tiled_multirow_default_for(const DeviceInfo& device, const Problem& probl
     return {{"tile", 32}, {"block_rows", 4}, {"vector_width", 1}, {"load_hint", 0}, {"store_hint", 0},
             {"tiles_per_block", 1}, {"group_rows", 1}};
   }
-  if (!aligned16) c.set("store_hint", 1);
+  // Small aligned matrices (at most 2^22 elements, 16 MiB): float4 accesses, evict-first stores,
+  // row-major (fifteenth session, H200): 2048^2 12.2-12.8 us against 14.0 for the default (geam
+  // 13.2), 1024^2 6.7 against 7.1; at 4096^2 the default is ahead (38.3 against 39.4).
+  if (aligned16 && problem.dims[0] * problem.dims[1] <= (std::int64_t{1} << 22))
+    return {{"tile", 64}, {"block_rows", 8}, {"vector_width", 4}, {"load_hint", 0}, {"store_hint", 1},
+            {"tiles_per_block", 1}, {"group_rows", 1}};
   return c;
 }
 

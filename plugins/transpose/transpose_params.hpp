@@ -75,12 +75,15 @@ inline constexpr MultirowKernel kMultirowKernels[] = {
     {2, 64, 8, 8, 0, 0}, {2, 128, 16, 8, 0, 0}, {2, 128, 32, 8, 0, 0},
     {2, 64, 8, 1, 0, 1}, {2, 64, 8, 8, 0, 1}, {2, 128, 16, 8, 0, 1},
     {2, 64, 8, 1, 1, 0}, {2, 64, 8, 8, 1, 0}, {2, 128, 16, 8, 1, 0}};
-// Kernels also offered with group_rows 8 and 32 (tiles_per_block=1): the likely winners.
+// Kernels also offered with group_rows 8, 32 and 1024 (tiles_per_block=1): the likely winners.
 inline constexpr MultirowKernel kMultirowGrouped[] = {
     {4, 64, 8, 1, 0, 0}, {4, 64, 16, 1, 0, 0}, {4, 32, 8, 1, 0, 0}, {4, 64, 8, 1, 1, 0},
     {4, 64, 8, 1, 0, 1}, {4, 32, 8, 4, 0, 0},  {4, 64, 8, 4, 0, 0}, {4, 32, 8, 4, 1, 0},
     {2, 64, 8, 1, 0, 0}, {2, 64, 8, 2, 0, 0},  {2, 64, 8, 8, 0, 0}, {2, 128, 16, 8, 0, 1}};
-inline constexpr int kMultirowGroupRows[] = {8, 32};
+// group_rows = kMultirowWholeColumnRows takes whole tile columns in turn (every matrix of up to
+// 1024 tile rows: 65536 rows of 64-tiles), the order cuBLAS geam takes; the default.
+inline constexpr int kMultirowWholeColumnRows = 1024;
+inline constexpr int kMultirowGroupRows[] = {8, 32, kMultirowWholeColumnRows};
 // Matrices of at most this many tile rows are always taken whole tile column by whole tile
 // column, whatever group_rows says: in row-major order the tiles that write the two parts of
 // one row of `out` are a whole tile row apart in time (15625 tiles for 100 x 10^6), and the

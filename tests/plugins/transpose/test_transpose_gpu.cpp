@@ -300,10 +300,10 @@ TEST_CASE("transpose_skinny moves 2-byte pairs where alignment allows, elements 
 }
 
 TEST_CASE("transpose_tiled_multirow in row groups, whole tile columns and its per-problem defaults", "[transpose][gpu][staged]") {
-  // The tile orders added for issue 12: group_rows 8 and 32 (the last group partial), and short
-  // matrices (at most kMultirowWholeColumns tile rows) taken whole tile column by column whatever
-  // the config says; and the per-problem defaults (32 x 32 tiles on short sides, evict-first
-  // stores on misaligned rows).  Partial tiles on both sides; padded and one-element-offset views
+  // The tile orders added for issue 12: group_rows 8, 32 and 1024 (whole tile columns; the last
+  // group partial: 65601 rows are 1026 tile rows of 64, 2051 of 32), and short matrices (at most
+  // kMultirowWholeColumns tile rows) taken whole tile column by column whatever the config says;
+  // and the per-problem defaults (32 x 32 tiles on short sides, whole tile columns otherwise).  Partial tiles on both sides; padded and one-element-offset views
   // on both sides; every byte of out's storage compared.
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   kiln::Op op = rt.op("transpose");
@@ -323,7 +323,8 @@ TEST_CASE("transpose_tiled_multirow in row groups, whole tile columns and its pe
   // rows than one group of 8, fewer than 32); 24 and 100 rows: the short-side defaults.
   const std::vector<Case> shapes = quick ? std::vector<Case>{{100, 1003}, {24, 517}, {300, 521}, {67, 1000}}
                                          : std::vector<Case>{{100, 1003}, {24, 517}, {300, 521}, {67, 1000}, {200, 3001},
-                                                             {33, 4099}, {1025, 2047}, {4097, 259}, {130, 100003}};
+                                                             {33, 4099}, {1025, 2047}, {4097, 259}, {130, 100003},
+                                                             {65601, 37}};
   for (const kiln::DType dtype : {kiln::f32, kiln::bf16})
     for (const Case& shape : shapes)
       for (const std::int64_t pad : {0, 3})
@@ -458,7 +459,7 @@ TEST_CASE("transpose float4 configs refuse views that are not 16-byte aligned", 
         CHECK(count_wrong(hin.data() + 1, ld_in, got.data(), ld_out, m, n) == 0);
       }
     }
-    CHECK(refused == 36 + 6);  // 9 float4 kernels x 4 tiles_per_block, 3 of them in groups of 8 and 32
+    CHECK(refused == 36 + 3 * 3);  // 9 float4 kernels x 4 tiles_per_block, 3 of them in groups of 8, 32 and 1024
 
     // op() skips the refused default and is still exact (37 rows: transpose_skinny, which takes
     // any 4-byte alignment).

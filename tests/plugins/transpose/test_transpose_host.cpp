@@ -315,14 +315,16 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
   }
   SECTION("tiled_multirow") {
     const kiln::ParamSpace s = tr::tiled_multirow_space();
-    CHECK(s.count() == 3 * 4 * 4 * 2 * 2 * 4 * 3);
-    // 22 kernels for 4-byte types and 14 for 2-byte ones x 4 tiles_per_block, and in groups of 8
-    // and 32 tile rows the 8 grouped 4-byte kernels, 7 for 2-byte types (the 4 listed and three
-    // 4-byte entries built for 2-byte elements too: configs do not name the element size).
+    CHECK(s.count() == 3 * 4 * 4 * 2 * 2 * 4 * 4);
+    // 22 kernels for 4-byte types and 14 for 2-byte ones x 4 tiles_per_block, and in groups of 8,
+    // 32 and 1024 tile rows (whole columns) the 8 grouped 4-byte kernels, 7 for 2-byte types (the
+    // 4 listed and three 4-byte entries built for 2-byte elements too: configs do not name the
+    // element size).
     CHECK(std::size(tr::kMultirowKernels) == 36);
-    CHECK(s.count_valid(dev, p) == 88 + 16);
+    CHECK(std::size(tr::kMultirowGroupRows) == 3);
+    CHECK(s.count_valid(dev, p) == 88 + 8 * 3);
     kiln::Problem half = reg.op("transpose").problem_from_dims(kiln::bf16, {1025, 2047}, kiln::Device::cuda(0));
-    CHECK(s.count_valid(dev, half) == 56 + 14);
+    CHECK(s.count_valid(dev, half) == 56 + 7 * 3);
     for (const tr::MultirowKernel& g : tr::kMultirowGrouped) {  // each a built kernel
       const kiln::Config c{{"tile", g.tile}, {"block_rows", g.block_rows}, {"vector_width", g.vector_width},
                            {"load_hint", g.load_hint}, {"store_hint", g.store_hint}, {"tiles_per_block", 1}, {"group_rows", 8}};
@@ -374,12 +376,20 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
       q.align_bytes = align;
       return q;
     };
-    // Square and aligned: the default; misaligned: evict-first stores, still scalar.
+    // Square, aligned or not: the default, scalar 64 x 64 tiles taken whole tile column by whole
+    // tile column with plain stores (the order cuBLAS geam takes; faster than evict-first stores).
+    CHECK(d.get("group_rows") == tr::kMultirowWholeColumnRows);
+    CHECK(d.get("store_hint") == 0);
     CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::f32, 16384, 16384, 16)) == d);
-    const kiln::Config odd = tr::tiled_multirow_default_for(dev, problem(kiln::f32, 4097, 4099, 4));
-    CHECK(odd.get("store_hint") == 1);
-    CHECK(odd.get("vector_width") == 1);
-    CHECK(odd.get("tile") == 64);
+    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::f32, 4097, 4099, 4)) == d);
+    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::f32, 12345, 6789, 4)) == d);
+    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::f32, 4096, 4096, 16)) == d);
+    // Small (at most 2^22 elements) and aligned: float4, evict-first stores, row-major.
+    const kiln::Config small = tr::tiled_multirow_default_for(dev, problem(kiln::f32, 2048, 2048, 16));
+    CHECK(small.get("vector_width") == 4);
+    CHECK(small.get("store_hint") == 1);
+    CHECK(small.get("group_rows") == 1);
+    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::f32, 2048, 2048, 4)) == d);
     // A short side of at most 32: 32 x 32 tiles, float4 when aligned, scalar otherwise.
     const kiln::Config short_aligned = tr::tiled_multirow_default_for(dev, problem(kiln::f32, 24, 1000000, 16));
     CHECK(short_aligned.get("tile") == 32);
@@ -388,10 +398,27 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     CHECK(short_odd.get("tile") == 32);
     CHECK(short_odd.get("vector_width") == 1);
     CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::f32, 33, 1000000, 16)).get("tile") == 64);
-    // 2-byte types: the default.
-    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::bf16, 24, 1000000, 16)) == d);
+    // 2-byte types: the default, in 4-byte pairs where 4-byte aligned.
+    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::bf16, 24, 1000000, 2)) == d);
+    const kiln::Config pairs = tr::tiled_multirow_default_for(dev, problem(kiln::bf16, 24, 1000000, 16));
+    CHECK(pairs.get("vector_width") == 2);
+    CHECK(pairs.get("tile") == 64);
+    CHECK(pairs.get("group_rows") == tr::kMultirowWholeColumnRows);
+    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::f16, 4096, 4098, 4)).get("vector_width") == 2);
+    // Narrow inputs (at most 8 tile columns of 64) go row-major: whole tile rows in turn.
+    const kiln::Config narrow = tr::tiled_multirow_default_for(dev, problem(kiln::f32, 1000000, 100, 16));
+    CHECK(narrow.get("group_rows") == 1);
+    CHECK(narrow.get("tile") == 64);
+    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::f32, 1000000, 512, 16)).get("group_rows") == 1);
+    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::f32, 1000000, 513, 4)).get("group_rows") ==
+          tr::kMultirowWholeColumnRows);
+    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::bf16, 1000000, 100, 8)).get("group_rows") == 1);
     // Every one of them is a built, valid config that its problem supports.
     for (const kiln::Problem& q : {problem(kiln::f32, 16384, 16384, 16), problem(kiln::f32, 4097, 4099, 4),
+                                   problem(kiln::f16, 4097, 4099, 2), problem(kiln::f32, 100003, 100, 4),
+                                   problem(kiln::bf16, 16384, 16384, 16), problem(kiln::bf16, 1000000, 100, 8),
+                                   problem(kiln::f16, 4096, 4098, 4), problem(kiln::f32, 2048, 2048, 16),
+                                   problem(kiln::i32, 1000, 1000, 16),
                                    problem(kiln::f32, 24, 1000000, 16), problem(kiln::i32, 1000001, 31, 4),
                                    problem(kiln::bf16, 24, 1000000, 2)}) {
       const kiln::Config c = tr::tiled_multirow_default_for(dev, q);
