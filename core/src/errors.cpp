@@ -1,6 +1,18 @@
 #include "kiln/errors.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace kiln {
+
+std::string scalar_text(double v) {
+  char buf[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) return buf;  // never true for NaN: it takes 17 digits' "nan"
+  }
+  return buf;
+}
 
 void Status::throw_if_error(const std::string& context) const {
   if (ok()) return;

@@ -32,6 +32,11 @@ class RegistryError : public Error { using Error::Error; };
 // A tuning database file could not be read or written.
 class TuningDbError : public Error { using Error::Error; };
 
+// A scalar argument as text for an error message: the shortest form that reads back as the same
+// double ("0.5", "1e-09", "1e+300", "nan", "-inf"), where std::to_string would print six fixed
+// decimals (1e-09 as "0.000000", 1e+300 as 301 digits).
+std::string scalar_text(double v);
+
 // Which exception a failed Status becomes on the host side.
 enum class ErrorKind { none, argument, shape, dtype, device, unsupported, cuda, internal };
 
