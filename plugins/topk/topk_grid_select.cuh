@@ -1,30 +1,26 @@
-// The kernels of topk_grid_select: one row spread over the resident grid, the threshold of its
-// k-th rank found by histograms that all of the row's blocks add to, one grid barrier per level,
-// every block then appending its keys at or above the threshold to the row's candidate buffer;
-// then each candidate's place by counting the larger ones.
+// The kernel of topk_grid_select: one row spread over the resident grid, the threshold
+// of its k-th rank found by histograms that all of the row's blocks add to, one grid barrier per
+// level, every block then appending its keys at or above the threshold to the row's candidate
+// buffer; grid_rank_kernel (below) then places each candidate by counting the larger ones.
 //   grid_threshold_kernel (cooperative: rows x blocks_per_row blocks, all resident; rows = 1:
 //                          the barriers are the grid's, so every row must take the same levels)
-//     1. block (row, part) reads elements [part chunk, (part + 1) chunk) of the row once (16-byte
-//        loads), into shared memory as 32-bit ranks, and its largest rank; barrier; every block
-//        takes the row's largest rank `top` from the blocks' partials
-//     2. level 0: the row's ranks counted by distance from top in GridLevel0's bins (exact near
-//        top, then 2^L sub-bins per octave; f32 896 bins, f16/bf16 1280), in shared memory, then
-//        the block's counts up to its own k-th rank added to global counters; barrier; every block
-//        picks the bin holding the k-th rank (a block-wide scan)
+//     1. block (row, part) reads elements [part chunk, (part + 1) chunk) of the row once, into
+//        shared memory as 32-bit ranks, and its largest rank; barrier; every block takes the
+//        row's largest rank `top` from the blocks' partials
+//     2. level 0: the row's ranks counted by band of distance from top (0 for d = 0, b for
+//        2^(b-1) <= d < 2^b: 33 bands, lane-private shared counters, one global atomic per
+//        non-empty band and block); barrier; every block picks the band holding the k-th rank
 //     3. levels 1..: while more than `target` ranks lie at or above the chosen bin and the bin
-//        holds more than one value, its distances are counted in 256 sub-bins the same way;
-//        barrier (f16/bf16: at most one such level; f32: at most four)
-//     4. threshold T = the smallest rank of the bin.  At most `target` ranks >= T: each
+//        holds more than one value, its distances are counted in 32 sub-bins the same way; barrier
+//     4. threshold T = the smallest rank of the chosen bin.  At most `target` ranks >= T: each
 //        block counts its own, reserves slots with one global atomic and writes their keys
 //        (rank << 32 | ~index).  More (a tie class of one value): the keys above the bin and the
 //        first k - above members of the class in index order (one more barrier: the blocks' tie
 //        counts), exactly k keys
-//   grid_rank_kernel: candidate i's place = the candidates with a larger key; place < k written
 // Every block reads the same global counters after a barrier, so every decision (and every
 // barrier) is the same across the grid, as long as the grid holds one row (two rows may need
-// different levels: their blocks would wait at different barriers; topk_grid_select_supports).
-// Exact for every input, with no fallback: a row ends with between k and target candidates, a
-// superset of its answer.
+// different levels: their blocks would wait at different barriers; topk_grid_select_supports).  Exact for every input, with no fallback: a row ends
+// with between k and target candidates, a superset of its answer.
 #pragma once
 #include <cstdint>
 
@@ -49,57 +45,6 @@ __device__ std::uint32_t block_sum(std::uint32_t v, std::uint32_t* scratch) {
   return v;
 }
 
-// Block-wide exclusive scan of v in thread order (`scratch` holds 32 words); starts and ends with
-// a barrier.
-template <int BLOCK>
-__device__ std::uint32_t block_exclusive_scan(std::uint32_t v, std::uint32_t* scratch) {
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  std::uint32_t incl = v;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, incl, o);
-    if (lane >= o) incl += up;
-  }
-  __syncthreads();  // scratch may still be read by an earlier call
-  if (lane == 31) scratch[w] = incl;
-  __syncthreads();
-  std::uint32_t base = 0;
-  for (int i = 0; i < w; ++i) base += scratch[i];
-  return base + incl - v;
-}
-
-// Level 0's bins of a distance D from the row's largest rank (D = d for f32, d >> 16 for f16 and
-// bf16, whose ranks lie 2^16 apart): exact for D < 2^L (bin D), then 2^L sub-bins per octave
-// (D in [2^e, 2^(e+1)), e >= L: bins of 2^(e-L) distances).  The k-th rank of typical rows lies a
-// few octaves below the largest: one level finds it to 2^-L of its octave (f16/bf16: to the value
-// when D < 2^(L+1)).
-template <class T>
-struct GridLevel0 {
-  static constexpr int kShift = Element<T>::kFormat == KeyFormat::f32 ? 0 : 16;
-  static constexpr int kLog = Element<T>::kFormat == KeyFormat::f32 ? kGridLevel0LogF32 : kGridLevel0Log16;
-  static constexpr int kSub = 1 << kLog;
-  static constexpr int kTopOctave = 31 - kShift;  // D < 2^(32 - kShift)
-  static constexpr int kBins = kSub * (kTopOctave - kLog + 2);
-  static_assert(kBins <= kGridBins, "level 0 holds more bins than the row's counters");
-  __device__ static int bin(std::uint32_t d) {
-    const std::uint32_t dd = d >> kShift;
-    if (dd < std::uint32_t(kSub)) return int(dd);
-    const int e = 31 - __clz(int(dd));
-    return kSub + ((e - kLog) << kLog) + int((dd >> (e - kLog)) & std::uint32_t(kSub - 1));
-  }
-  // The bin's distances: [lo, lo + 2^width_log), in units of d.
-  __device__ static void range(int b, std::uint32_t& lo, int& width_log) {
-    if (b < kSub) {
-      lo = std::uint32_t(b) << kShift;
-      width_log = kShift;
-      return;
-    }
-    const int q = b - kSub, e = (q >> kLog) + kLog, sub = q & (kSub - 1);
-    lo = ((1u << e) + (std::uint32_t(sub) << (e - kLog))) << kShift;
-    width_log = e - kLog + kShift;
-  }
-};
-
 // Dynamic shared memory: chunk_len ranks.  partial: rows x blocks_per_row words; bins: rows x
 // kGridLevels x kGridBins words (zeroed here before the first barrier).  states[row] is written
 // whole (threshold, count, best); failed[0] is zeroed for the select kernel.
@@ -111,10 +56,9 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
                           std::uint32_t* __restrict__ partial, std::uint32_t* __restrict__ bins,
                           SampleRowState* __restrict__ states, std::uint64_t* __restrict__ cands,
                           std::uint32_t* __restrict__ failed) {
-  using L0 = GridLevel0<T>;
-  constexpr int kPer = (kGridBins + BLOCK - 1) / BLOCK;  // bins a thread scans
-  extern __shared__ __align__(16) std::uint32_t s_rank[];
-  __shared__ std::uint32_t hist[kGridBins];
+  extern __shared__ std::uint32_t s_rank[];
+  __shared__ std::uint32_t hist[33 * 32];  // [bin][lane]: no two lanes of a warp collide
+  __shared__ std::uint32_t s_bin[33];
   __shared__ std::uint32_t scratch[32];
   __shared__ std::uint32_t s_pick, s_above, s_count, s_base;
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
@@ -130,47 +74,27 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   }
   if (blockIdx.x == 0 && t == 0) failed[0] = 0;
 
-  // 1. The chunk's ranks into shared memory: 16-byte loads (4 f32 or 8 f16/bf16) where the chunk
-  // starts 16-byte aligned (chunk_len is a multiple of 8), all of a thread's loads first; the
-  // tail (and a misaligned row) element by element.
-  constexpr int V = 16 / int(sizeof(T)), UV = 2;
+  // 1. The chunk's ranks into shared memory: all of a thread's loads first, then the ranks.
+  constexpr int U = 8;
   std::uint32_t best = 0;
-  int done = 0;
-  if ((reinterpret_cast<std::uintptr_t>(xr + begin) & 15u) == 0) {
-    const int nvec = len / V;
-    const uint4* xv = reinterpret_cast<const uint4*>(xr + begin);
-    for (int base = 0; base < nvec; base += BLOCK * UV) {
-      uint4 v[UV];
+  for (int base = 0; base < len; base += BLOCK * U) {
+    T v[U];
 #pragma unroll
-      for (int i = 0; i < UV; ++i) {
-        const int jv = base + i * BLOCK + t;
-        if (jv < nvec) v[i] = __ldg(xv + jv);
-      }
+    for (int i = 0; i < U; ++i) {
+      const int j = base + i * BLOCK + t;
+      if (j < len) v[i] = __ldg(xr + begin + j);
+    }
 #pragma unroll
-      for (int i = 0; i < UV; ++i) {
-        const int jv = base + i * BLOCK + t;
-        if (jv < nvec) {
-          const T* e = reinterpret_cast<const T*>(&v[i]);
-          std::uint32_t r[V];
-#pragma unroll
-          for (int q = 0; q < V; ++q) {
-            r[q] = rank_of(e[q], largest != 0);
-            best = r[q] > best ? r[q] : best;
-          }
-#pragma unroll
-          for (int q = 0; q < V; q += 4)
-            *reinterpret_cast<uint4*>(s_rank + std::int64_t(jv) * V + q) = make_uint4(r[q], r[q + 1], r[q + 2], r[q + 3]);
-        }
+    for (int i = 0; i < U; ++i) {
+      const int j = base + i * BLOCK + t;
+      if (j < len) {
+        const std::uint32_t r = rank_of(v[i], largest != 0);
+        s_rank[j] = r;
+        best = r > best ? r : best;
       }
     }
-    done = nvec * V;
   }
-  for (int j = done + t; j < len; j += BLOCK) {
-    const std::uint32_t r = rank_of(__ldg(xr + begin + j), largest != 0);
-    s_rank[j] = r;
-    best = r > best ? r : best;
-  }
-  for (int b = t; b < kGridBins; b += BLOCK) hist[b] = 0;
+  for (int b = t; b < 33 * 32; b += BLOCK) hist[b] = 0;
   best = block_max<BLOCK>(best, scratch);  // its barriers also publish s_rank and hist
   if (t == 0) partial[blockIdx.x] = best;
   grid.sync();
@@ -181,78 +105,62 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   }
   const std::uint32_t top = block_max<BLOCK>(m, scratch);
 
-  // Counts the distances d = top - rank into nbins bins (level 0: L0's; later levels: d - lo in
-  // [0, 2^width_log) by bins of 2^sh) in shared memory (one atomic per bin and warp: lanes with
-  // the same bin are matched), adds the block's counts of the bins up to its own k-th rank to the
-  // level's global counters (bins past a block's k-th rank lie past the row's), waits for the
-  // grid and picks the bin holding the k-th rank: s_pick, s_above (ranks of the row above the
-  // bin), s_count (ranks in it).
-  auto level = [&](int lvl, std::uint32_t lo, int width_log, int sh, int nbins, std::uint32_t above) {
-    for (int base = 0; base < len; base += BLOCK) {  // whole warps: the match needs every lane
-      const int j = base + t;
-      int b = -1;
-      if (j < len) {
-        const std::uint32_t d = top - s_rank[j];
-        if (lvl == 0) b = L0::bin(d);
-        else if (d >= lo && std::uint64_t(d - lo) < (std::uint64_t(1) << width_log)) b = int((d - lo) >> sh);
+  // Counts the distances d = top - rank with d - lo in [0, 2^width_log) into bins of 2^sh (or,
+  // at level 0, every distance by band), adds the block's counts to the level's global counters,
+  // waits for the grid and picks the bin holding the k-th rank: s_pick, s_above (ranks of the
+  // row above the bin), s_count (ranks in it).
+  auto level = [&](int lvl, std::uint32_t lo, int width_log, int sh, std::uint32_t above) {
+    for (int j = t; j < len; j += BLOCK) {
+      const std::uint32_t d = top - s_rank[j];
+      if (lvl == 0) {
+        atomicAdd(hist + distance_band(d) * 32 + lane, 1u);
+      } else if (d >= lo && std::uint64_t(d - lo) < (std::uint64_t(1) << width_log)) {
+        atomicAdd(hist + ((d - lo) >> sh) * 32 + lane, 1u);
       }
-      const unsigned peers = __match_any_sync(0xFFFFFFFFu, b);
-      if (b >= 0 && lane == __ffs(peers) - 1) atomicAdd(hist + b, std::uint32_t(__popc(peers)));
     }
     __syncthreads();
+    const int nbins = lvl == 0 ? 33 : 32;
     std::uint32_t* level_bins = row_bins + lvl * kGridBins;
-    std::uint32_t c[kPer], sum = 0;
-#pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      const int b = t * kPer + i;
-      c[i] = b < nbins ? hist[b] : 0u;
-      sum += c[i];
-    }
-    std::uint32_t before = block_exclusive_scan<BLOCK>(sum, scratch);
-#pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      if (c[i] != 0 && before < std::uint32_t(k)) atomicAdd(level_bins + t * kPer + i, c[i]);
-      before += c[i];
+    if (t < nbins) {
+      std::uint32_t c = 0;
+      for (int l = 0; l < 32; ++l) c += hist[t * 32 + l];
+      if (c != 0) atomicAdd(level_bins + t, c);
     }
     grid.sync();  // also a block barrier: hist has been read
-    for (int b = t; b < nbins; b += BLOCK) hist[b] = 0;  // for the next level (after the pick's barriers)
-    sum = 0;
-#pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      const int b = t * kPer + i;
-      c[i] = b < nbins ? __ldcg(level_bins + b) : 0u;
-      sum += c[i];
-    }
-    before = above + block_exclusive_scan<BLOCK>(sum, scratch);
-#pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      const int b = t * kPer + i;
-      const std::uint32_t after = before + c[i];
-      // The first bin that takes the count to k (bin 0 if above already does), or the last bin.
-      if (b < nbins && ((after >= std::uint32_t(k) && (before < std::uint32_t(k) || b == 0)) ||
-                        (b == nbins - 1 && after < std::uint32_t(k)))) {
-        s_pick = std::uint32_t(b);
-        s_above = before;
-        s_count = c[i];
+    for (int b = t; b < 33 * 32; b += BLOCK) hist[b] = 0;  // for the next level (after the pick's barriers)
+    if (t < nbins) s_bin[t] = __ldcg(level_bins + t);
+    __syncthreads();
+    if (t == 0) {
+      std::uint32_t cum = above;
+      int pick = nbins - 1;
+      for (int b = 0; b < nbins; ++b) {
+        if (cum + s_bin[b] >= std::uint32_t(k)) {
+          pick = b;
+          break;
+        }
+        cum += s_bin[b];
       }
-      before = after;
+      s_pick = std::uint32_t(pick);
+      s_above = cum;
+      s_count = s_bin[pick];
     }
     __syncthreads();
   };
 
-  // 2. Level 0: L0's bins of distance from top.
-  level(0, 0u, 0, 0, L0::kBins, 0u);
-  std::uint32_t above = s_above, count = s_count, lo = 0;
-  int width_log = 0;
-  L0::range(int(s_pick), lo, width_log);
-  // 3. 256 sub-bins of the chosen bin until at most `target` ranks are at or above it, or it
-  // holds one value: one rank for f32; for f16/bf16 a bin of up to 2^16 distances (their distinct
-  // ranks differ by at least 2^16, NaN's included, so such a bin holds one value).
-  constexpr int kMinWidthLog = L0::kShift;
+  // 2. Bands of distance from top; the band b holds distances [2^(b-1), 2^b) (band 0: d = 0).
+  level(0, 0u, 0, 0, 0u);
+  const int band = int(s_pick);
+  std::uint32_t above = s_above, count = s_count;
+  std::uint32_t lo = band == 0 ? 0u : 1u << (band - 1);
+  int width_log = band == 0 ? 0 : band - 1;
+  // 3. Sub-bins of the chosen bin until at most `target` ranks are at or above it, or it holds
+  // one value: one rank for f32; for f16/bf16 a bin of up to 2^16 distances (their distinct ranks
+  // differ by multiples of 2^16, NaN's included, so such a bin holds one value).
+  constexpr int kMinWidthLog = Element<T>::kFormat == KeyFormat::f32 ? 0 : 16;
   for (int lvl = 1; lvl < kGridLevels && width_log > kMinWidthLog && above + count > target; ++lvl) {
-    const int sh = width_log - kGridSubLog > kMinWidthLog ? width_log - kGridSubLog : kMinWidthLog;
+    const int sh = width_log > 5 ? width_log - 5 : 0;
     __syncthreads();  // every thread has read s_* of the last level
-    level(lvl, lo, width_log, sh, 1 << (width_log - sh), above);
+    level(lvl, lo, width_log, sh, above);
     lo += s_pick << sh;
     width_log = sh;
     above = s_above;
@@ -282,7 +190,7 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, incl, o);
     if (lane >= o) incl += up;
   }
-  __syncthreads();  // scratch was read by the last level's scan
+  __syncthreads();  // scratch was read by block_max
   if (lane == 31) scratch[t >> 5] = incl;
   __syncthreads();
   std::uint32_t warp_base = 0, total = 0;
@@ -343,6 +251,7 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     placed += round_total;
   }
 }
+
 
 // topk_grid_select's second kernel (rows = 1): the place of each of the row's C candidates is the
 // number of candidates with a larger key (keys are distinct: the low half is ~index), and those

@@ -19,16 +19,10 @@ namespace kiln::topk {
 inline constexpr int kGridBlocks[] = {256, 512};     // instantiated block sizes (template argument)
 inline constexpr int kGridMaxChunk = 16384;          // ranks a block holds (64 KiB of shared memory)
 inline constexpr int kGridChunkAlign = 256;          // chunks are multiples of this many elements
-// Level 0: bins of the distance D from the row's largest rank, exact below 2^L and 2^L per octave
-// above (L = kGridLevel0LogF32 for f32: 896 bins; kGridLevel0Log16 for f16/bf16, whose D has 16
-// bits: 1280 bins, the value itself for D < 256); then levels of 2^kGridSubLog sub-bins of the
-// chosen bin.  f32's widest level-0 bin is 2^26 distances: 4 more levels take it to one rank;
-// f16/bf16's is 2^8 values: one more level.
-inline constexpr int kGridLevel0LogF32 = 5;
-inline constexpr int kGridLevel0Log16 = 7;
-inline constexpr int kGridSubLog = 8;
-inline constexpr int kGridLevels = 6;
-inline constexpr int kGridBins = 1280;               // global counters per row and level (level 0's most)
+// Distance bands, then levels of 32 sub-bins: a band is at most 2^31 wide, 7 levels of 2^-5 take
+// it to one rank.
+inline constexpr int kGridLevels = 8;
+inline constexpr int kGridBins = 64;                 // global counters per row and level (33 used)
 inline constexpr int kGridRankBlock = 256;          // grid_rank_kernel: 8 warps split the candidate list
 inline constexpr std::int64_t kGridMinN = 8193;      // shorter rows are topk_row_select's and topk_warp_select's
 // What supports() assumes the device holds at once: two blocks of kGridMaxChunk ranks per SM
