@@ -18,16 +18,17 @@ namespace {
 
 std::int64_t ceil_div64(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Workspace: the row state and candidates (what grid_rank_kernel reads), a word the threshold
-// kernel zeroes (topk_sample_select's failed-row count, kept for its signature), then the blocks'
-// largest ranks (at most ceil(n / min_chunk) blocks a row, reused for their tie counts) and the
-// levels' counters.
+// Workspace: what the select kernel reads and writes (its row states and candidates; the failed
+// list, radix row states and histograms it would fill for a row whose candidates miss, which
+// never happens here: a row ends with between k and target candidates), then the blocks' largest
+// ranks (at most ceil(n / min_chunk) blocks a row, reused for their tie counts) and the levels'
+// counters.
 struct GridLayout {
   GridPlan plan;
-  std::size_t states_bytes = 0, failed_bytes = 0, cands_bytes = 0;
+  std::size_t states_bytes = 0, failed_bytes = 0, radix_states_bytes = 0, hists_bytes = 0, cands_bytes = 0;
   std::size_t partial_bytes = 0, bins_bytes = 0;
   std::size_t total() const {
-    return states_bytes + failed_bytes + cands_bytes + partial_bytes + bins_bytes;
+    return states_bytes + failed_bytes + radix_states_bytes + hists_bytes + cands_bytes + partial_bytes + bins_bytes;
   }
 };
 
@@ -37,6 +38,8 @@ GridLayout layout_of(const Problem& p, const Config& c) {
   r.plan = grid_plan(p.dims[2]);
   r.states_bytes = rows * sizeof(SampleRowState);
   r.failed_bytes = (rows + 2) / 2 * 8;  // rows + 1 words, rounded up to keep 8-byte alignment
+  r.radix_states_bytes = rows * sizeof(RadixRowState);
+  r.hists_bytes = rows * kRadixBins * sizeof(std::uint32_t);
   r.cands_bytes = rows * std::size_t(r.plan.cand_cap) * sizeof(std::uint64_t);
   const std::int64_t most_blocks = ceil_div64(p.dims[1], std::max(c.get_or("min_chunk", 4096), kGridChunkAlign));
   r.partial_bytes = (rows * std::size_t(most_blocks) + 1) / 2 * 8;
@@ -73,6 +76,10 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
   at += r.states_bytes;
   auto* failed = reinterpret_cast<std::uint32_t*>(bytes + at);
   at += r.failed_bytes;
+  auto* radix_states = reinterpret_cast<RadixRowState*>(bytes + at);
+  at += r.radix_states_bytes;
+  auto* hists = reinterpret_cast<std::uint32_t*>(bytes + at);
+  at += r.hists_bytes;
   auto* cands = reinterpret_cast<std::uint64_t*>(bytes + at);
   at += r.cands_bytes;
   auto* partial = reinterpret_cast<std::uint32_t*>(bytes + at);
@@ -89,9 +96,17 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
                                                   std::size_t(chunk_len) * sizeof(std::uint32_t), stream);
       e != cudaSuccess)
     return e;
-  // Between k and target (<= kSampleSortCap) candidates: each one's place by counting the larger.
-  grid_rank_kernel<T, kGridRankBlock><<<unsigned(ceil_div64(cand_cap, 32)), kGridRankBlock, 0, stream>>>(
-      x, k, cand_cap, states, cands, static_cast<T*>(l.values), l.indices);
+  // At most target (<= kSampleSortCap) candidates: the select kernel gathers and sorts them, no
+  // radix pass and no fallback.
+  const unsigned rows = unsigned(l.rows);
+  if (l.rows <= kSampleSelectWideRows)
+    sample_select_kernel<T, kSampleSelectWideBlock><<<rows, kSampleSelectWideBlock, 0, stream>>>(
+        x, l.x_stride, l.n, l.k, cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        l.v_stride, l.indices, l.i_stride);
+  else
+    sample_select_kernel<T, kSampleSelectBlock><<<rows, kSampleSelectBlock, 0, stream>>>(
+        x, l.x_stride, l.n, l.k, cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
+        l.v_stride, l.indices, l.i_stride);
   return cudaGetLastError();
 }
 
@@ -110,7 +125,7 @@ class GridSelect final : public Variant {
       : Variant(VariantDesc{"topk_grid_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 51,
                             "a row spread over the resident grid in shared memory; the k-th rank's bin by "
                             "histograms across blocks (grid barriers); one append pass of at most "
-                            "max(256, 2 pow2(k)) keys; each placed by counting the larger keys",
+                            "max(256, 2 pow2(k)) keys; those sorted by topk_sample_select's select kernel",
                             false, false},
                 grid_select_space()) {}
   Config default_config(const DeviceInfo& d) const override { return grid_select_default(d); }

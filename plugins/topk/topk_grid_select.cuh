@@ -1,7 +1,7 @@
 // The kernel of topk_grid_select: one row spread over the resident grid, the threshold
 // of its k-th rank found by histograms that all of the row's blocks add to, one grid barrier per
 // level, every block then appending its keys at or above the threshold to the row's candidate
-// buffer; grid_rank_kernel (below) then places each candidate by counting the larger ones.
+// buffer (what topk_sample_select's select kernel reads and sorts).
 //   grid_threshold_kernel (cooperative: rows x blocks_per_row blocks, all resident; rows = 1:
 //                          the barriers are the grid's, so every row must take the same levels)
 //     1. block (row, part) reads elements [part chunk, (part + 1) chunk) of the row once, into
@@ -249,51 +249,6 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
       if (std::int64_t(slot) < cand_cap) out[slot] = key_at(j);
     }
     placed += round_total;
-  }
-}
-
-
-// topk_grid_select's second kernel (rows = 1): the place of each of the row's C candidates is the
-// number of candidates with a larger key (keys are distinct: the low half is ~index), and those
-// with place < k are written.  Block b takes candidates [32 b, 32 b + 32) (one per lane), its warps
-// split the list: C x C compares spread over C / 32 blocks, where one block's sort of up to 4096
-// keys took 17-27 us (fourteenth session).  Launch ceil(cand_cap / 32) blocks.
-template <class T, int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-    grid_rank_kernel(const T* __restrict__ x, int k, std::int64_t cand_cap, const SampleRowState* __restrict__ states,
-                     const std::uint64_t* __restrict__ cands, T* __restrict__ values,
-                     std::int32_t* __restrict__ indices) {
-  constexpr int W = BLOCK / 32;
-  __shared__ std::uint64_t s_list[W][32];
-  __shared__ std::uint32_t s_place[32];
-  const int t = threadIdx.x, lane = t & 31, w = t >> 5;
-  const std::uint32_t found = states[0].count;
-  const int count = std::int64_t(found) < cand_cap ? int(found) : int(cand_cap);
-  if (int(blockIdx.x) * 32 >= count) return;  // the same for the whole block
-  const int i = int(blockIdx.x) * 32 + lane;
-  const std::uint64_t key = i < count ? load_key(cands + i) : kNoElement;
-  if (t < 32) s_place[t] = 0;
-  const int per = (count + W - 1) / W;
-  const int q0 = w * per, q1 = q0 + per < count ? q0 + per : count;
-  std::uint32_t greater = 0;
-  for (int q = q0; q < q1; q += 32) {
-    // kNoElement (0) past the slice: below every key
-    s_list[w][lane] = q + lane < q1 ? load_key(cands + q + lane) : kNoElement;
-    __syncwarp();
-#pragma unroll 8
-    for (int s = 0; s < 32; ++s) greater += s_list[w][s] > key ? 1u : 0u;
-    __syncwarp();
-  }
-  __syncthreads();  // s_place zeroed
-  atomicAdd(&s_place[lane], greater);
-  __syncthreads();
-  if (w == 0 && i < count) {
-    const std::uint32_t place = s_place[lane];
-    if (place < std::uint32_t(k)) {
-      const std::uint32_t j = index_of(key);
-      indices[place] = std::int32_t(j);
-      values[place] = x[j];
-    }
   }
 }
 

@@ -10,8 +10,8 @@ namespace kiln::topk {
 
 GridPlan grid_plan(std::int64_t k) {
   GridPlan g;
-  // sample_select_kernel's sort_target (which sorted the candidates until the fifteenth session;
-  // grid_rank_kernel now places them, at most kSampleSortCap^2 compares).
+  // The select kernel's sort size (sample_select_kernel's sort_target): with at most this many
+  // candidates it needs no radix pass of its own.
   std::int64_t target = kSampleSortMin;
   while (target < 2 * k && target < kSampleSortCap) target <<= 1;
   g.target = std::uint32_t(target);

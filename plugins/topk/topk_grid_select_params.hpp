@@ -2,7 +2,7 @@
 // to a few million elements, spread over the whole resident grid.  Each block holds
 // its chunk of the row in shared memory as 32-bit ranks; the grid finds the threshold of the
 // k-th rank by histograms combined across blocks (a grid barrier between levels), every block
-// appends its keys at or above it, and grid_rank_kernel places each by counting the larger ones.
+// appends its keys at or above it, and topk_sample_select's select kernel orders them.
 //
 //   kiln::topk::GridPlan g = kiln::topk::grid_plan(/*n=*/1 << 20, /*k=*/100, /*element_bytes=*/4);
 //   // g.target == 256: the levels stop once at most 256 keys are at or above the threshold's bin
@@ -23,17 +23,15 @@ inline constexpr int kGridChunkAlign = 256;          // chunks are multiples of 
 // it to one rank.
 inline constexpr int kGridLevels = 8;
 inline constexpr int kGridBins = 64;                 // global counters per row and level (33 used)
-inline constexpr int kGridRankBlock = 256;          // grid_rank_kernel: 8 warps split the candidate list
 inline constexpr std::int64_t kGridMinN = 8193;      // shorter rows are topk_row_select's and topk_warp_select's
 // What supports() assumes the device holds at once: two blocks of kGridMaxChunk ranks per SM
 // (an H100 or H200 holds three); launch() checks the real resident grid.
 inline constexpr int kGridBlocksPerSmAssumed = 2;
 
 struct GridPlan {
-  std::uint32_t target = 0;   // the candidates a row ends with: between k and target,
-                              // max(kSampleSortMin, 2 pow2(k)) up to kSampleSortCap (once
-                              // topk_sample_select's sort size; grid_rank_kernel's work is target^2
-                              // compares, the levels' count falls as target grows)
+  std::uint32_t target = 0;   // the candidates a row ends with: between k and target (the select
+                              // kernel's sort size, max(kSampleSortMin, 2 pow2(k)) up to
+                              // kSampleSortCap, so it needs no radix pass of its own)
   std::int64_t cand_cap = 0;  // candidate keys per row: target
 };
 GridPlan grid_plan(std::int64_t k);
