@@ -16,6 +16,9 @@
 #           the build), then `kiln bench` of topk_grid_select with that plugin on DEV and HELD ->
 #           base.log (the same CLI, only the plugin differs)
 #   scripts/topk15-device.sh OUT DEADLINE STAGE...
+# From a helper's worktree (`run` sends the session's checkout, not the worktree): copy the tree
+# (git archive HEAD, plus BASE's folder) into an ignored folder of the checkout, e.g.
+# build-topk15-src/, name it in `carry` and start with `cd build-topk15-src &&`.
 set -uo pipefail
 out=${1:?usage: scripts/topk15-device.sh OUT DEADLINE STAGE...}
 deadline=${2:?deadline in seconds}

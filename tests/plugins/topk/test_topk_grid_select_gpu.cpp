@@ -3,7 +3,8 @@
 // more), k from 1 to 4096, largest 1 and 0, dense and pitched, every config; then hand-built rows that stress the
 // levels and the fallback (every value equal: the candidates overflow; a tie class of 3/4 of the
 // row at the k-th place; values spread over many octaves; NaN of both signs, infinities and zeros
-// of both signs), compared bit for bit.
+// of both signs; a few huge values above a cluster of neighbouring floats, which sends the k-th
+// rank deep into the levels), compared bit for bit.
 #include <cuda_runtime.h>
 #include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
