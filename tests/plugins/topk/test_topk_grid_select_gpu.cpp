@@ -3,7 +3,8 @@
 // more), k from 1 to 4096, largest 1 and 0, dense and pitched, every config; then hand-built rows that stress the
 // levels and the fallback (every value equal: the candidates overflow; a tie class of 3/4 of the
 // row at the k-th place; values spread over many octaves; NaN of both signs, infinities and zeros
-// of both signs), compared bit for bit.
+// of both signs; a few huge values above a cluster of neighbouring floats, which sends the k-th
+// rank deep into the levels), compared bit for bit.
 #include <cuda_runtime.h>
 #include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
@@ -158,6 +159,14 @@ TEST_CASE("topk_grid_select is exact on ties, spread octaves, NaN and signed zer
       // Magnitudes over 2^-60 .. 2^60: the bands are far apart, the levels go deep.
       for (auto& e : x) e = std::ldexp(u(rng), int(rng() % 121) - 60);
       check_rows(rt, *v, x, s, largest, pitched, ws, "spread octaves");
+      // A few huge values (fewer than k) above a cluster of neighbouring floats: the k-th rank
+      // lies in a wide level-0 bin far from the largest, so the 256-bin levels go deep.
+      for (auto& e : x) {
+        const std::uint32_t b = 0x3F800000u + std::uint32_t(rng() % 200000);
+        std::memcpy(&e, &b, 4);
+        if (rng() % 1024 == 0) e = (largest ? 1.0e30f : -1.0e30f) * (1.0f + u(rng) * 0.5f);
+      }
+      check_rows(rt, *v, x, s, largest, pitched, ws, "outliers above a cluster");
       for (auto& e : x) {
         const unsigned r = unsigned(rng() % 64);
         e = r == 0 ? nan : r == 1 ? -nan : r == 2 ? inf : r == 3 ? -inf : r == 4 ? -0.0f : r == 5 ? 0.0f : u(rng);
