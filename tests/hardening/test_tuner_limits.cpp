@@ -199,6 +199,10 @@ TEST_CASE("NaN or negative time caps and give-up factors are refused, not read a
   refused([&](kiln::TuneOptions& o) { o.evaluator.max_seconds_per_candidate = -1; }, "EvaluatorOptions::max_seconds_per_candidate = -1");
   refused([&](kiln::TuneOptions& o) { o.search.give_up_factor = nan; }, "SearchOptions::give_up_factor = nan");
   refused([&](kiln::TuneOptions& o) { o.search.give_up_factor = 0.5; }, "SearchOptions::give_up_factor = 0.5");
+  // The value as given (kiln::scalar_text), not std::to_string's six decimals ("1.000000", "-0.000000").
+  refused([&](kiln::TuneOptions& o) { o.search.give_up_factor = 0.9999999; }, "SearchOptions::give_up_factor = 0.9999999,");
+  refused([&](kiln::TuneOptions& o) { o.evaluator.max_seconds_per_candidate = -1e-9; },
+          "EvaluatorOptions::max_seconds_per_candidate = -1e-09,");
   refused([&](kiln::TuneOptions& o) { o.search.timing.max_seconds = nan; }, "SearchOptions::timing.max_seconds = nan");
   refused([&](kiln::TuneOptions& o) { o.search.timing.give_up_above_us = nan; }, "SearchOptions::timing.give_up_above_us = nan");
   // 0 is "no cap" where the header says so, and still runs.

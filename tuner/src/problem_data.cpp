@@ -239,8 +239,8 @@ OracleCheck ProblemData::use_oracle(const Variant& oracle, const Config& config,
   if (!(check.error <= check.tolerance)) {
     check.status = Status::fail(ErrorKind::internal, "oracle " + oracle.name() + " disagrees with the reference on " +
                                                          std::to_string(check.samples) + " sampled elements: error " +
-                                                         std::to_string(check.error) + " > " +
-                                                         std::to_string(check.tolerance));
+                                                         scalar_text(check.error) + " > " +
+                                                         scalar_text(check.tolerance));
     return check;
   }
   // Accepted: its outputs are the expected ones.

@@ -101,16 +101,16 @@ void check_counts(const SearchOptions& o) {
   // A NaN compares false with every time: a NaN cap capped nothing and a NaN give-up factor never
   // let a hopeless candidate go.  A factor below 1 gave up on candidates faster than the best.
   if (!(o.give_up_factor >= 1.0))
-    throw ArgumentError("SearchOptions::give_up_factor = " + std::to_string(o.give_up_factor) +
+    throw ArgumentError("SearchOptions::give_up_factor = " + scalar_text(o.give_up_factor) +
                         ", expected a factor >= 1 of the best median so far");
   if (!(o.timing.max_seconds >= 0.0))
-    throw ArgumentError("SearchOptions::timing.max_seconds = " + std::to_string(o.timing.max_seconds) +
+    throw ArgumentError("SearchOptions::timing.max_seconds = " + scalar_text(o.timing.max_seconds) +
                         ", expected a number of seconds >= 0 (0: no cap)");
   if (std::isnan(o.timing.give_up_above_us))
     throw ArgumentError("SearchOptions::timing.give_up_above_us = nan, expected a time in us (infinity: never give up)");
   // A NaN budget compared false with every elapsed time: the search ran without a limit.
   if (o.budget.seconds && !(*o.budget.seconds >= 0))  // NaN, or below zero: no budget meant
-    throw ArgumentError("SearchOptions::budget.seconds = " + std::to_string(*o.budget.seconds) +
+    throw ArgumentError("SearchOptions::budget.seconds = " + scalar_text(*o.budget.seconds) +
                         ", expected a number of seconds >= 0");
 }
 

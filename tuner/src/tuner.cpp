@@ -112,12 +112,12 @@ std::optional<TuningEntry> Tuner::current_entry(const Problem& problem) const {
 TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
   if (!asked.schema) throw UnknownOpError("Tuner::tune: the problem has no op schema");
   if (options.total_seconds && !(*options.total_seconds >= 0))  // NaN would bound nothing
-    throw ArgumentError("TuneOptions::total_seconds = " + std::to_string(*options.total_seconds) +
+    throw ArgumentError("TuneOptions::total_seconds = " + scalar_text(*options.total_seconds) +
                         ", expected a number of seconds >= 0");
   // `> 0.0` is how the evaluator asks for its cap: a NaN or negative one timed every run uncapped.
   if (!(options.evaluator.max_seconds_per_candidate >= 0.0))
     throw ArgumentError("EvaluatorOptions::max_seconds_per_candidate = " +
-                        std::to_string(options.evaluator.max_seconds_per_candidate) +
+                        scalar_text(options.evaluator.max_seconds_per_candidate) +
                         ", expected a number of seconds >= 0 (0: no cap)");
   // A name that is no variant of the op left the space empty, reported as "no variants are
   // registered": say which name is wrong instead.
