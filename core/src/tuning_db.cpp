@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iterator>
@@ -832,6 +833,16 @@ void TuningDb::check_writable() const {
     if (::access(dir.c_str(), W_OK) != 0)
       fail(user_path_, "cannot write in directory '" + dir + "': " + std::error_code(errno, std::generic_category()).message());
   }
+}
+
+void TuningDb::set_lock_timeout(double seconds) {
+  if (!(seconds >= 0.0)) {  // also NaN
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", seconds);
+    throw ArgumentError(std::string("TuningDb::set_lock_timeout: seconds is ") + text +
+                        "; expected a number of seconds >= 0 (infinity waits for ever)");
+  }
+  lock_timeout_s_ = seconds;
 }
 
 std::string TuningDb::default_user_path() {

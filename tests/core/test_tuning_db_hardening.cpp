@@ -284,6 +284,27 @@ TEST_CASE("tuning db hardening: a lock held by another process times out and nam
   db.put(kDev, "gemm", key(1), entry("v1"));  // free again
 }
 
+TEST_CASE("tuning db hardening: set_lock_timeout refuses NaN and negative waits") {
+  TempDir dir;
+  kiln::TuningDb db({}, dir.file("tuning.yaml"));
+  // NaN compares false with every wait, so a contended write would never give up.
+  for (double bad : {std::nan(""), -1.0, -std::numeric_limits<double>::infinity()}) {
+    INFO(bad);
+    CHECK_THROWS_AS(db.set_lock_timeout(bad), kiln::ArgumentError);
+    std::string msg;
+    try {
+      db.set_lock_timeout(bad);
+    } catch (const kiln::ArgumentError& e) {
+      msg = e.what();
+    }
+    CHECK(contains(msg, "set_lock_timeout"));
+    CHECK(contains(msg, "seconds >= 0"));
+  }
+  CHECK_NOTHROW(db.set_lock_timeout(0.0));
+  CHECK_NOTHROW(db.set_lock_timeout(std::numeric_limits<double>::infinity()));
+  db.put(kDev, "gemm", key(1), entry("v1"));  // no contention: the wait does not matter
+}
+
 TEST_CASE("tuning db hardening: a mistyped KILN_DB_LOCK_TIMEOUT is reported, not ignored") {
   TempDir dir;
   ::setenv("KILN_DB_LOCK_TIMEOUT", "half a minute", 1);
