@@ -417,7 +417,16 @@ ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vec
     if (warnings) warnings->push_back(at_line(what, mark) + ": " + where + ": " + reason);
   };
   // An empty document (e.g. a file created with `touch`) holds no entries; that is not corrupt.
-  if (root.IsNull()) return out;
+  // One with only comments (notes, or a file that is no database: `kiln db merge --into notes`)
+  // holds none either, but a rewrite would lose the comments: the warning makes the rewrite keep
+  // the file as it was in `<file>.bak` first, and says so.
+  if (root.IsNull()) {
+    if (warnings && text.find_first_not_of(" \t\r\n") != std::string::npos)
+      warnings->push_back("tuning database '" + printable(what) +
+                          "': holds no entries, only comments or an empty document; kiln does not keep them when "
+                          "it rewrites the file");
+    return out;
+  }
   auto file_fail = [&](const YAML::Node& node, const std::string& reason) {
     throw TuningDbError(at_line(what, node.Mark()) + ": " + reason);
   };

@@ -641,6 +641,28 @@ TEST_CASE("tuning db hardening: text from a file reaches messages escaped") {
   CHECK(contains(warnings[0], "tuned_at"));
 }
 
+TEST_CASE("tuning db hardening: a file of only comments is kept as .bak before a rewrite") {
+  // It parsed as an empty database, so put() (or kiln db merge --into it) replaced the comments
+  // without a word and without a copy.
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  const std::string text = "# notes on this machine's tuning, kept by hand\n# do not lose me\n";
+  spit(user, text);
+  kiln::TuningDb db({}, user);
+  REQUIRE(db.warnings().size() == 1);
+  CHECK(contains(db.warnings().front(), "only comments"));
+  db.put(kDev, "gemm", key(1), entry("v1"));
+  CHECK(slurp(user + ".bak") == text);
+  CHECK(kiln::TuningDb::read_file(user).at(kDev).at("gemm").size() == 1);
+  // An empty file (touch) has nothing to lose: no warning, no copy.
+  const std::string empty = dir.file("empty.yaml");
+  spit(empty, " \n");
+  kiln::TuningDb fresh({}, empty);
+  CHECK(fresh.warnings().empty());
+  fresh.put(kDev, "gemm", key(1), entry("v1"));
+  CHECK_FALSE(fs::exists(empty + ".bak"));
+}
+
 TEST_CASE("tuning db hardening: a rewrite that leaves out an unreadable entry keeps the old file as .bak") {
   // A hand-edited entry with a typo (median_us: fast) was skipped on reading, as it should be,
   // and then gone for good: the next put() rewrote the file without it.
