@@ -248,6 +248,8 @@ Command make_tune_command(CLI::App& parent) {
         if (single) throw Error("out of memory while preparing the inputs of " + out.problem);
         out.status = "failed";
         out.detail = "out of memory while preparing the inputs";
+        // Without its own JSON the problem's --json line read {"result": null}.
+        out.json = outcome_json(out.op, out.problem, out.device, out.status, out.detail, nullptr);
         outcomes.push_back(std::move(out));
       } catch (const TuningDbError&) {  // the database cannot take results: stop the whole run
         throw;
@@ -256,6 +258,7 @@ Command make_tune_command(CLI::App& parent) {
         if (single) throw;
         out.status = "failed";
         out.detail = e.what();
+        out.json = outcome_json(out.op, out.problem, out.device, out.status, out.detail, nullptr);
         outcomes.push_back(std::move(out));
       }
     }
