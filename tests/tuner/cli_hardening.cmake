@@ -49,6 +49,28 @@ add_test(NAME cli_db_merge_into_empty COMMAND sh -c [=[out=$("$0" db merge "$1" 
          $<TARGET_FILE:kiln_cli> ${CMAKE_CURRENT_SOURCE_DIR}/data/db_a.yaml)
 set_tests_properties(cli_db_merge_into_empty PROPERTIES LABELS cpu ENVIRONMENT
   "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/into_empty;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# Empty text flags (an unset variable: --dtype "$DTYPE") meant the default without a word, and an
+# empty --plan said only "give exactly one of ...": each is refused, named.  Through sh, as above.
+add_test(NAME cli_empty_text_flags COMMAND sh -c [=[
+check() { want="$1"; shift; out=$("$KILN" "$@" 2>&1); rc=$?
+  [ "$rc" -eq 2 ] && case "$out" in *"$want: '' is empty: expected"*) return 0 ;; esac
+  echo "FAIL: kiln $* -> exit $rc: $out"; exit 1; }
+KILN="$0"
+check --plan tune --plan ''
+check --from tune --from ''
+check --dtype tune tuner_scale --shape 64 --dtype ''
+check --device tune tuner_scale --shape 64 --device ''
+check --shape explain tuner_scale --shape ''
+check --dtype explain tuner_scale --shape 64 --dtype ''
+check --device explain tuner_scale --shape 64 --device ''
+check --device bench tuner_scale --shape 64 --device ''
+check --problems bench --regret --problems ''
+check --shape verify tuner_scale --shape ''
+check --device demo --device ''
+check --op db show --op ''
+exit 0]=] $<TARGET_FILE:kiln_cli>)
+set_tests_properties(cli_empty_text_flags PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
 kiln_cli_test(device_ordinal_sign ARGS explain tuner_scale --shape 64 --device cuda:+0 EXPECT 2
               ERR "bad device 'cuda:\\+0': expected host, cuda or cuda:N")
 # --device-key: a GPU has an architecture and at least one SM (0sm was accepted).

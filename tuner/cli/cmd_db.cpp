@@ -11,6 +11,7 @@
 
 #include "common.hpp"
 #include "db_loo.hpp"
+#include "range_check.hpp"
 #include "json.hpp"
 #include "json_document.hpp"
 #include "table.hpp"
@@ -260,7 +261,7 @@ Command make_db_command(CLI::App& parent) {
   c.app = parent.add_subcommand("db", "Inspect, merge and prune the tuning database");
   c.app->require_subcommand(1);
   o->show = c.app->add_subcommand("show", "List the layers and their entries with their status");
-  o->show->add_option("--op", o->op, "Only this op");
+  o->show->add_option("--op", o->op, "Only this op")->check(not_empty("an op name (leave --op out for every op)", false));
   o->show->add_flag("--json", o->json, "Print JSON");
   o->merge = c.app->add_subcommand("merge", "Merge tuning databases from other machines into the user file");
   o->merge->add_option("FILE", o->files, "Database files to merge (at least one)")->required()->check(CLI::ExistingFile);
@@ -272,7 +273,7 @@ Command make_db_command(CLI::App& parent) {
   o->prune->add_flag("--dry-run", o->dry_run, "Only list what would be dropped");
   o->prune->add_flag("--json", o->json, "Print JSON");
   o->loo = c.app->add_subcommand("loo", "Leave-one-out: what dispatch chooses for each tuned entry without it");
-  o->loo->add_option("--op", o->loo_options.op, "Only this op");
+  o->loo->add_option("--op", o->loo_options.op, "Only this op")->check(not_empty("an op name (leave --op out for every op)", false));
   o->loo->add_option("--device-key", o->loo_options.device_key,
                      "Database device key (default: this GPU's, else the first GPU key in the database)");
   o->loo->add_flag("--verbose", o->loo_options.verbose, "List the entries where another variant is chosen");
