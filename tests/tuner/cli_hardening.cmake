@@ -71,6 +71,11 @@ check --op db show --op ''
 exit 0]=] $<TARGET_FILE:kiln_cli>)
 set_tests_properties(cli_empty_text_flags PROPERTIES LABELS cpu ENVIRONMENT
   "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# An empty plan or problem list tuned nothing and exited 0; bench --regret already refused one.
+kiln_cli_test(tune_empty_plan ARGS tune --plan ${hardening_data}/empty_plan.yaml EXPECT 2
+              ERR "--plan .*empty_plan.yaml: no problems in the file.*usage: kiln tune")
+kiln_cli_test(tune_empty_from ARGS tune --from /dev/null --json EXPECT 2
+              OUT "\"kind\": \"usage\",.*--from /dev/null: no problems in the file")
 kiln_cli_test(device_ordinal_sign ARGS explain tuner_scale --shape 64 --device cuda:+0 EXPECT 2
               ERR "bad device 'cuda:\\+0': expected host, cuda or cuda:N")
 # --device-key: a GPU has an architecture and at least one SM (0sm was accepted).
