@@ -133,7 +133,21 @@ void check_dir_not_shared(const std::string& dir, const std::string& db_path) {
                       "it, or set KILN_CACHE_DIR to a directory of your own)");
 }
 
+namespace {
+
+// A database path must end in a file name: "" or "dir/" made the lock code create the directory
+// and a stray "dir/.lock" before the write failed naming a temp file the caller never gave.
+void check_file_name(const std::string& path) {
+  if (path.empty()) fail(path, "the path is empty; expected a database file such as tuning.yaml");
+  const std::string name = fs::path(path).filename().string();
+  if (name.empty() || name == "." || name == "..")
+    fail(path, "ends in a directory ('/', '.' or '..'), expected a database file name such as tuning.yaml");
+}
+
+}  // namespace
+
 DbTarget resolve_db_path(const std::string& path) {
+  check_file_name(path);
   std::string current = path;
   for (int hop = 0; hop <= 8; ++hop) {
     check_dir_not_shared(parent_of(current), path);
@@ -274,6 +288,7 @@ std::size_t remove_stale_temp_files(const std::string& target) {
 }
 
 DbLock::DbLock(const std::string& db_path, double timeout_seconds) {
+  check_file_name(db_path);  // before anything is created for it
   const std::string lock_path = db_path + ".lock";
   const std::string dir = parent_of(db_path);
   std::error_code ec;

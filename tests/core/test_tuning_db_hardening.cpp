@@ -641,6 +641,26 @@ TEST_CASE("tuning db hardening: text from a file reaches messages escaped") {
   CHECK(contains(warnings[0], "tuned_at"));
 }
 
+TEST_CASE("tuning db hardening: a path without a file name is refused before anything is created") {
+  // "dir/" made put() create the directory and a stray "dir/.lock" before it failed, and
+  // write_file("") blamed a temp file ('./.tmp.<pid>...') the caller never named.
+  TempDir dir;
+  const std::string slash = dir.file("newdir") + "/";
+  for (const std::string& path : {slash, std::string(""), dir.file("newdir") + "/.", dir.file("x") + "/.."}) {
+    INFO("path '" << path << "'");
+    kiln::TuningDb db({}, path);
+    const std::string put_error = error_of([&] { db.put(kDev, "gemm", key(1), entry("v1")); });
+    CHECK(!put_error.empty());
+    const std::string write_error = error_of([&] { kiln::TuningDb::write_file(path, {}); });
+    CHECK((contains(write_error, "expected a database file") || contains(write_error, "is empty")));
+    CHECK_FALSE(contains(write_error, ".tmp."));
+  }
+  CHECK_FALSE(fs::exists(dir.file("newdir")));
+  CHECK_FALSE(fs::exists(dir.file("x")));
+  kiln::TuningDb db({}, slash);
+  CHECK(contains(error_of([&] { db.put(kDev, "gemm", key(1), entry("v1")); }), "expected a database file name"));
+}
+
 TEST_CASE("tuning db hardening: a file of only comments is kept as .bak before a rewrite") {
   // It parsed as an empty database, so put() (or kiln db merge --into it) replaced the comments
   // without a word and without a copy.
