@@ -68,6 +68,9 @@ check --problems bench --regret --problems ''
 check --shape verify tuner_scale --shape ''
 check --device demo --device ''
 check --op db show --op ''
+check --device-key explain tuner_scale --shape 64 --device-key ''
+check --device-key db loo --device-key ''
+check DIR plugins check ''
 exit 0]=] $<TARGET_FILE:kiln_cli>)
 set_tests_properties(cli_empty_text_flags PROPERTIES LABELS cpu ENVIRONMENT
   "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
@@ -76,6 +79,9 @@ kiln_cli_test(tune_empty_plan ARGS tune --plan ${hardening_data}/empty_plan.yaml
               ERR "--plan .*empty_plan.yaml: no problems in the file.*usage: kiln tune")
 kiln_cli_test(tune_empty_from ARGS tune --from /dev/null --json EXPECT 2
               OUT "\"kind\": \"usage\",.*--from /dev/null: no problems in the file")
+# --align past int said only "--align: 99999999999999999999".
+kiln_cli_test(explain_align_huge ARGS explain tuner_scale --shape 64 --device host --align 99999999999999999999 EXPECT 2
+              ERR "--align: '99999999999999999999' is not one of 1, 2, 4, 8, 16")
 kiln_cli_test(device_ordinal_sign ARGS explain tuner_scale --shape 64 --device cuda:+0 EXPECT 2
               ERR "bad device 'cuda:\\+0': expected host, cuda or cuda:N")
 # --device-key: a GPU has an architecture and at least one SM (0sm was accepted).

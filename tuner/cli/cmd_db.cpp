@@ -275,7 +275,8 @@ Command make_db_command(CLI::App& parent) {
   o->loo = c.app->add_subcommand("loo", "Leave-one-out: what dispatch chooses for each tuned entry without it");
   o->loo->add_option("--op", o->loo_options.op, "Only this op")->check(not_empty("an op name (leave --op out for every op)", false));
   o->loo->add_option("--device-key", o->loo_options.device_key,
-                     "Database device key (default: this GPU's, else the first GPU key in the database)");
+                     "Database device key (default: this GPU's, else the first GPU key in the database)")
+      ->check(not_empty("a database device key NAME|sm_XY|Nsm"));
   o->loo->add_flag("--verbose", o->loo_options.verbose, "List the entries where another variant is chosen");
   o->loo->add_flag("--json", o->loo_options.json, "Print JSON");
   c.usage = kUsage;

@@ -35,9 +35,18 @@ Command make_explain_command(CLI::App& parent) {
   c.app->add_option("--device-key", o->device_key,
                     "Explain for the GPU of this database key (NAME|sm_XY|Nsm, as `kiln db show` lists), here or "
                     "not: its entries are trusted as `kiln db loo` trusts them")
-      ->excludes(device_opt);
+      ->excludes(device_opt)
+      ->check(not_empty("a database device key NAME|sm_XY|Nsm"));
   c.app->add_option("--align", o->align, "Alignment of the arguments in bytes: 16 (default), 8, 4, 2, 1")
-      ->check(CLI::IsMember(std::vector<int>{1, 2, 4, 8, 16}));
+      // On the text, before the conversion to int: CLI11's IsMember said only "--align:
+      // 99999999999999999999" for a value past int.
+      ->check(CLI::Validator(
+          [](std::string& input) -> std::string {
+            for (const char* ok : {"1", "2", "4", "8", "16"})
+              if (input == ok) return {};
+            return "'" + input + "' is not one of 1, 2, 4, 8, 16 (bytes)";
+          },
+          "BYTES in {1,2,4,8,16}"));
   c.app->add_flag("--json", o->json, "Print JSON");
   c.usage = "usage: kiln explain <op> --shape SHAPE [--dtype T] [--device D | --device-key KEY] [--align BYTES] [--json]";
   c.run = [o] {

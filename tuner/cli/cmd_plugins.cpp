@@ -279,7 +279,8 @@ Command make_plugins_command(CLI::App& parent) {
   c.app = parent.add_subcommand("plugins", "Check the plugin files, each loaded in a process of its own");
   c.app->require_subcommand(1);
   o->check = c.app->add_subcommand("check", "Load each plugin file in a child process and report how it went");
-  o->check->add_option("dirs", o->dirs, "Plugin directories (default: the plugin path)");
+  o->check->add_option("DIR", o->dirs, "Plugin directories (default: the plugin path)")
+      ->check(not_empty("a plugin directory", false));
   o->check->add_option("--timeout", o->timeout_seconds, "Seconds one file may take to load (default 60)")
       ->check(in_range(0.1, 3600));
   o->check->add_flag("--json", o->json, "Print JSON");
