@@ -1062,8 +1062,9 @@ std::size_t merge_tables(TuningTable& into, const TuningTable& from, bool prefer
           continue;
         }
         if (it->second == entry) continue;
-        // ISO 8601 UTC timestamps of one format order as strings.
-        bool take = prefer_newer ? entry.tuned_at > it->second.tuned_at : entry.median_us < it->second.median_us;
+        // Times, not strings: an offset or a word in tuned_at must not decide (tuned_later).
+        bool take = prefer_newer ? detail::tuned_later(entry.tuned_at, it->second.tuned_at)
+                                 : entry.median_us < it->second.median_us;
         if (take) {
           it->second = entry;
           ++changed;

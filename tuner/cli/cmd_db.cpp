@@ -15,6 +15,7 @@
 #include "json.hpp"
 #include "json_document.hpp"
 #include "table.hpp"
+#include "tuning_db_files.hpp"  // detail::tuned_later
 
 namespace kiln::cli {
 namespace {
@@ -174,7 +175,7 @@ int run_merge(const DbCli& o) {
               continue;
             }
             if (*old == e) continue;
-            const bool take = o.prefer_newer ? e.tuned_at > old->tuned_at : e.median_us < old->median_us;
+            const bool take = o.prefer_newer ? detail::tuned_later(e.tuned_at, old->tuned_at) : e.median_us < old->median_us;
             (take ? replaced : kept)++;
             conflicts.push(Json::object()
                                .set("device", dev)
