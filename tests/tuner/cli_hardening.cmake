@@ -71,6 +71,11 @@ check --op db show --op ''
 check --device-key explain tuner_scale --shape 64 --device-key ''
 check --device-key db loo --device-key ''
 check DIR plugins check ''
+check op tune '' --shape 64
+check op bench '' --shape 64
+check op explain '' --shape 64
+check op list ''
+check op verify ''
 exit 0]=] $<TARGET_FILE:kiln_cli>)
 set_tests_properties(cli_empty_text_flags PROPERTIES LABELS cpu ENVIRONMENT
   "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")

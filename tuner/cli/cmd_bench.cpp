@@ -69,7 +69,7 @@ Command make_bench_command(CLI::App& parent) {
   Command c;
   c.app = parent.add_subcommand("bench", "Time every variant of an op on one problem against a baseline");
   auto* app = c.app;
-  app->add_option("op", o->op, "Op to benchmark");
+  app->add_option("op", o->op, "Op to benchmark")->check(not_empty("an op name (kiln list lists them)", false));
   app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")
       ->check(not_empty("a shape such as 4096x4096", false));
   app->add_option("--dtype", o->dtype, "Element type (default: the op's first)")->check(not_empty("a dtype name such as f32"));

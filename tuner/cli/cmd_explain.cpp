@@ -25,7 +25,7 @@ Command make_explain_command(CLI::App& parent) {
   auto o = std::make_shared<Opts>();
   Command c;
   c.app = parent.add_subcommand("explain", "Show which variant and config op() would run for a problem, and why");
-  c.app->add_option("op", o->op, "Op")->required();
+  c.app->add_option("op", o->op, "Op")->required()->check(not_empty("an op name (kiln list lists them)", false));
   c.app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")
       ->check(not_empty("a shape such as 4096x4096", false));
   c.app->add_option("--dtype", o->dtype, "Element type (default: the op's first)")->check(not_empty("a dtype name such as f32"));

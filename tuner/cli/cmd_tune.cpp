@@ -52,7 +52,7 @@ Command make_tune_command(CLI::App& parent) {
   Command c;
   c.app = parent.add_subcommand("tune", "Tune problems and store the winners in the user tuning database");
   auto* app = c.app;
-  app->add_option("op", o->op, "Op to tune");
+  app->add_option("op", o->op, "Op to tune")->check(not_empty("an op name (kiln list lists them)", false));
   app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")
       ->check(not_empty("a shape such as 4096x4096", false));
   app->add_option("--dtype", o->dtype, "Element type (default: the op's first)")->check(not_empty("a dtype name such as f32"));
