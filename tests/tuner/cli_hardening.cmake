@@ -87,6 +87,13 @@ kiln_cli_test(tune_empty_from ARGS tune --from /dev/null --json EXPECT 2
 # --align past int said only "--align: 99999999999999999999".
 kiln_cli_test(explain_align_huge ARGS explain tuner_scale --shape 64 --device host --align 99999999999999999999 EXPECT 2
               ERR "--align: '99999999999999999999' is not one of 1, 2, 4, 8, 16")
+# Every file on the plugin path failed to load: list said "set KILN_PLUGIN_PATH", which was set.
+add_test(NAME cli_list_all_plugins_failed COMMAND sh -c [=[d="$0/list_all_failed"; rm -rf "$d" && mkdir -p "$d" &&
+echo "not a library" > "$d/libkiln_fake.so" && out=$(KILN_PLUGIN_PATH="$d" "$1" list 2>/dev/null); echo "$out"
+case "$out" in *"set KILN_PLUGIN_PATH"*) exit 1 ;; *"1 plugin file(s)"*"kiln plugins check"*) exit 0 ;; esac; exit 1]=]
+         ${cli_cache} $<TARGET_FILE:kiln_cli>)
+set_tests_properties(cli_list_all_plugins_failed PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
 kiln_cli_test(device_ordinal_sign ARGS explain tuner_scale --shape 64 --device cuda:+0 EXPECT 2
               ERR "bad device 'cuda:\\+0': expected host, cuda or cuda:N")
 # --device-key: a GPU has an architecture and at least one SM (0sm was accepted).

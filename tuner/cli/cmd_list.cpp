@@ -127,7 +127,11 @@ Command make_list_command(CLI::App& parent) {
       return kExitOk;
     }
     if (ops.empty()) {
-      std::cout << "no ops registered (no plugin was loaded; set KILN_PLUGIN_PATH)\n";
+      // "set KILN_PLUGIN_PATH" was the advice also when it was set and its files failed to load.
+      const std::string failed = skipped_plugins_note();
+      std::cout << (failed.empty() ? "no ops registered (no plugin was loaded; set KILN_PLUGIN_PATH to the plugin directories)"
+                                   : "no ops registered: no plugin was loaded" + failed)
+                << "\n";
       return kExitOk;
     }
     if (o->op.empty() && !o->all) {
