@@ -94,6 +94,14 @@ case "$out" in *"set KILN_PLUGIN_PATH"*) exit 1 ;; *"1 plugin file(s)"*"kiln plu
          ${cli_cache} $<TARGET_FILE:kiln_cli>)
 set_tests_properties(cli_list_all_plugins_failed PROPERTIES LABELS cpu ENVIRONMENT
   "KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# Merging into a file of only comments keeps it as .bak and says where (the copy went unmentioned,
+# and before that the comments were lost).
+add_test(NAME cli_db_merge_into_notes COMMAND sh -c [=[d="$0/merge_into_notes"; rm -rf "$d" && mkdir -p "$d" &&
+printf '# my notes\n' > "$d/notes.txt" && err=$("$1" db merge "$2" --into "$d/notes.txt" 2>&1 >/dev/null); rc=$?; echo "$err"
+[ "$rc" -eq 0 ] && [ "$(cat "$d/notes.txt.bak")" = "# my notes" ] && case "$err" in *"kept in '$d/notes.txt.bak'"*) exit 0 ;; esac; exit 1]=]
+         ${cli_cache} $<TARGET_FILE:kiln_cli> ${CMAKE_CURRENT_SOURCE_DIR}/data/db_a.yaml)
+set_tests_properties(cli_db_merge_into_notes PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
 kiln_cli_test(device_ordinal_sign ARGS explain tuner_scale --shape 64 --device cuda:+0 EXPECT 2
               ERR "bad device 'cuda:\\+0': expected host, cuda or cuda:N")
 # --device-key: a GPU has an architecture and at least one SM (0sm was accepted).

@@ -154,6 +154,9 @@ int run_merge(const DbCli& o) {
   TuningDb db({}, target);
   if (!db.errors().empty()) throw TuningDbError(db.errors().front() + " (not merging into it)");
   for (const std::string& w : db.warnings()) std::cerr << "kiln: warning: " << w << " (dropped when it is rewritten)\n";
+  // Messages of the rewrite itself: where the file as it was is kept (<file>.bak) when the merge
+  // leaves out what could not be read.  Unset, they went nowhere and the copy went unmentioned.
+  db.set_reporter([](const std::string& message, bool) { std::cerr << "kiln: warning: " << message << "\n"; });
   std::size_t changed = 0, added = 0, replaced = 0, kept = 0, total = 0;
   Json conflicts = Json::array();
   db.update([&](TuningTable& table) {
