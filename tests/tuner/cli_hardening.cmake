@@ -102,6 +102,15 @@ printf '# my notes\n' > "$d/notes.txt" && err=$("$1" db merge "$2" --into "$d/no
          ${cli_cache} $<TARGET_FILE:kiln_cli> ${CMAKE_CURRENT_SOURCE_DIR}/data/db_a.yaml)
 set_tests_properties(cli_db_merge_into_notes PROPERTIES LABELS cpu ENVIRONMENT
   "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# plugins check names a broken link and a directory as the loader does ("cannot open: No such file").
+add_test(NAME cli_plugins_check_odd_entries COMMAND sh -c [=[d="$0/check_odd"; rm -rf "$d" && mkdir -p "$d/libkiln_dir.so" &&
+ln -s "$d/gone.so" "$d/libkiln_gone.so" && out=$("$1" plugins check "$d" 2>/dev/null); rc=$?; echo "$out"
+[ "$rc" -eq 1 ] || exit 1
+case "$out" in *"libkiln_gone.so"*"a symbolic link to a file that does not exist ('$d/gone.so')"*) ;; *) exit 1 ;; esac
+case "$out" in *"libkiln_dir.so"*"a directory named like a plugin"*) exit 0 ;; esac; exit 1]=]
+         ${cli_cache} $<TARGET_FILE:kiln_cli>)
+set_tests_properties(cli_plugins_check_odd_entries PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off;COLUMNS=400")
 kiln_cli_test(device_ordinal_sign ARGS explain tuner_scale --shape 64 --device cuda:+0 EXPECT 2
               ERR "bad device 'cuda:\\+0': expected host, cuda or cuda:N")
 # --device-key: a GPU has an architecture and at least one SM (0sm was accepted).
