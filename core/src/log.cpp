@@ -148,7 +148,13 @@ std::optional<LogLevel> parse_log_level(std::string_view name) noexcept {
 
 std::shared_ptr<spdlog::logger> logger() { return kiln_log().logger; }
 
-void set_log_level(LogLevel level) noexcept { kiln_log().logger->set_level(to_spdlog(level)); }
+void set_log_level(LogLevel level) noexcept {
+  // A value outside the enum (a cast from a config integer) is ignored: to_spdlog reads it as
+  // `off`, which silenced every message, errors included.
+  if (static_cast<int>(level) < static_cast<int>(LogLevel::trace) || static_cast<int>(level) > static_cast<int>(LogLevel::off))
+    return;
+  kiln_log().logger->set_level(to_spdlog(level));
+}
 
 LogLevel log_level() noexcept { return from_spdlog(kiln_log().logger->level()); }
 

@@ -117,7 +117,13 @@ Runtime::Runtime(Registry registry, RuntimeOptions options)
 Runtime::~Runtime() = default;
 
 void Runtime::init(RuntimeOptions options) {
-  if (options.log_level) set_log_level(*options.log_level);
+  if (options.log_level) {
+    const LogLevel level = *options.log_level;
+    if (static_cast<int>(level) < static_cast<int>(LogLevel::trace) || static_cast<int>(level) > static_cast<int>(LogLevel::off))
+      throw ArgumentError("RuntimeOptions::log_level = " + std::to_string(static_cast<int>(level)) +
+                          ": expected one of LogLevel::trace, debug, info, warn, error, critical, off");
+    set_log_level(level);
+  }
   if (options.log_callback) set_log_callback(std::move(options.log_callback));
   auto log = logger();
   if (options.load_plugins) {

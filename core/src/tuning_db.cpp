@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iterator>
@@ -416,7 +417,16 @@ ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vec
     if (warnings) warnings->push_back(at_line(what, mark) + ": " + where + ": " + reason);
   };
   // An empty document (e.g. a file created with `touch`) holds no entries; that is not corrupt.
-  if (root.IsNull()) return out;
+  // One with only comments (notes, or a file that is no database: `kiln db merge --into notes`)
+  // holds none either, but a rewrite would lose the comments: the warning makes the rewrite keep
+  // the file as it was in `<file>.bak` first, and says so.
+  if (root.IsNull()) {
+    if (warnings && text.find_first_not_of(" \t\r\n") != std::string::npos)
+      warnings->push_back("tuning database '" + printable(what) +
+                          "': holds no entries, only comments or an empty document; kiln does not keep them when "
+                          "it rewrites the file");
+    return out;
+  }
   auto file_fail = [&](const YAML::Node& node, const std::string& reason) {
     throw TuningDbError(at_line(what, node.Mark()) + ": " + reason);
   };
@@ -834,6 +844,16 @@ void TuningDb::check_writable() const {
   }
 }
 
+void TuningDb::set_lock_timeout(double seconds) {
+  if (!(seconds >= 0.0)) {  // also NaN
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", seconds);
+    throw ArgumentError(std::string("TuningDb::set_lock_timeout: seconds is ") + text +
+                        "; expected a number of seconds >= 0 (infinity waits for ever)");
+  }
+  lock_timeout_s_ = seconds;
+}
+
 std::string TuningDb::default_user_path() {
   auto env = [](const char* name) -> std::string {
     const char* v = std::getenv(name);
@@ -1042,8 +1062,9 @@ std::size_t merge_tables(TuningTable& into, const TuningTable& from, bool prefer
           continue;
         }
         if (it->second == entry) continue;
-        // ISO 8601 UTC timestamps of one format order as strings.
-        bool take = prefer_newer ? entry.tuned_at > it->second.tuned_at : entry.median_us < it->second.median_us;
+        // Times, not strings: an offset or a word in tuned_at must not decide (tuned_later).
+        bool take = prefer_newer ? detail::tuned_later(entry.tuned_at, it->second.tuned_at)
+                                 : entry.median_us < it->second.median_us;
         if (take) {
           it->second = entry;
           ++changed;

@@ -105,6 +105,76 @@ long temp_file_pid(const std::string& name, const std::string& base) {
 
 }  // namespace
 
+namespace {
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+long long days_from_civil(long long y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const long long era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<long long>(doe) - 719468;
+}
+
+// Seconds since the epoch (and the fraction as nanoseconds) of an ISO 8601 time; false when the
+// text is not one.
+bool parse_tuned_at(const std::string& t, long long& seconds, long long& nanos) {
+  auto digits = [&](std::size_t at, std::size_t n, int& out) {
+    if (at + n > t.size()) return false;
+    out = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (t[i] < '0' || t[i] > '9') return false;
+      out = out * 10 + (t[i] - '0');
+    }
+    return true;
+  };
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
+  if (!digits(0, 4, y) || t.size() < 19 || t[4] != '-' || !digits(5, 2, mo) || t[7] != '-' || !digits(8, 2, d) ||
+      (t[10] != 'T' && t[10] != 't' && t[10] != ' ') || !digits(11, 2, h) || t[13] != ':' || !digits(14, 2, mi) ||
+      t[16] != ':' || !digits(17, 2, se))
+    return false;
+  static const int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (mo < 1 || mo > 12 || d < 1 || d > kDays[mo - 1] || h > 23 || mi > 59 || se > 60) return false;
+  std::size_t at = 19;
+  nanos = 0;
+  if (at < t.size() && (t[at] == '.' || t[at] == ',')) {
+    std::size_t n = 0;
+    for (++at; at < t.size() && t[at] >= '0' && t[at] <= '9'; ++at, ++n)
+      if (n < 9) nanos = nanos * 10 + (t[at] - '0');
+    if (n == 0) return false;
+    for (; n < 9; ++n) nanos *= 10;
+  }
+  long long offset = 0;
+  if (at < t.size()) {
+    if ((t[at] == 'Z' || t[at] == 'z') && at + 1 == t.size()) {
+      ++at;
+    } else if (t[at] == '+' || t[at] == '-') {
+      int oh = 0, om = 0;
+      const std::size_t colon = at + 3 < t.size() && t[at + 3] == ':' ? 1 : 0;
+      if (!digits(at + 1, 2, oh) || !digits(at + 3 + colon, 2, om) || at + 5 + colon != t.size() || oh > 23 || om > 59)
+        return false;
+      offset = (t[at] == '+' ? 1 : -1) * (oh * 3600LL + om * 60LL);
+      at = t.size();
+    } else {
+      return false;
+    }
+  }
+  seconds = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600LL + mi * 60LL +
+            se - offset;
+  return true;
+}
+
+}  // namespace
+
+bool tuned_later(const std::string& a, const std::string& b) {
+  long long as = 0, an = 0, bs = 0, bn = 0;
+  const bool a_ok = parse_tuned_at(a, as, an), b_ok = parse_tuned_at(b, bs, bn);
+  if (!a_ok) return false;  // unreadable: never later than anything
+  if (!b_ok) return true;
+  return as != bs ? as > bs : an > bn;
+}
+
 std::string printable(const std::string& text) {
   std::string out;
   out.reserve(text.size());
@@ -133,7 +203,21 @@ void check_dir_not_shared(const std::string& dir, const std::string& db_path) {
                       "it, or set KILN_CACHE_DIR to a directory of your own)");
 }
 
+namespace {
+
+// A database path must end in a file name: "" or "dir/" made the lock code create the directory
+// and a stray "dir/.lock" before the write failed naming a temp file the caller never gave.
+void check_file_name(const std::string& path) {
+  if (path.empty()) fail(path, "the path is empty; expected a database file such as tuning.yaml");
+  const std::string name = fs::path(path).filename().string();
+  if (name.empty() || name == "." || name == "..")
+    fail(path, "ends in a directory ('/', '.' or '..'), expected a database file name such as tuning.yaml");
+}
+
+}  // namespace
+
 DbTarget resolve_db_path(const std::string& path) {
+  check_file_name(path);
   std::string current = path;
   for (int hop = 0; hop <= 8; ++hop) {
     check_dir_not_shared(parent_of(current), path);
@@ -274,6 +358,7 @@ std::size_t remove_stale_temp_files(const std::string& target) {
 }
 
 DbLock::DbLock(const std::string& db_path, double timeout_seconds) {
+  check_file_name(db_path);  // before anything is created for it
   const std::string lock_path = db_path + ".lock";
   const std::string dir = parent_of(db_path);
   std::error_code ec;

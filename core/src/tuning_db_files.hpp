@@ -55,4 +55,10 @@ void check_dir_not_shared(const std::string& dir, const std::string& db_path);
 // ASCII become \xNN.
 std::string printable(const std::string& text);
 
+// Whether tuned_at `a` is strictly later than `b` (merge --prefer-newer).  Both are read as ISO
+// 8601 times, YYYY-MM-DDTHH:MM:SS[.frac] with Z, +HH:MM, -HH:MM (or none: UTC); as strings,
+// "2026-11-21T11:00:00+05:00" (06:00 UTC) beat "2026-11-21T10:00:00Z" and any text ("zzz",
+// "9999") beat every real time.  A time that cannot be read is older than any that can.
+bool tuned_later(const std::string& a, const std::string& b);
+
 }  // namespace kiln::detail

@@ -51,6 +51,27 @@ TEST_CASE("log levels parse in any case and name themselves", "[log]") {
     CHECK(kiln::parse_log_level(kiln::log_level_name(l)) == l);
 }
 
+TEST_CASE("a log level outside LogLevel is refused, not read as off", "[log]") {
+  // to_spdlog read LogLevel(99) (an integer from a config file, cast) as off: errors went unseen.
+  LogGuard guard;
+  kiln::set_log_level(kiln::LogLevel::warn);
+  kiln::set_log_level(static_cast<kiln::LogLevel>(99));
+  CHECK(kiln::log_level() == kiln::LogLevel::warn);
+  CHECK(kiln::log_enabled(kiln::LogLevel::error));
+  kiln::RuntimeOptions o;
+  o.load_plugins = false;
+  o.use_default_db_paths = false;
+  o.log_level = static_cast<kiln::LogLevel>(99);
+  std::string msg;
+  try {
+    kiln::Runtime rt(o);
+  } catch (const kiln::ArgumentError& e) {
+    msg = e.what();
+  }
+  CHECK(msg.find("RuntimeOptions::log_level = 99") != std::string::npos);
+  CHECK(kiln::log_level() == kiln::LogLevel::warn);
+}
+
 TEST_CASE("the log callback takes kiln's messages at or above the level", "[log]") {
   LogGuard guard;
   auto captured = std::make_shared<Captured>();

@@ -678,6 +678,30 @@ TEST_CASE("tuning db: merge_tables") {
   CHECK(kiln::merge_tables(into, from, true) == 0);  // older loses
 }
 
+TEST_CASE("tuning db: merge_tables --prefer-newer compares times, not strings") {
+  // tuned_at was compared as text: 11:00+05:00 (06:00 UTC) beat 10:00Z, and any word beat a time.
+  const std::string k = gemm_key(64, 64, 64);
+  auto merged = [&](const std::string& have, const std::string& incoming) {
+    kiln::TuningTable into, from;
+    kiln::TuningEntry a = entry("have", 100.0), b = entry("incoming", 100.0);
+    a.tuned_at = have;
+    b.tuned_at = incoming;
+    into[kH200]["gemm"][k] = a;
+    from[kH200]["gemm"][k] = b;
+    kiln::merge_tables(into, from, true);
+    return into[kH200]["gemm"][k].variant;
+  };
+  CHECK(merged("2026-11-21T10:00:00Z", "2026-11-21T11:00:00+05:00") == "have");      // 06:00 UTC is older
+  CHECK(merged("2026-11-21T10:00:00Z", "2026-11-21T09:30:00-01:00") == "incoming");  // 10:30 UTC is newer
+  CHECK(merged("2026-11-21T10:00:00Z", "2026-11-21T10:00:00.5Z") == "incoming");     // fractions count
+  CHECK(merged("2026-11-21T10:00:00Z", "zzz") == "have");           // a word is no time
+  CHECK(merged("2026-11-21T10:00:00Z", "9999") == "have");
+  CHECK(merged("2026-11-21T10:00:00Z", "2026-13-40T10:00:00Z") == "have");  // no such date
+  CHECK(merged("garbage", "2020-01-01T00:00:00Z") == "incoming");   // any time beats none
+  CHECK(merged("", "2020-01-01T00:00:00Z") == "incoming");
+  CHECK(merged("2026-11-21T10:00:00Z", "2026-11-21T10:00:00+00:00") == "have");  // the same instant: kept
+}
+
 TEST_CASE("tuning db: default paths from the environment") {
   struct EnvGuard {
     std::vector<std::pair<std::string, std::optional<std::string>>> saved;

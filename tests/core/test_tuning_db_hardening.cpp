@@ -284,6 +284,27 @@ TEST_CASE("tuning db hardening: a lock held by another process times out and nam
   db.put(kDev, "gemm", key(1), entry("v1"));  // free again
 }
 
+TEST_CASE("tuning db hardening: set_lock_timeout refuses NaN and negative waits") {
+  TempDir dir;
+  kiln::TuningDb db({}, dir.file("tuning.yaml"));
+  // NaN compares false with every wait, so a contended write would never give up.
+  for (double bad : {std::nan(""), -1.0, -std::numeric_limits<double>::infinity()}) {
+    INFO(bad);
+    CHECK_THROWS_AS(db.set_lock_timeout(bad), kiln::ArgumentError);
+    std::string msg;
+    try {
+      db.set_lock_timeout(bad);
+    } catch (const kiln::ArgumentError& e) {
+      msg = e.what();
+    }
+    CHECK(contains(msg, "set_lock_timeout"));
+    CHECK(contains(msg, "seconds >= 0"));
+  }
+  CHECK_NOTHROW(db.set_lock_timeout(0.0));
+  CHECK_NOTHROW(db.set_lock_timeout(std::numeric_limits<double>::infinity()));
+  db.put(kDev, "gemm", key(1), entry("v1"));  // no contention: the wait does not matter
+}
+
 TEST_CASE("tuning db hardening: a mistyped KILN_DB_LOCK_TIMEOUT is reported, not ignored") {
   TempDir dir;
   ::setenv("KILN_DB_LOCK_TIMEOUT", "half a minute", 1);
@@ -618,6 +639,48 @@ TEST_CASE("tuning db hardening: text from a file reaches messages escaped") {
   CHECK(kiln::TuningDb::from_yaml(bad_yaml, "bytes.yaml", &warnings).at("d").at("op").empty());
   REQUIRE(warnings.size() == 1);
   CHECK(contains(warnings[0], "tuned_at"));
+}
+
+TEST_CASE("tuning db hardening: a path without a file name is refused before anything is created") {
+  // "dir/" made put() create the directory and a stray "dir/.lock" before it failed, and
+  // write_file("") blamed a temp file ('./.tmp.<pid>...') the caller never named.
+  TempDir dir;
+  const std::string slash = dir.file("newdir") + "/";
+  for (const std::string& path : {slash, std::string(""), dir.file("newdir") + "/.", dir.file("x") + "/.."}) {
+    INFO("path '" << path << "'");
+    kiln::TuningDb db({}, path);
+    const std::string put_error = error_of([&] { db.put(kDev, "gemm", key(1), entry("v1")); });
+    CHECK(!put_error.empty());
+    const std::string write_error = error_of([&] { kiln::TuningDb::write_file(path, {}); });
+    CHECK((contains(write_error, "expected a database file") || contains(write_error, "is empty")));
+    CHECK_FALSE(contains(write_error, ".tmp."));
+  }
+  CHECK_FALSE(fs::exists(dir.file("newdir")));
+  CHECK_FALSE(fs::exists(dir.file("x")));
+  kiln::TuningDb db({}, slash);
+  CHECK(contains(error_of([&] { db.put(kDev, "gemm", key(1), entry("v1")); }), "expected a database file name"));
+}
+
+TEST_CASE("tuning db hardening: a file of only comments is kept as .bak before a rewrite") {
+  // It parsed as an empty database, so put() (or kiln db merge --into it) replaced the comments
+  // without a word and without a copy.
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  const std::string text = "# notes on this machine's tuning, kept by hand\n# do not lose me\n";
+  spit(user, text);
+  kiln::TuningDb db({}, user);
+  REQUIRE(db.warnings().size() == 1);
+  CHECK(contains(db.warnings().front(), "only comments"));
+  db.put(kDev, "gemm", key(1), entry("v1"));
+  CHECK(slurp(user + ".bak") == text);
+  CHECK(kiln::TuningDb::read_file(user).at(kDev).at("gemm").size() == 1);
+  // An empty file (touch) has nothing to lose: no warning, no copy.
+  const std::string empty = dir.file("empty.yaml");
+  spit(empty, " \n");
+  kiln::TuningDb fresh({}, empty);
+  CHECK(fresh.warnings().empty());
+  fresh.put(kDev, "gemm", key(1), entry("v1"));
+  CHECK_FALSE(fs::exists(empty + ".bak"));
 }
 
 TEST_CASE("tuning db hardening: a rewrite that leaves out an unreadable entry keeps the old file as .bak") {

@@ -49,6 +49,68 @@ add_test(NAME cli_db_merge_into_empty COMMAND sh -c [=[out=$("$0" db merge "$1" 
          $<TARGET_FILE:kiln_cli> ${CMAKE_CURRENT_SOURCE_DIR}/data/db_a.yaml)
 set_tests_properties(cli_db_merge_into_empty PROPERTIES LABELS cpu ENVIRONMENT
   "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/into_empty;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# Empty text flags (an unset variable: --dtype "$DTYPE") meant the default without a word, and an
+# empty --plan said only "give exactly one of ...": each is refused, named.  Through sh, as above.
+add_test(NAME cli_empty_text_flags COMMAND sh -c [=[
+check() { want="$1"; shift; out=$("$KILN" "$@" 2>&1); rc=$?
+  [ "$rc" -eq 2 ] && case "$out" in *"$want: '' is empty: expected"*) return 0 ;; esac
+  echo "FAIL: kiln $* -> exit $rc: $out"; exit 1; }
+KILN="$0"
+check --plan tune --plan ''
+check --from tune --from ''
+check --dtype tune tuner_scale --shape 64 --dtype ''
+check --device tune tuner_scale --shape 64 --device ''
+check --shape explain tuner_scale --shape ''
+check --dtype explain tuner_scale --shape 64 --dtype ''
+check --device explain tuner_scale --shape 64 --device ''
+check --device bench tuner_scale --shape 64 --device ''
+check --problems bench --regret --problems ''
+check --shape verify tuner_scale --shape ''
+check --device demo --device ''
+check --op db show --op ''
+check --device-key explain tuner_scale --shape 64 --device-key ''
+check --device-key db loo --device-key ''
+check DIR plugins check ''
+check op tune '' --shape 64
+check op bench '' --shape 64
+check op explain '' --shape 64
+check op list ''
+check op verify ''
+exit 0]=] $<TARGET_FILE:kiln_cli>)
+set_tests_properties(cli_empty_text_flags PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# An empty plan or problem list tuned nothing and exited 0; bench --regret already refused one.
+kiln_cli_test(tune_empty_plan ARGS tune --plan ${hardening_data}/empty_plan.yaml EXPECT 2
+              ERR "--plan .*empty_plan.yaml: no problems in the file.*usage: kiln tune")
+kiln_cli_test(tune_empty_from ARGS tune --from /dev/null --json EXPECT 2
+              OUT "\"kind\": \"usage\",.*--from /dev/null: no problems in the file")
+# --align past int said only "--align: 99999999999999999999".
+kiln_cli_test(explain_align_huge ARGS explain tuner_scale --shape 64 --device host --align 99999999999999999999 EXPECT 2
+              ERR "--align: '99999999999999999999' is not one of 1, 2, 4, 8, 16")
+# Every file on the plugin path failed to load: list said "set KILN_PLUGIN_PATH", which was set.
+add_test(NAME cli_list_all_plugins_failed COMMAND sh -c [=[d="$0/list_all_failed"; rm -rf "$d" && mkdir -p "$d" &&
+echo "not a library" > "$d/libkiln_fake.so" && out=$(KILN_PLUGIN_PATH="$d" "$1" list 2>/dev/null); echo "$out"
+case "$out" in *"set KILN_PLUGIN_PATH"*) exit 1 ;; *"1 plugin file(s)"*"kiln plugins check"*) exit 0 ;; esac; exit 1]=]
+         ${cli_cache} $<TARGET_FILE:kiln_cli>)
+set_tests_properties(cli_list_all_plugins_failed PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# Merging into a file of only comments keeps it as .bak and says where (the copy went unmentioned,
+# and before that the comments were lost).
+add_test(NAME cli_db_merge_into_notes COMMAND sh -c [=[d="$0/merge_into_notes"; rm -rf "$d" && mkdir -p "$d" &&
+printf '# my notes\n' > "$d/notes.txt" && err=$("$1" db merge "$2" --into "$d/notes.txt" 2>&1 >/dev/null); rc=$?; echo "$err"
+[ "$rc" -eq 0 ] && [ "$(cat "$d/notes.txt.bak")" = "# my notes" ] && case "$err" in *"kept in '$d/notes.txt.bak'"*) exit 0 ;; esac; exit 1]=]
+         ${cli_cache} $<TARGET_FILE:kiln_cli> ${CMAKE_CURRENT_SOURCE_DIR}/data/db_a.yaml)
+set_tests_properties(cli_db_merge_into_notes PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# plugins check names a broken link and a directory as the loader does ("cannot open: No such file").
+add_test(NAME cli_plugins_check_odd_entries COMMAND sh -c [=[d="$0/check_odd"; rm -rf "$d" && mkdir -p "$d/libkiln_dir.so" &&
+ln -s "$d/gone.so" "$d/libkiln_gone.so" && out=$("$1" plugins check "$d" 2>/dev/null); rc=$?; echo "$out"
+[ "$rc" -eq 1 ] || exit 1
+case "$out" in *"libkiln_gone.so"*"a symbolic link to a file that does not exist ('$d/gone.so')"*) ;; *) exit 1 ;; esac
+case "$out" in *"libkiln_dir.so"*"a directory named like a plugin"*) exit 0 ;; esac; exit 1]=]
+         ${cli_cache} $<TARGET_FILE:kiln_cli>)
+set_tests_properties(cli_plugins_check_odd_entries PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off;COLUMNS=400")
 kiln_cli_test(device_ordinal_sign ARGS explain tuner_scale --shape 64 --device cuda:+0 EXPECT 2
               ERR "bad device 'cuda:\\+0': expected host, cuda or cuda:N")
 # --device-key: a GPU has an architecture and at least one SM (0sm was accepted).
@@ -85,6 +147,9 @@ if(kiln_cli_have_real_plugins)
                 OUT "0 tuned, 0 skipped, 5 failed" ERR "tensor 'a'.*tensor 'a'.*tensor 'x'.*k = 20.*allow_tf32")
   kiln_cli_test(overflow_from ARGS tune --from ${hardening_data}/overflow_problems.txt REAL_PLUGINS EXPECT 1
                 OUT "0 tuned, 0 skipped, 4 failed" ERR "tensor 'a'.*tensor 'x'.*k = 0.*largest")
+  # A problem that fails for want of memory keeps its line in --json ({"result": null} before).
+  kiln_cli_test(unallocatable_plan_json ARGS tune --plan ${hardening_data}/unallocatable_plan.yaml --force --no-store --json
+                REAL_PLUGINS EXPECT 1 OUT "\"status\":\"failed\",\"detail\":\"[^\"]*out of [a-z ]*memory" NOT_OUT "null")
 
   # A missing --shape: the dims and an example with numbers ("e.g. --shape
   # mxnxkxtf32xbatchxtaxtbxc16 with numbers"), the same for tune, bench and explain.

@@ -52,6 +52,20 @@ TEST_CASE("shard: i/N parses, and bad shares are errors that name the flag") {
   }
 }
 
+TEST_CASE("shard: a bad share's text is quoted without its control characters") {
+  // --shard and the launcher variables were echoed raw: an escape sequence reached the terminal.
+  std::string msg = kiln_test::error_message([] { kiln::parse_shard("\x1b[2J1/4"); });
+  CHECK(kiln_test::contains(msg, "bad --shard '\\x1b[2J1/4'"));
+  CHECK_FALSE(kiln_test::contains(msg, "\x1b"));
+  msg = kiln_test::error_message([] { kiln::parse_shard("\x1b]0;x\a"); });  // no slash
+  CHECK_FALSE(kiln_test::contains(msg, "\x1b"));
+  CHECK_FALSE(kiln_test::contains(msg, "\a"));
+  msg = kiln_test::error_message(
+      [] { kiln::shard_from_environment(env_of({{"SLURM_PROCID", "\x1b[31m"}, {"SLURM_NTASKS", "4"}})); });
+  CHECK(kiln_test::contains(msg, "SLURM_PROCID/SLURM_NTASKS"));
+  CHECK_FALSE(kiln_test::contains(msg, "\x1b"));
+}
+
 TEST_CASE("shard: the launcher's rank and size, OpenMPI first, then PMI, then Slurm") {
   CHECK_FALSE(kiln::shard_from_environment(env_of({})).has_value());
   auto s = kiln::shard_from_environment(env_of({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}}));

@@ -27,6 +27,7 @@
 #include "json.hpp"
 #include "progress.hpp"
 #include "table.hpp"
+#include "tuning_db_files.hpp"  // detail::printable
 
 namespace kiln::cli {
 namespace {
@@ -69,7 +70,7 @@ bool is_yaml(const std::string& path) {
 int run_regret_bench(const RegretOptions& o) {
   if (o.problems.empty()) throw UsageError("--regret needs --problems FILE (a plan .yaml or a problem list)");
   const Plan plan = is_yaml(o.problems) ? load_plan(o.problems) : load_problem_list(o.problems);
-  if (plan.problems.empty()) throw UsageError("--problems " + o.problems + ": no problems in the file");
+  if (plan.problems.empty()) throw UsageError("--problems " + detail::printable(o.problems) + ": no problems in the file");
   auto rt = open_runtime("", o.json);  // KILN_TUNE as op() sees it (race unless set)
 
   std::vector<Row> rows;

@@ -69,10 +69,12 @@ Command make_bench_command(CLI::App& parent) {
   Command c;
   c.app = parent.add_subcommand("bench", "Time every variant of an op on one problem against a baseline");
   auto* app = c.app;
-  app->add_option("op", o->op, "Op to benchmark");
-  app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096");
-  app->add_option("--dtype", o->dtype, "Element type (default: the op's first)");
-  app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
+  app->add_option("op", o->op, "Op to benchmark")->check(not_empty("an op name (kiln list lists them)", false));
+  app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")
+      ->check(not_empty("a shape such as 4096x4096", false));
+  app->add_option("--dtype", o->dtype, "Element type (default: the op's first)")->check(not_empty("a dtype name such as f32"));
+  app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)")
+      ->check(not_empty("host, cuda or cuda:N"));
   app->add_option("--variants", o->variants, "all (default) or variant names")->delimiter(',');
   app->add_option("--vs", o->vs, "Baseline: vendor (fastest vendor variant) or a variant name; default op()'s choice");
   app->add_option("--runs", o->runs, "Timed runs per variant (default 20; fewer when --max-seconds-per-row stops it)")
@@ -97,7 +99,8 @@ Command make_bench_command(CLI::App& parent) {
   app->add_option("--iters", o->iters, "--overhead: calls of each kind (default 20000)")->transform(count_in_range(2, 1e9));
   app->add_option("--batch", o->batch, "--overhead: calls per timed batch (default 200)")->transform(count_in_range(1, 1e6));
   app->add_flag("--regret", o->regret, "op()'s regret (its time / the fastest candidate's) over --problems");
-  app->add_option("--problems", o->problems, "--regret: a plan (.yaml) or a problem list (kiln tune --from format)");
+  app->add_option("--problems", o->problems, "--regret: a plan (.yaml) or a problem list (kiln tune --from format)")
+      ->check(not_empty("a plan or problem list file", false));
   app->add_option("--time-limit", o->time_limit,
                   "--regret: start no problem (and no candidate of the one under way) after this many seconds; the rest are reported as not measured (default: none)")
       ->check(in_range(1e-6, 1e7));

@@ -11,9 +11,11 @@
 
 #include "common.hpp"
 #include "db_loo.hpp"
+#include "range_check.hpp"
 #include "json.hpp"
 #include "json_document.hpp"
 #include "table.hpp"
+#include "tuning_db_files.hpp"  // detail::tuned_later
 
 namespace kiln::cli {
 namespace {
@@ -152,6 +154,9 @@ int run_merge(const DbCli& o) {
   TuningDb db({}, target);
   if (!db.errors().empty()) throw TuningDbError(db.errors().front() + " (not merging into it)");
   for (const std::string& w : db.warnings()) std::cerr << "kiln: warning: " << w << " (dropped when it is rewritten)\n";
+  // Messages of the rewrite itself: where the file as it was is kept (<file>.bak) when the merge
+  // leaves out what could not be read.  Unset, they went nowhere and the copy went unmentioned.
+  db.set_reporter([](const std::string& message, bool) { std::cerr << "kiln: warning: " << message << "\n"; });
   std::size_t changed = 0, added = 0, replaced = 0, kept = 0, total = 0;
   Json conflicts = Json::array();
   db.update([&](TuningTable& table) {
@@ -173,7 +178,7 @@ int run_merge(const DbCli& o) {
               continue;
             }
             if (*old == e) continue;
-            const bool take = o.prefer_newer ? e.tuned_at > old->tuned_at : e.median_us < old->median_us;
+            const bool take = o.prefer_newer ? detail::tuned_later(e.tuned_at, old->tuned_at) : e.median_us < old->median_us;
             (take ? replaced : kept)++;
             conflicts.push(Json::object()
                                .set("device", dev)
@@ -260,7 +265,7 @@ Command make_db_command(CLI::App& parent) {
   c.app = parent.add_subcommand("db", "Inspect, merge and prune the tuning database");
   c.app->require_subcommand(1);
   o->show = c.app->add_subcommand("show", "List the layers and their entries with their status");
-  o->show->add_option("--op", o->op, "Only this op");
+  o->show->add_option("--op", o->op, "Only this op")->check(not_empty("an op name (leave --op out for every op)", false));
   o->show->add_flag("--json", o->json, "Print JSON");
   o->merge = c.app->add_subcommand("merge", "Merge tuning databases from other machines into the user file");
   o->merge->add_option("FILE", o->files, "Database files to merge (at least one)")->required()->check(CLI::ExistingFile);
@@ -272,9 +277,10 @@ Command make_db_command(CLI::App& parent) {
   o->prune->add_flag("--dry-run", o->dry_run, "Only list what would be dropped");
   o->prune->add_flag("--json", o->json, "Print JSON");
   o->loo = c.app->add_subcommand("loo", "Leave-one-out: what dispatch chooses for each tuned entry without it");
-  o->loo->add_option("--op", o->loo_options.op, "Only this op");
+  o->loo->add_option("--op", o->loo_options.op, "Only this op")->check(not_empty("an op name (leave --op out for every op)", false));
   o->loo->add_option("--device-key", o->loo_options.device_key,
-                     "Database device key (default: this GPU's, else the first GPU key in the database)");
+                     "Database device key (default: this GPU's, else the first GPU key in the database)")
+      ->check(not_empty("a database device key NAME|sm_XY|Nsm"));
   o->loo->add_flag("--verbose", o->loo_options.verbose, "List the entries where another variant is chosen");
   o->loo->add_flag("--json", o->loo_options.json, "Print JSON");
   c.usage = kUsage;

@@ -13,6 +13,7 @@
 #include <kiln/kiln.hpp>
 
 #include "common.hpp"
+#include "range_check.hpp"
 #include "devices_report.hpp"
 #include "json.hpp"
 #include "json_document.hpp"
@@ -104,7 +105,8 @@ Command make_demo_command(CLI::App& parent) {
   auto o = std::make_shared<Opts>();
   Command c;
   c.app = parent.add_subcommand("demo", "Load every plugin and run each op once through op()");
-  c.app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
+  c.app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)")
+      ->check(not_empty("host, cuda or cuda:N"));
   c.app->add_flag("--json", o->json, "Print JSON");
   c.usage = "usage: kiln demo [--device D] [--json]";
   c.run = [o] {

@@ -9,6 +9,7 @@
 #include <kiln/kiln.hpp>
 
 #include "common.hpp"
+#include "range_check.hpp"
 #include "db_loo.hpp"
 #include "json.hpp"
 #include "json_document.hpp"
@@ -24,17 +25,28 @@ Command make_explain_command(CLI::App& parent) {
   auto o = std::make_shared<Opts>();
   Command c;
   c.app = parent.add_subcommand("explain", "Show which variant and config op() would run for a problem, and why");
-  c.app->add_option("op", o->op, "Op")->required();
-  c.app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096");
-  c.app->add_option("--dtype", o->dtype, "Element type (default: the op's first)");
+  c.app->add_option("op", o->op, "Op")->required()->check(not_empty("an op name (kiln list lists them)", false));
+  c.app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")
+      ->check(not_empty("a shape such as 4096x4096", false));
+  c.app->add_option("--dtype", o->dtype, "Element type (default: the op's first)")->check(not_empty("a dtype name such as f32"));
   auto* device_opt =
-      c.app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
+      c.app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)")
+          ->check(not_empty("host, cuda or cuda:N"));
   c.app->add_option("--device-key", o->device_key,
                     "Explain for the GPU of this database key (NAME|sm_XY|Nsm, as `kiln db show` lists), here or "
                     "not: its entries are trusted as `kiln db loo` trusts them")
-      ->excludes(device_opt);
+      ->excludes(device_opt)
+      ->check(not_empty("a database device key NAME|sm_XY|Nsm"));
   c.app->add_option("--align", o->align, "Alignment of the arguments in bytes: 16 (default), 8, 4, 2, 1")
-      ->check(CLI::IsMember(std::vector<int>{1, 2, 4, 8, 16}));
+      // On the text, before the conversion to int: CLI11's IsMember said only "--align:
+      // 99999999999999999999" for a value past int.
+      ->check(CLI::Validator(
+          [](std::string& input) -> std::string {
+            for (const char* ok : {"1", "2", "4", "8", "16"})
+              if (input == ok) return {};
+            return "'" + input + "' is not one of 1, 2, 4, 8, 16 (bytes)";
+          },
+          "BYTES in {1,2,4,8,16}"));
   c.app->add_flag("--json", o->json, "Print JSON");
   c.usage = "usage: kiln explain <op> --shape SHAPE [--dtype T] [--device D | --device-key KEY] [--align BYTES] [--json]";
   c.run = [o] {

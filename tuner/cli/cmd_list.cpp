@@ -7,6 +7,7 @@
 #include <kiln/kiln.hpp>
 
 #include "common.hpp"
+#include "range_check.hpp"
 #include "json.hpp"
 #include "json_document.hpp"
 #include "table.hpp"
@@ -95,7 +96,7 @@ Command make_list_command(CLI::App& parent) {
   auto o = std::make_shared<Opts>();
   Command c;
   c.app = parent.add_subcommand("list", "List ops, their variants and tuning parameters");
-  c.app->add_option("op", o->op, "Only this op");
+  c.app->add_option("op", o->op, "Only this op")->check(not_empty("an op name (kiln list lists them)", false));
   c.app->add_flag("--all", o->all, "Show every op's variants and parameters, not one line per op");
   c.app->add_flag("--json", o->json, "Print JSON");
   c.usage = "usage: kiln list [op] [--all] [--wide] [--json]";
@@ -126,7 +127,11 @@ Command make_list_command(CLI::App& parent) {
       return kExitOk;
     }
     if (ops.empty()) {
-      std::cout << "no ops registered (no plugin was loaded; set KILN_PLUGIN_PATH)\n";
+      // "set KILN_PLUGIN_PATH" was the advice also when it was set and its files failed to load.
+      const std::string failed = skipped_plugins_note();
+      std::cout << (failed.empty() ? "no ops registered (no plugin was loaded; set KILN_PLUGIN_PATH to the plugin directories)"
+                                   : "no ops registered: no plugin was loaded" + failed)
+                << "\n";
       return kExitOk;
     }
     if (o->op.empty() && !o->all) {

@@ -32,6 +32,7 @@
 #include "json.hpp"
 #include "json_document.hpp"
 #include "range_check.hpp"
+#include "tuning_db_files.hpp"  // detail::printable
 #include "table.hpp"
 
 namespace kiln::cli {
@@ -279,7 +280,8 @@ Command make_plugins_command(CLI::App& parent) {
   c.app = parent.add_subcommand("plugins", "Check the plugin files, each loaded in a process of its own");
   c.app->require_subcommand(1);
   o->check = c.app->add_subcommand("check", "Load each plugin file in a child process and report how it went");
-  o->check->add_option("dirs", o->dirs, "Plugin directories (default: the plugin path)");
+  o->check->add_option("DIR", o->dirs, "Plugin directories (default: the plugin path)")
+      ->check(not_empty("a plugin directory", false));
   o->check->add_option("--timeout", o->timeout_seconds, "Seconds one file may take to load (default 60)")
       ->check(in_range(0.1, 3600));
   o->check->add_flag("--json", o->json, "Print JSON");
@@ -306,7 +308,20 @@ Command make_plugins_command(CLI::App& parent) {
     std::vector<FileReport> reports;
     const std::vector<std::string> files = plugin_files(dirs, reports);
     for (const std::string& f : files) {
-      const std::string problem = plugin_file_problem(f);
+      // The loader's words for what it skips (plugin_loader.cpp); a broken link read "cannot open:
+      // No such file or directory", naming neither the link nor what was missing.
+      std::error_code ec;
+      const fs::file_status st = fs::status(f, ec);
+      std::string problem;
+      if (fs::is_symlink(fs::symlink_status(f, ec)) && !fs::exists(st)) {
+        problem = "a symbolic link to a file that does not exist";
+        const fs::path target = fs::read_symlink(f, ec);
+        if (!ec) problem += " ('" + detail::printable(target.string()) + "')";
+      } else if (fs::is_directory(st)) {
+        problem = "a directory named like a plugin";
+      } else {
+        problem = plugin_file_problem(f);
+      }
       if (!problem.empty()) {
         reports.push_back({f, "not loadable", problem, ""});
         continue;

@@ -52,18 +52,22 @@ Command make_tune_command(CLI::App& parent) {
   Command c;
   c.app = parent.add_subcommand("tune", "Tune problems and store the winners in the user tuning database");
   auto* app = c.app;
-  app->add_option("op", o->op, "Op to tune");
-  app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096");
-  app->add_option("--dtype", o->dtype, "Element type (default: the op's first)");
-  app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)");
+  app->add_option("op", o->op, "Op to tune")->check(not_empty("an op name (kiln list lists them)", false));
+  app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")
+      ->check(not_empty("a shape such as 4096x4096", false));
+  app->add_option("--dtype", o->dtype, "Element type (default: the op's first)")->check(not_empty("a dtype name such as f32"));
+  app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)")
+      ->check(not_empty("host, cuda or cuda:N"));
   o->strategy_opt = app->add_option("--strategy", o->strategy, "exhaustive (default), random or anneal");
   o->evals_opt = app->add_option("--budget-evals", o->budget_evals, "At most this many candidates evaluated")
                      ->transform(count_in_range(1, 1e9));
   o->seconds_opt = app->add_option("--budget-seconds", o->budget_seconds, "Search time limit per problem")
                        ->check(in_range(0.001, 1e7));
   app->add_option("--variants", o->variants, "Only these variants")->delimiter(',');
-  app->add_option("--plan", o->plan, "A plan file, or the name of a shipped plan (e.g. default)");
-  app->add_option("--from", o->from, "A problem list written by KILN_TUNE=record");
+  app->add_option("--plan", o->plan, "A plan file, or the name of a shipped plan (e.g. default)")
+      ->check(not_empty("a plan file or a shipped plan's name", false));
+  app->add_option("--from", o->from, "A problem list written by KILN_TUNE=record")
+      ->check(not_empty("a problem list file", false));
   app->add_flag("--force", o->force,
                 "Retune problems that already have a current entry; try problems larger than the memory");
   app->add_option("--seed", o->seed, "Search seed (random, anneal)")->check(seed_value());
@@ -248,6 +252,8 @@ Command make_tune_command(CLI::App& parent) {
         if (single) throw Error("out of memory while preparing the inputs of " + out.problem);
         out.status = "failed";
         out.detail = "out of memory while preparing the inputs";
+        // Without its own JSON the problem's --json line read {"result": null}.
+        out.json = outcome_json(out.op, out.problem, out.device, out.status, out.detail, nullptr);
         outcomes.push_back(std::move(out));
       } catch (const TuningDbError&) {  // the database cannot take results: stop the whole run
         throw;
@@ -256,6 +262,7 @@ Command make_tune_command(CLI::App& parent) {
         if (single) throw;
         out.status = "failed";
         out.detail = e.what();
+        out.json = outcome_json(out.op, out.problem, out.device, out.status, out.detail, nullptr);
         outcomes.push_back(std::move(out));
       }
     }

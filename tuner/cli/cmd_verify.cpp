@@ -64,9 +64,11 @@ Command make_verify_command(CLI::App& parent) {
   Command c;
   c.app = parent.add_subcommand("verify", "Check every variant and config against the host reference");
   auto* app = c.app;
-  app->add_option("op", o->op, "Only this op");
-  app->add_option("--device", o->device, "Only this device: host, cuda or cuda:N (default: all)");
-  app->add_option("--shape", o->shapes, "Shapes to check (default: a per-op list of odd and edge sizes)");
+  app->add_option("op", o->op, "Only this op")->check(not_empty("an op name (kiln list lists them)", false));
+  app->add_option("--device", o->device, "Only this device: host, cuda or cuda:N (default: all)")
+      ->check(not_empty("host, cuda or cuda:N"));
+  app->add_option("--shape", o->shapes, "Shapes to check (default: a per-op list of odd and edge sizes)")
+      ->check(not_empty("a shape such as 4096x4096", false));
   app->add_option("--max-configs", o->max_configs, "Configs per variant and shape, sampled (default 64)")
       ->transform(count_in_range(1, 1e9));
   app->add_flag("--force", o->force, "Try a shape larger than the device or host memory");

@@ -63,4 +63,17 @@ inline CLI::Validator seed_value() {
       "INTEGER in [0, 2^64 - 1]");
 }
 
+// Text flags (--shape, --dtype, --device, --plan, ...): an empty value is refused.  It is what an
+// unset variable in a script gives (`--dtype "$DTYPE"`), and it meant "the default" without a
+// word (--plan '' said only "give exactly one of ..."); leaving the flag out still does.
+inline CLI::Validator not_empty(const std::string& expected, bool has_default = true) {
+  return CLI::Validator(
+      [expected, has_default](std::string& input) -> std::string {
+        if (input.empty())
+          return "'' is empty: expected " + expected + (has_default ? " (leave the flag out for the default)" : "");
+        return {};
+      },
+      "");
+}
+
 }  // namespace kiln::cli

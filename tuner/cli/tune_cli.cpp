@@ -10,6 +10,7 @@
 #include "common.hpp"
 #include "table.hpp"
 #include "tune_report.hpp"
+#include "tuning_db_files.hpp"  // detail::printable
 
 namespace kiln::cli {
 
@@ -43,6 +44,11 @@ TuneOptions options_for(const TuneCli& cli, const Plan* plan, const PlanItem* it
 
 Plan load_tune_plan(const TuneCli& cli) {
   Plan plan = !cli.plan.empty() ? load_plan(find_plan(cli.plan)) : load_problem_list(cli.from);
+  // As bench --regret says: an empty file tuned nothing and reported success ("0 tuned, 0 failed").
+  if (plan.problems.empty())
+    throw UsageError((!cli.plan.empty() ? "--plan " : "--from ") + detail::printable(plan.source) +
+                     ": no problems in the file (expected " +
+                     (!cli.plan.empty() ? "`problems:` with at least one {op, shape}" : "lines '<op> <dtype> <shape> [device]'") + ")");
   for (const PlanItem& item : plan.problems)
     if (item.strategy) make_strategy(*item.strategy);
   return plan;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "kiln/errors.hpp"
+#include "tuning_db_files.hpp"  // detail::printable
 
 namespace kiln {
 namespace {
@@ -28,7 +29,7 @@ std::string trimmed(const std::string& s) {
 Shard make_shard(std::optional<std::size_t> index, std::optional<std::size_t> count, const std::string& what,
                  const std::string& text, const char* expected) {
   if (!index || !count || *count < 1 || *index >= *count)
-    throw ArgumentError("bad " + what + " '" + text + "': expected " + expected);
+    throw ArgumentError("bad " + what + " '" + detail::printable(text) + "': expected " + expected);  // no escapes
   Shard s;
   s.index = *index;
   s.count = *count;
@@ -43,7 +44,8 @@ std::string Shard::to_string() const { return std::to_string(index) + "/" + std:
 Shard parse_shard(const std::string& text, const std::string& what) {
   const auto slash = text.find('/');
   const char* expected = "i/N with 0 <= i < N, e.g. 0/4";
-  if (slash == std::string::npos) throw ArgumentError("bad " + what + " '" + text + "': expected " + expected);
+  if (slash == std::string::npos)
+    throw ArgumentError("bad " + what + " '" + detail::printable(text) + "': expected " + expected);
   return make_shard(parse_count(text.substr(0, slash)), parse_count(text.substr(slash + 1)), what, text, expected);
 }
 

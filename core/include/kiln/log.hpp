@@ -31,6 +31,7 @@ using LogCallback = std::function<void(LogLevel level, std::string_view message)
 // The log is one per process.  Its level starts at KILN_LOG_LEVEL (default warn); messages go to
 // standard error (coloured on a terminal unless NO_COLOR is set) until a callback is set.
 // RuntimeOptions::log_level and ::log_callback call these.
+// A value outside LogLevel is ignored (RuntimeOptions::log_level throws ArgumentError for one).
 void set_log_level(LogLevel level) noexcept;
 LogLevel log_level() noexcept;
 // An empty callback restores standard error.

@@ -54,8 +54,8 @@ struct RuntimeOptions {
   // value); empty reads the environment variable (unset or empty: "race").
   std::string tune_mode;
   // kiln's log (kiln/log.hpp; one per process, so the last Runtime that sets these wins):
-  // the level, else KILN_LOG_LEVEL, else warn; and a callback that receives the messages instead
-  // of standard error (empty: leave it as it is).
+  // the level (ArgumentError for a value outside LogLevel), else KILN_LOG_LEVEL, else warn; and a
+  // callback that receives the messages instead of standard error (empty: leave it as it is).
   std::optional<LogLevel> log_level;
   LogCallback log_callback;
 };

@@ -165,7 +165,10 @@ class TuningDb {
   // Called once per message when the files are read (is_error: the file was skipped); the
   // Runtime logs them, the CLI prints them.  Set it before the first use.
   void set_reporter(std::function<void(const std::string& message, bool is_error)> reporter);
-  void set_lock_timeout(double seconds) { lock_timeout_s_ = seconds; }
+  // How long put(), update() and prune() wait for another process's lock (the default comes from
+  // KILN_DB_LOCK_TIMEOUT).  Throws ArgumentError unless `seconds` is a number >= 0 (NaN would
+  // never time out, so a write would wait for ever).
+  void set_lock_timeout(double seconds);
 
   // Cheap check that put() can store an entry, for callers about to spend minutes tuning:
   // throws TuningDbError when no user file is configured, the user file is corrupt, a symlink
