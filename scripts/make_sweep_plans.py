@@ -260,6 +260,11 @@ def between_octaves():
     # the points above scored 1.057 with 21 of 163 top-k entries above 1.10.  Rows between.
     for rows, n, k in itertools.product((512, 1024, 4096, 8192), (1024, 2048, 4096), (2, 8, 32, 128)):
         items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest=1"))
+    # The same region for largest=0 (fifteenth session): with no smallest-k entry near, the blind
+    # draw of seed 20261133 sent f32 4159 rows of 4613, k = 5, largest = 0 to a far neighbour's
+    # topk_sample_select at 1.49x topk_warp_select's time.
+    for rows, n, k in itertools.product((1024, 4096, 16384), (2048, 8192), (4, 32)):
+        items.append(("topk", "f32", f"rows={rows},n={n},k={k},largest=0"))
     return items
 
 
