@@ -133,8 +133,10 @@ int run_show(const DbCli& o) {
     if (rt->db().layers().empty()) std::cout << "no tuning database layers (user file: " << rt->db().user_path() << ")\n";
     bool user_layer = false;
     for (const TuningLayer& l : rt->db().layers()) user_layer |= l.writable;
+    // The runtime logged the reason when it opened the database, as a warning (op() goes on
+    // without the file), so "the error above" named nothing the user could find.
     if (!user_layer && !rt->db().user_path().empty())
-      std::cout << "user file " << rt->db().user_path() << " is not readable (see the error above)\n";
+      std::cout << "user file " << rt->db().user_path() << " is not readable (the reason is on stderr above)\n";
   }
   return rt->db().errors().empty() ? kExitOk : kExitFailed;
 }
