@@ -439,7 +439,7 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
       CHECK(v->device_kind() == kiln::DeviceKind::cuda);
       CHECK(!v->space().violated(v->default_config(dev), dev, p));
     }
-    CHECK(reg.find_variant("transpose_tiled_multirow")->space().count_valid(dev, p) == 88 + 16);
+    CHECK(reg.find_variant("transpose_tiled_multirow")->space().count_valid(dev, p) == 88 + 8 * 3);
   }
 #endif
 }
