@@ -148,11 +148,15 @@ std::optional<LogLevel> parse_log_level(std::string_view name) noexcept {
 
 std::shared_ptr<spdlog::logger> logger() { return kiln_log().logger; }
 
+bool is_log_level(LogLevel level) noexcept {
+  return static_cast<int>(level) >= static_cast<int>(LogLevel::trace) &&
+         static_cast<int>(level) <= static_cast<int>(LogLevel::off);
+}
+
 void set_log_level(LogLevel level) noexcept {
   // A value outside the enum (a cast from a config integer) is ignored: to_spdlog reads it as
   // `off`, which silenced every message, errors included.
-  if (static_cast<int>(level) < static_cast<int>(LogLevel::trace) || static_cast<int>(level) > static_cast<int>(LogLevel::off))
-    return;
+  if (!is_log_level(level)) return;
   kiln_log().logger->set_level(to_spdlog(level));
 }
 

@@ -119,7 +119,7 @@ Runtime::~Runtime() = default;
 void Runtime::init(RuntimeOptions options) {
   if (options.log_level) {
     const LogLevel level = *options.log_level;
-    if (static_cast<int>(level) < static_cast<int>(LogLevel::trace) || static_cast<int>(level) > static_cast<int>(LogLevel::off))
+    if (!is_log_level(level))
       throw ArgumentError("RuntimeOptions::log_level = " + std::to_string(static_cast<int>(level)) +
                           ": expected one of LogLevel::trace, debug, info, warn, error, critical, off");
     set_log_level(level);

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iterator>
@@ -845,12 +844,9 @@ void TuningDb::check_writable() const {
 }
 
 void TuningDb::set_lock_timeout(double seconds) {
-  if (!(seconds >= 0.0)) {  // also NaN
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", seconds);
-    throw ArgumentError(std::string("TuningDb::set_lock_timeout: seconds is ") + text +
+  if (!(seconds >= 0.0))  // also NaN
+    throw ArgumentError("TuningDb::set_lock_timeout: seconds is " + scalar_text(seconds) +
                         "; expected a number of seconds >= 0 (infinity waits for ever)");
-  }
   lock_timeout_s_ = seconds;
 }
 
