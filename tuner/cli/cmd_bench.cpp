@@ -22,6 +22,7 @@
 #include "bench_modes.hpp"
 #include "bench_rounds.hpp"
 #include "common.hpp"
+#include "problem_flags.hpp"
 #include "csv.hpp"
 #include "json.hpp"
 #include "json_document.hpp"
@@ -69,12 +70,7 @@ Command make_bench_command(CLI::App& parent) {
   Command c;
   c.app = parent.add_subcommand("bench", "Time every variant of an op on one problem against a baseline");
   auto* app = c.app;
-  app->add_option("op", o->op, "Op to benchmark")->check(not_empty("an op name (kiln list lists them)", false));
-  app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")
-      ->check(not_empty("a shape such as 4096x4096", false));
-  app->add_option("--dtype", o->dtype, "Element type (default: the op's first)")->check(not_empty("a dtype name such as f32"));
-  app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)")
-      ->check(not_empty("host, cuda or cuda:N"));
+  add_problem_flags(app, "Op to benchmark", o->op, o->shape, o->dtype, o->device);
   app->add_option("--variants", o->variants, "all (default) or variant names")->delimiter(',');
   app->add_option("--vs", o->vs, "Baseline: vendor (fastest vendor variant) or a variant name; default op()'s choice");
   app->add_option("--runs", o->runs, "Timed runs per variant (default 20; fewer when --max-seconds-per-row stops it)")

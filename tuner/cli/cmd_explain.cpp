@@ -9,6 +9,7 @@
 #include <kiln/kiln.hpp>
 
 #include "common.hpp"
+#include "problem_flags.hpp"
 #include "range_check.hpp"
 #include "db_loo.hpp"
 #include "json.hpp"
@@ -25,13 +26,9 @@ Command make_explain_command(CLI::App& parent) {
   auto o = std::make_shared<Opts>();
   Command c;
   c.app = parent.add_subcommand("explain", "Show which variant and config op() would run for a problem, and why");
-  c.app->add_option("op", o->op, "Op")->required()->check(not_empty("an op name (kiln list lists them)", false));
-  c.app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")
-      ->check(not_empty("a shape such as 4096x4096", false));
-  c.app->add_option("--dtype", o->dtype, "Element type (default: the op's first)")->check(not_empty("a dtype name such as f32"));
-  auto* device_opt =
-      c.app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)")
-          ->check(not_empty("host, cuda or cuda:N"));
+  const ProblemFlags flags = add_problem_flags(c.app, "Op", o->op, o->shape, o->dtype, o->device);
+  flags.op->required();
+  auto* device_opt = flags.device;
   c.app->add_option("--device-key", o->device_key,
                     "Explain for the GPU of this database key (NAME|sm_XY|Nsm, as `kiln db show` lists), here or "
                     "not: its entries are trusted as `kiln db loo` trusts them")

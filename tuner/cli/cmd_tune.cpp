@@ -18,6 +18,7 @@
 #include <kiln/kiln.hpp>
 
 #include "common.hpp"
+#include "problem_flags.hpp"
 #include "json.hpp"
 #include "json_document.hpp"
 #include "progress.hpp"
@@ -52,12 +53,7 @@ Command make_tune_command(CLI::App& parent) {
   Command c;
   c.app = parent.add_subcommand("tune", "Tune problems and store the winners in the user tuning database");
   auto* app = c.app;
-  app->add_option("op", o->op, "Op to tune")->check(not_empty("an op name (kiln list lists them)", false));
-  app->add_option("--shape", o->shape, "Problem extents: 4096x4096x4096 or m=4096,n=4096,k=4096")
-      ->check(not_empty("a shape such as 4096x4096", false));
-  app->add_option("--dtype", o->dtype, "Element type (default: the op's first)")->check(not_empty("a dtype name such as f32"));
-  app->add_option("--device", o->device, "host, cuda or cuda:N (default: CUDA 0 if present, else host)")
-      ->check(not_empty("host, cuda or cuda:N"));
+  add_problem_flags(app, "Op to tune", o->op, o->shape, o->dtype, o->device);
   o->strategy_opt = app->add_option("--strategy", o->strategy, "exhaustive (default), random or anneal");
   o->evals_opt = app->add_option("--budget-evals", o->budget_evals, "At most this many candidates evaluated")
                      ->transform(count_in_range(1, 1e9));
