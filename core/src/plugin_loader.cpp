@@ -27,6 +27,7 @@
 #include "install_paths.hpp"
 #include "kiln/errors.hpp"
 #include "logger.hpp"
+#include "tuning_db_files.hpp"  // detail::printable
 
 namespace kiln {
 namespace fs = std::filesystem;
@@ -149,7 +150,31 @@ std::string elf_problem(int fd) {
 
 }  // namespace
 
+namespace {
+
+// Why a directory entry is no file to load, judged from its type alone: a link to nothing (with
+// its target), a directory, a FIFO, socket or device; empty for a regular file, or for a path
+// that is not there at all (open() says so).  The loader's directory scan, plugin_file_problem
+// and `kiln plugins check` word it the same through this.
+std::string entry_type_problem(const std::string& file) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(file, ec);  // follows links: libkiln_x.so -> .so.1 counts
+  if (fs::is_regular_file(status)) return {};
+  if (fs::is_symlink(fs::symlink_status(file, ec)) && !fs::exists(status)) {
+    std::string why = "a symbolic link to a file that does not exist";
+    const fs::path target = fs::read_symlink(file, ec);
+    if (!ec) why += " ('" + detail::printable(target.string()) + "')";
+    return why;
+  }
+  if (!fs::exists(status)) return {};
+  if (fs::is_directory(status)) return "not a regular file: a directory named like a plugin";
+  return "not a regular file (a FIFO, socket or device)";
+}
+
+}  // namespace
+
 std::string plugin_file_problem(const std::string& file) {
+  if (std::string why = entry_type_problem(file); !why.empty()) return why;
   // O_NONBLOCK: opening a FIFO must not wait for a writer.
   const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
@@ -257,18 +282,11 @@ void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& r
       for (; it != fs::directory_iterator(); it.increment(ec)) {
         if (ec) break;
         if (!is_plugin_file_name(it->path().filename().string())) continue;
-        std::error_code type_ec;
-        // status() follows symlinks: libkiln_x.so -> libkiln_x.so.1 counts.
-        const fs::file_status status = fs::status(it->path(), type_ec);
-        if (fs::is_regular_file(status)) {
-          files.push_back(it->path().string());
-        } else if (fs::is_symlink(fs::symlink_status(it->path(), type_ec)) && !fs::exists(status)) {
-          warn(it->path().string(), "skipped: a symbolic link to a file that does not exist");
-        } else if (fs::is_directory(status)) {
-          warn(it->path().string(), "skipped: a directory named like a plugin");
-        } else {
-          warn(it->path().string(), "skipped: not a regular file (a FIFO, socket or device)");
-        }
+        const std::string why = entry_type_problem(it->path().string());
+        if (why.empty())
+          files.push_back(it->path().string());  // a file that vanished since the listing: load_file says so
+        else
+          warn(it->path().string(), "skipped: " + why);
       }
       if (ec) {
         const std::string reason = "error while listing plugin directory: " + ec.message();

@@ -32,7 +32,6 @@
 #include "json.hpp"
 #include "json_document.hpp"
 #include "range_check.hpp"
-#include "tuning_db_files.hpp"  // detail::printable
 #include "table.hpp"
 
 namespace kiln::cli {
@@ -308,20 +307,9 @@ Command make_plugins_command(CLI::App& parent) {
     std::vector<FileReport> reports;
     const std::vector<std::string> files = plugin_files(dirs, reports);
     for (const std::string& f : files) {
-      // The loader's words for what it skips (plugin_loader.cpp); a broken link read "cannot open:
-      // No such file or directory", naming neither the link nor what was missing.
-      std::error_code ec;
-      const fs::file_status st = fs::status(f, ec);
-      std::string problem;
-      if (fs::is_symlink(fs::symlink_status(f, ec)) && !fs::exists(st)) {
-        problem = "a symbolic link to a file that does not exist";
-        const fs::path target = fs::read_symlink(f, ec);
-        if (!ec) problem += " ('" + detail::printable(target.string()) + "')";
-      } else if (fs::is_directory(st)) {
-        problem = "a directory named like a plugin";
-      } else {
-        problem = plugin_file_problem(f);
-      }
+      // The loader's words (plugin_file_problem judges the entry's type first: a broken link
+      // names its target, a directory says what it is).
+      const std::string problem = plugin_file_problem(f);
       if (!problem.empty()) {
         reports.push_back({f, "not loadable", problem, ""});
         continue;
