@@ -91,11 +91,17 @@ __device__ __forceinline__ void mma_step(float (&d)[N / 2], std::uint64_t desc_a
     else wgmma_m64n128k8_tf32(d, desc_a, desc_b, 1);
   } else if constexpr (BF16) {
     if constexpr (N == 256) wgmma_m64n256k16_bf16<TA, TB>(d, desc_a, desc_b, 1);
+    else if constexpr (N == 224) wgmma_m64n224k16_bf16<TA, TB>(d, desc_a, desc_b, 1);
     else if constexpr (N == 192) wgmma_m64n192k16_bf16<TA, TB>(d, desc_a, desc_b, 1);
+    else if constexpr (N == 160) wgmma_m64n160k16_bf16<TA, TB>(d, desc_a, desc_b, 1);
+    else if constexpr (N == 96) wgmma_m64n96k16_bf16<TA, TB>(d, desc_a, desc_b, 1);
     else wgmma_m64n128k16_bf16<TA, TB>(d, desc_a, desc_b, 1);
   } else {
     if constexpr (N == 256) wgmma_m64n256k16_f16<TA, TB>(d, desc_a, desc_b, 1);
+    else if constexpr (N == 224) wgmma_m64n224k16_f16<TA, TB>(d, desc_a, desc_b, 1);
     else if constexpr (N == 192) wgmma_m64n192k16_f16<TA, TB>(d, desc_a, desc_b, 1);
+    else if constexpr (N == 160) wgmma_m64n160k16_f16<TA, TB>(d, desc_a, desc_b, 1);
+    else if constexpr (N == 96) wgmma_m64n96k16_f16<TA, TB>(d, desc_a, desc_b, 1);
     else wgmma_m64n128k16_f16<TA, TB>(d, desc_a, desc_b, 1);
   }
 }
@@ -193,7 +199,9 @@ __device__ __forceinline__ void stage_chunk(unsigned char* buf, const float (&ac
 
 // Stores one consumer's tile (rows [row0, row0 + 64 M_ITERS), columns [n0, n0 + BN)) through the
 // two shared-memory chunk buffers at `epi` and TMA stores; buffer reuse waits until the store that
-// used it two chunks ago has read it.
+// used it two chunks ago has read it.  A tile width that is not a whole number of chunks (96, 160
+// and 224 with 16-bit C: 64 columns a chunk) stores its last 32 columns from registers (guarded
+// pair stores, beta = 0 here): a TMA box past them would overwrite the next tile's columns.
 template <bool C_HALF, bool BF16, int M_ITERS, int BN>
 __device__ __forceinline__ void store_tile_tma_impl(float (&acc)[M_ITERS][BN / 2], unsigned char* epi, unsigned& count,
                                                     int row0, int n0, int bz, const WgmmaKernelArgs& g,
@@ -201,9 +209,21 @@ __device__ __forceinline__ void store_tile_tma_impl(float (&acc)[M_ITERS][BN / 2
                                                     int consumer) {
   constexpr int kColsPerChunk = C_HALF ? 64 : 32;
   constexpr int kChunks = BN / kColsPerChunk;
+  constexpr int kTailCols = BN - kChunks * kColsPerChunk;
+  static_assert(kTailCols % 8 == 0, "the tail is whole 8-column accumulator groups");
 #pragma unroll
   for (int i = 0; i < M_ITERS; ++i) {
     if (row0 + i * 64 >= g.m) break;  // rows past m (small m: most of a 128-row tile): nothing to store
+    if constexpr (kTailCols > 0) {
+      const int row = row0 + i * 64 + warp * 16 + lane / 4;
+      const long long c_off = static_cast<long long>(bz) * g.stride_c;
+#pragma unroll
+      for (int j = kChunks * kColsPerChunk / 8; j < BN / 8; ++j) {
+        const int col = n0 + j * 8 + 2 * (lane % 4);
+        wgmma_detail::store_pair<BF16>(g, c_off, row, col, acc[i][4 * j], acc[i][4 * j + 1]);
+        wgmma_detail::store_pair<BF16>(g, c_off, row + 8, col, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+      }
+    }
 #pragma unroll
     for (int ch = 0; ch < kChunks; ++ch) {
       if (n0 + ch * kColsPerChunk >= g.n) break;  // columns past n
@@ -263,7 +283,9 @@ __global__ void __launch_bounds__(384, 1)
   // bytes in, where a K-major tile has its row 64 b: the consumers' offsets hold for both.
   static_assert((!A_MN && !B_MN) || BK == 64, "MN-major boxes are 64 x 64 16-bit elements");
   static_assert(kWgRows % 64 == 0, "each consumer warpgroup computes whole 64-row wgmma tiles");
-  static_assert(BN == 128 || BN == 192 || BN == 256, "wgmma widths instantiated in wgmma_ops.cuh");
+  static_assert(BN == 96 || BN == 128 || BN == 160 || BN == 192 || BN == 224 || BN == 256,
+                "wgmma widths instantiated in wgmma_ops.cuh");
+  static_assert(!TF32 || BN == 128 || BN == 256, "tf32 wrappers: widths 128 and 256");
   static_assert(BM <= 256 && BN <= 256, "a TMA box has at most 256 rows");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "tiles stay 1024-byte aligned (128-byte swizzle)");
   static_assert(CLUSTER == 1 || (CLUSTER == 2 && !PINGPONG), "clusters of 2, cooperative consumers only");

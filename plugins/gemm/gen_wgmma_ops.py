@@ -10,9 +10,10 @@ Run `python3 plugins/gemm/gen_wgmma_ops.py > plugins/gemm/wgmma_ops.cuh` after c
 # swizzled row either way (16 16-bit or 8 tf32 elements).
 TYPES = [("bf16", "bf16", 16), ("f16", "f16", 16), ("tf32", "tf32", 8)]
 # 128, 192 and 256: the block tiles of gemm_wgmma.cuh (192: the mid-m 128 x 192 row, eighth
-# session).  16 and 64 (16-bit types only): the swapped small-m kernel (gemm_wgmma_swap.cuh), where
-# wgmma's N covers the m rows of X.
-WIDTHS = [16, 64, 128, 192, 256]
+# session; 96, 160 and 224: the mid-m rows of the sixteenth, 16-bit types only).  16 and 64
+# (16-bit types only): the swapped small-m kernel (gemm_wgmma_swap.cuh), where wgmma's N covers
+# the m rows of X.
+WIDTHS = [16, 64, 96, 128, 160, 192, 224, 256]
 NARROW = 128  # widths below this are built for the 16-bit types only
 TF32_WIDTHS = [128, 256]  # the TF32 rows' tiles
 

@@ -4,7 +4,8 @@
 // kWgmma3xTf32Rows also for 3xTF32, the rows kWgmmaMnRows also for bf16 and f16 with a
 // column-major A and / or a row-major B (MN-major): 9 kernel rows (row 6 shares row 0's kernel,
 // the split-k rows, `splits` > 1, rows 0 and 13's: `splits` and `group` are launch arguments),
-// plus the mid-m 128 x 192 row 32: 16 + 3 + 2 + 2 x 2 x 3 + 2 x 2 = 37 kernels in gemm_wgmma.cu; the swapped small-m rows (`swap`,
+// plus the mid-m 128 x 192 row 32 and rows 33-36 (128 x 160, 128 x 224, 128 x 96, 256 x 160,
+// K-major only): 16 + 3 + 2 + 2 x 2 x 3 + 2 x 2 + 4 x 2 = 45 kernels in gemm_wgmma.cu; the swapped small-m rows (`swap`,
 // two kernel rows) 2 x 2 x 2 = 8 more in gemm_wgmma_swap.cu (compiled for sm_90a only).
 #pragma once
 
@@ -95,6 +96,18 @@ inline constexpr WgmmaConfig kWgmmaConfigs[] = {
     // 1000 x 5120 x 5120, tensor pipe 86-87 % busy) where row 1's 128 x 128 runs 2.4-2.9 waves at
     // 66-78 %; a 192-wide tile is the widest that leaves 128 x 256's tile counts (docs/performance.md).
     {128, 192, 64, 4, 2, 0, 1, 8, 1, 0},
+    // More mid-m widths (sixteenth session, rows 33-35): 160, 224 and 96, so that for most m and
+    // n some width fills whole waves (nvjet picks its width per problem the same way: 176, 320, 96
+    // above).  Over m in 128-2048 and the LLM n, the best of 128 / 192 / 256 leaves 17 % of the
+    // waves' tile area idle or padded (geomean), the best of all six widths 11 %.  Stages: as many
+    // as fit beside the epilogue buffers.  K-major B only (an MN-major tile is whole 64-column boxes).
+    {128, 160, 64, 5, 2, 0, 1, 8, 1, 0},
+    {128, 224, 64, 4, 2, 0, 1, 8, 1, 0},
+    {128, 96, 64, 6, 2, 0, 1, 8, 1, 0},
+    // 256 x 160 (row 36): one wave where m is 900-1300 and n 4096-5120 (1000 x 5120: 4 x 32 = 128
+    // tiles; nvjet runs 128 x 320 there), each consumer two 64 x 160 wgmmas (160 accumulators per
+    // thread); 3 stages of 52 KiB.
+    {256, 160, 64, 3, 2, 0, 1, 8, 1, 0},
 };
 inline constexpr int kWgmmaConfigCount = static_cast<int>(sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]));
 inline constexpr int kWgmmaDefault = 0;  // 128 x 256

@@ -101,6 +101,15 @@ Config wgmma_default(const DeviceInfo&) { return wgmma_config(kWgmmaDefault); }
 // where 128 x 128 needs a third wave that 128 x 192 does not (700 x 8192 x 4096, 1000 x 5120 x 5120,
 // 1500 x 4096 x 14336 of the sweep, all held out, all faster measured); 0.93 would pick none of them.
 constexpr double kWgmmaMidMSpeed = 0.94;
+// Rows 33-35 (128 x 160, 128 x 224, 128 x 96; sixteenth session): the medians of the same
+// measure over 28 mid-m shapes (m 256-1536, n 4096-14336, k 4096; H200, every row timed in one
+// run): 0.91, 0.97 and 0.78 (a narrow tile reads more A per flop).  The same run put 128 x 192 at
+// 0.97, 256 x 128 at 0.99 and 128 x 128 at 0.89; the figures above are kept (192 at 0.97 or
+// 256 x 128 at 0.99 made the picks no faster on those shapes).
+constexpr double kWgmma160Speed = 0.91, kWgmma224Speed = 0.97, kWgmma96Speed = 0.78;
+// Row 36 (256 x 160): 0.94, its median over the same shapes in a second run (which gave the rows
+// above within 0.01 of the first).
+constexpr double kWgmma256x160Speed = 0.94;
 
 double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
   const WgmmaConfig& r = kWgmmaConfigs[index];
@@ -145,6 +154,10 @@ double wgmma_estimate_us(const DeviceInfo& d, const Problem& p, int index) {
                        : r.consumers == 1                          ? 0.8
                        : r.bm == 64                                ? 0.87
                        : r.bn == 192                               ? kWgmmaMidMSpeed
+                       : r.bm == 256 && r.bn == 160                ? kWgmma256x160Speed
+                       : r.bn == 160                               ? kWgmma160Speed
+                       : r.bn == 224                               ? kWgmma224Speed
+                       : r.bn == 96                                ? kWgmma96Speed
                                                                    : 0.92;
   const double flops = 2.0 * r.bm * r.bn * 64;
   const double compute_us = flops / (kTensorFlops / sms) / speed * 1e6;

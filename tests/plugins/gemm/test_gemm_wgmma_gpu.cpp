@@ -307,6 +307,85 @@ TEST_CASE("gemm_wgmma 128 x 192 row matches the host reference off its tiles, K-
     }
 }
 
+TEST_CASE("gemm_wgmma 96-, 160- and 224-wide rows (128 x 96, 128 x 160, 256 x 160, 128 x 224) match the host reference off their tiles, alpha and beta", "[gemm][wgmma][midm][gpu]") {
+  if (!on_hopper()) {
+    WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
+    return;
+  }
+  kiln::Runtime& rt = runtime();
+  const kiln::OpSchema& s = rt.registry().op("gemm");
+  const kiln::Variant& v = wgmma();
+  const kiln::DeviceInfo& dev = kiln::device_info(kGpu);
+  std::uint64_t seed = 2600;
+  // n off every one of the three widths and their 64-column C chunks (the last 32 columns of a
+  // 16-bit C tile are stored from registers), m off 128, k below a stage and off 64, batches.
+  const char* shapes[] = {"1x40x24",      "37x95x45",      "130x161x71",       "200x225x1000",    "513x481x129",
+                          "64x673x8",     "300x1000x300",  "129x97x64",        "64x200x40,batch=2", "136x392x200,batch=2"};
+  for (int bn : {96, 160, 224}) {
+    const int expected = rows_where([&](int i) { return kiln::gemm::kWgmmaConfigs[i].bn == bn; });
+    REQUIRE(expected >= 1);
+    for (kiln::DType t : {kiln::bf16, kiln::f16}) {
+      if (kiln_test::quick_mode() && t == kiln::f16) continue;  // f16 differs only in the wgmma's type
+      for (const char* mnk : shapes)
+        for (const char* c16 : {"", ",c16=1"}) {
+          const std::string shape = std::string(mnk) + ",tb=1" + c16;
+          const kiln::Problem p = s.problem_from_shape(t, shape, kGpu);
+          if (kiln_test::skip_when_quick(double(p.dims[0]) * p.dims[1] * p.dims[2] * p.dims[4], 3e6)) continue;
+          kiln::ProblemData data(s, p, kGpu, ++seed, {true, true});
+          const std::string what = std::string(kiln::dtype_name(t)) + " " + shape + " BN " + std::to_string(bn);
+          CHECK(check_all_configs(data, what, true, nullptr, false, false, bn) == expected);
+        }
+      // Declined for a row-major B (K-major tiles only), with a reason.
+      const kiln::Problem mn = s.problem_from_shape(t, "200x225x100,tb=0", kGpu);
+      for (int i = 0; i < kiln::gemm::kWgmmaConfigCount; ++i)
+        if (kiln::gemm::kWgmmaConfigs[i].bn == bn) {
+          const kiln::Support sup = v.supports(mn, dev, kiln::gemm::wgmma_config(i));
+          INFO("BN " << bn << " tb = 0: " << sup.reason);
+          CHECK_FALSE(sup.ok);
+          CHECK_FALSE(sup.reason.empty());
+        }
+    }
+    // alpha and beta (C read from registers' path, beta = 0 with NaN in C never read), C 16-bit.
+    const kiln::Device host = kiln::Device::host();
+    const std::int64_t m = 150, n = 168 + bn, k = 136;  // 16-byte pitches (TMA), n off every tile
+    for (double beta : {-0.5, 0.0}) {
+      const kiln::DType t = kiln::bf16;
+      kiln::Buffer a = kiln::Buffer::alloc(kGpu, t, {m, k});
+      kiln::Buffer b = kiln::Buffer::alloc(kGpu, t, {n, k});
+      kiln::Buffer c = kiln::Buffer::alloc(kGpu, t, {m, n});
+      kiln::Buffer ha = kiln::Buffer::alloc(host, t, {m, k});
+      kiln::Buffer hb = kiln::Buffer::alloc(host, t, {n, k});
+      kiln::Buffer hc0 = kiln::Buffer::alloc(host, t, {m, n});
+      kiln::default_fill(ha.ref(), 41);
+      kiln::default_fill(hb.ref(), 42);
+      kiln::default_fill(hc0.ref(), 43);
+      if (beta == 0.0) std::fill_n(static_cast<unsigned char*>(hc0.data()), hc0.bytes(), 0xFF);
+      a.copy_from(ha);
+      b.copy_from(hb);
+      const kiln::Args args({a.ref(), b.ref().transposed(), c.ref()}, {0.75, beta});
+      const kiln::Problem p = rt.op("gemm").problem(args);
+      kiln::Buffer expected_c = kiln::Buffer::alloc(host, t, {m, n});
+      expected_c.copy_from(hc0);
+      REQUIRE(rt.registry().op("gemm").reference(kiln::Args({ha.ref(), hb.ref().transposed(), expected_c.ref()}, {0.75, beta}), p).ok());
+      for (int i = 0; i < kiln::gemm::kWgmmaConfigCount; ++i) {
+        if (kiln::gemm::kWgmmaConfigs[i].bn != bn) continue;
+        const kiln::Config cfg = kiln::gemm::wgmma_config(i);
+        const kiln::Support sup = v.supports(p, dev, cfg);
+        INFO("BN " << bn << " beta = " << beta << " [" << cfg.to_string() << "]: " << sup.reason);
+        REQUIRE(sup.ok);
+        c.copy_from(hc0);
+        const kiln::Status st = v.launch(args, p, cfg, nullptr, kiln::Stream());
+        INFO(st.message());
+        REQUIRE(st.ok());
+        REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+        kiln::Buffer got = kiln::Buffer::alloc(host, t, {m, n});
+        got.copy_from(c);
+        CHECK(kiln::relative_error(got.ref(), expected_c.ref()) <= kiln::accumulation_tolerance(t, k));
+      }
+    }
+  }
+}
+
 TEST_CASE("gemm_wgmma: alpha and beta, a broadcast B, operands at an offset, the prepared launch", "[gemm][wgmma][gpu]") {
   if (!on_hopper()) {
     WARN("gemm_wgmma needs compute capability 9.0: not checked on this device");
