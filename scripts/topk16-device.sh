@@ -68,7 +68,7 @@ bench_set() {  # LOG SHAPES...
   for dt in f32 bf16 f16; do
     local list=""
     for sd in "$@"; do
-      IFS=: read -r s d <<<"$sd"
+      IFS=: read -r s d _ <<<"$sd"
       [ "${d:-f32}" = $dt ] && list="$list $s"
     done
     [ -n "$list" ] && [ -z "${NO_TORCH:-}" ] && left "torch $dt" && timeout 90 python3 scripts/bench_torch_topk.py --dtype $dt $list >>"$log" 2>&1
