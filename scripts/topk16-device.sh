@@ -7,6 +7,7 @@
 #   split   per shape of SPLIT (shape:dtype:variant): ncu (--clock-control none) kernel durations
 #           of two runs of `kiln bench`, next to the bench's own time -> split.log
 #   tests   TESTS (BINARY[:CATCH_FILTER];... - ';' between entries: a Catch test name has spaces)
+#   tests2  the same on TESTS2
 #   san     compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1) on SAN (same form)
 #   tune    per shape of TUNE: kiln tune --variants topk_grid_select --no-store -> tune.log
 #   sweep   per shape of DEV: `kiln bench topk --shape S --dtype D --variants VARIANTS`, then
@@ -43,6 +44,7 @@ tests=${BUILD_TESTS:-"test_topk_grid_select_gpu test_topk_sample_select_gpu"}
   cmake --build $b -j16 --target kiln_cli kiln_topk $tests ) >"$out/build.log" 2>&1 ||
   { say "build failed"; grep -E "error|FAILED" "$out/build.log" | head -30 | tee -a "$sum"; exit 1; }
 say "build done at $SECONDS s"
+rm -f "$out/build.log"  # `run` brings back 8 files at most: the logs of what worked go
 build_alt() {  # DIR FILES_DIR: this tree with FILES_DIR's files in plugins/topk, its topk plugin
   ( rm -rf "$1" && mkdir -p "$1/src" && tar --exclude=./$b --exclude='./build-*' -cf - . | tar -xf - -C "$1/src" &&
     cp "$2"/* "$1/src/plugins/topk/" &&
@@ -87,9 +89,10 @@ for stage in "$@"; do
           --launch-skip 10 --launch-count 10 $b/bin/kiln bench topk --shape "$s" --dtype "$dt" --variants "$var" \
           --vs "$var" --runs 5 --warmup 3 2>&1 | grep -E "_kernel|gpu__time_duration|topk_|==ERR|==PROF" | cut -c1-170 | head -60 >>"$out/split.log"
       done ;;
-    tests)
-      : >"$out/tests.log"
-      IFS=';' read -ra entries <<<"${TESTS:-test_topk_grid_select_gpu;test_topk_sample_select_gpu}"
+    tests|tests2)  # tests2: the same on TESTS2 (e.g. the slow ones after the benches)
+      [ $stage = tests ] && list=${TESTS:-test_topk_grid_select_gpu;test_topk_sample_select_gpu} || list=${TESTS2:-}
+      touch "$out/tests.log"
+      IFS=';' read -ra entries <<<"$list"
       for e in "${entries[@]}"; do
         IFS=: read -r t f <<<"$e"
         left "$t" || continue
@@ -97,7 +100,7 @@ for stage in "$@"; do
         say "$t ${f:-} rc=$? $(grep -E 'test cases|assertions' "$out/t.log" | tail -2 | tr '\n' ' ')"
         grep -B3 -A14 "FAILED" "$out/t.log" | head -60 >>"$out/tests.log"
       done
-      rm -f "$out/t.log" ;;
+      rm -f "$out/t.log"; [ -s "$out/tests.log" ] || rm -f "$out/tests.log" ;;
     san)
       : >"$out/san.log"
       IFS=';' read -ra entries <<<"${SAN:-test_topk_grid_select_gpu}"
@@ -123,6 +126,7 @@ for stage in "$@"; do
     base)
       wait $pids 2>/dev/null; pids=""
       [ -f /tmp/base16/b/lib/kiln/plugins/libkiln_topk.so ] || { say "base build failed"; tail -5 "$out/base_build.log" >>"$sum"; continue; }
+      rm -f "$out/base_build.log"
       saveV=$V; V=topk_grid_select; plugdir=/tmp/base16/b/lib/kiln/plugins
       NO_TORCH=1 bench_set "$out/base.log" ${BASE_SHAPES:-${DEV:-} ${HELD:-}}
       V=$saveV; plugdir=$PWD/$b/lib/kiln/plugins; say "base: $(grep -c '^\$' "$out/base.log") benches" ;;
@@ -130,6 +134,7 @@ for stage in "$@"; do
       wait $pids 2>/dev/null; pids=""
       for a in ${ALTS:-}; do nm=${a%%=*}
         [ -f /tmp/alt_$nm/b/lib/kiln/plugins/libkiln_topk.so ] || { say "alt $nm build failed"; tail -5 "$out/alt_${nm}_build.log" >>"$sum"; continue; }
+        rm -f "$out/alt_${nm}_build.log"
         saveV=$V; V=topk_grid_select; plugdir=/tmp/alt_$nm/b/lib/kiln/plugins
         NO_TORCH=1 bench_set "$out/alt_$nm.log" ${ALT_SHAPES:-}
         V=$saveV; plugdir=$PWD/$b/lib/kiln/plugins; say "alt $nm: $(grep -c '^\$' "$out/alt_$nm.log") benches"

@@ -100,11 +100,13 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
     // Between k and target (<= kGridRankCap) candidates: each one's place by counting the larger.
     auto* rank = &grid_rank_kernel<T, kGridRankBlock>;
     const std::size_t smem = grid_rank_smem_bytes<kGridRankBlock>(cand_cap);
-    // Above 48 KiB of dynamic shared memory the kernel must opt in (per device; cheap to repeat).
-    if (cudaError_t e = cudaFuncSetAttribute(rank, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             int(grid_rank_smem_bytes<kGridRankBlock>(kGridRankCap)));
-        e != cudaSuccess)
-      return e;
+    // Above 48 KiB of dynamic shared memory (kGridRankCap > 6000) the kernel must opt in (per
+    // device; cheap to repeat).
+    if (smem > 48 * 1024)
+      if (cudaError_t e = cudaFuncSetAttribute(rank, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               int(grid_rank_smem_bytes<kGridRankBlock>(kGridRankCap)));
+          e != cudaSuccess)
+        return e;
     rank<<<unsigned(ceil_div64(cand_cap, 32)), kGridRankBlock, smem, stream>>>(
         x, l.k, cand_cap, states, cands, static_cast<T*>(l.values), l.indices);
     return cudaGetLastError();
@@ -138,7 +140,7 @@ class GridSelect final : public Variant {
       : Variant(VariantDesc{"topk_grid_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 51,
                             "a row spread over the resident grid in shared memory; the k-th rank's bin by "
                             "histograms across blocks (grid barriers); one append pass of at most "
-                            "max(256, 2 pow2(k)) keys (k >= 1024: up to 8192); those sorted by topk_sample_select's "
+                            "max(256, 2 pow2(k)) keys (at most 4096); those sorted by topk_sample_select's "
                             "select kernel (k >= 1024: each placed by counting the larger keys, over many blocks)",
                             false, false},
                 grid_select_space()) {}

@@ -26,9 +26,10 @@ inline constexpr int kGridLevels = 8;
 inline constexpr int kGridBins = 64;                 // global counters per row and level (33 used)
 // From this k on the candidates are ordered by grid_rank_kernel (C x C compares spread over C / 32
 // blocks) instead of the select kernel's one-block sort, and a row may end with up to
-// kGridRankCap of them (fewer levels: the rank's cost grows as C^2, the levels' falls).
+// kGridRankCap of them (more: fewer levels, but the rank's cost grows as C^2).  Measured on an
+// H200 (sixteenth session, docs/performance.md): at k = 4096, a cap of 4096 against 8192 ...
 inline constexpr std::int64_t kGridRankMinK = 1024;
-inline constexpr int kGridRankCap = 8192;
+inline constexpr int kGridRankCap = 4096;
 inline constexpr int kGridRankBlock = 512;           // grid_rank_kernel: 16 warps split the list
 inline constexpr std::int64_t kGridMinN = 8193;      // shorter rows are topk_row_select's and topk_warp_select's
 // What supports() assumes the device holds at once: two blocks of kGridMaxChunk ranks per SM
