@@ -15,6 +15,7 @@
 #           (a shape may be S:DTYPE:VARIANTS, e.g. 1x16777216x4096:f16:topk_sample_select where
 #           topk_grid_select declines the row)
 #   held    the same on HELD -> heldout.log (shapes not read while choosing anything)
+#   extra   the same on EXTRA -> extra.log
 #   base    (needs BASE=DIR: files that replace plugins/topk's, the base line's) builds the topk
 #           plugin of this tree with them into /tmp/base15 (started in the background right after
 #           the build), then `kiln bench` of topk_grid_select with that plugin on DEV and HELD ->
@@ -123,6 +124,7 @@ for stage in "$@"; do
       done ;;
     sweep) bench_set "$out/sweep.log" ${DEV:-}; say "sweep: $(grep -c '^\$' "$out/sweep.log") benches" ;;
     held) bench_set "$out/heldout.log" ${HELD:-}; say "held-out: written to heldout.log" ;;
+    extra) bench_set "$out/extra.log" ${EXTRA:-}; say "extra: $(grep -c '^\$' "$out/extra.log") benches" ;;
     base)
       wait $pids 2>/dev/null; pids=""
       [ -f /tmp/base16/b/lib/kiln/plugins/libkiln_topk.so ] || { say "base build failed"; tail -5 "$out/base_build.log" >>"$sum"; continue; }
