@@ -140,7 +140,7 @@ class GridSelect final : public Variant {
       : Variant(VariantDesc{"topk_grid_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 51,
                             "a row spread over the resident grid in shared memory; the k-th rank's bin by "
                             "histograms across blocks (grid barriers); one append pass of at most "
-                            "max(256, 2 pow2(k)) keys (at most 4096); those sorted by topk_sample_select's "
+                            "max(256, 2 pow2(k)) keys (k >= 1024: up to 8192); those sorted by topk_sample_select's "
                             "select kernel (k >= 1024: each placed by counting the larger keys, over many blocks)",
                             false, false},
                 grid_select_space()) {}

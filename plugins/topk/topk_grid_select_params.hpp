@@ -27,9 +27,12 @@ inline constexpr int kGridBins = 64;                 // global counters per row 
 // From this k on the candidates are ordered by grid_rank_kernel (C x C compares spread over C / 32
 // blocks) instead of the select kernel's one-block sort, and a row may end with up to
 // kGridRankCap of them (more: fewer levels, but the rank's cost grows as C^2).  Measured on an
-// H200 (sixteenth session, docs/performance.md): at k = 4096, a cap of 4096 against 8192 ...
+// H200 (2026-11-28, sixteenth session, docs/performance.md; same call, k = 4096, us, cap 8192 /
+// 4096): f32 1 x 2^20 31.0 / 26.5, 1 x 2^22 30.9 / 49.5; bf16 30.3 / 28.2, 54.2 / 54.2; f16
+// 30.0 / 30.8, 38.9 / 56.4 (main's one-block sort: 52.9, 69.9; 41.2, 64.6; 69.6, 95.5).  Below
+// k = 1024 the rank path was not measured (main's sort stays).
 inline constexpr std::int64_t kGridRankMinK = 1024;
-inline constexpr int kGridRankCap = 4096;
+inline constexpr int kGridRankCap = 8192;
 inline constexpr int kGridRankBlock = 512;           // grid_rank_kernel: 16 warps split the list
 inline constexpr std::int64_t kGridMinN = 8193;      // shorter rows are topk_row_select's and topk_warp_select's
 // What supports() assumes the device holds at once: two blocks of kGridMaxChunk ranks per SM
