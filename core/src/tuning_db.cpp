@@ -689,13 +689,14 @@ ParsedFile read_user_file(const detail::DbTarget& target, const std::string& wha
   return file;
 }
 
+// Every *.yaml entry of the directory, whatever its type: a link to nothing, a directory or a file
+// that cannot be read is then reported by the load (naming it and why) like a file listed by
+// name, where the scan used to leave it out without a word.
 void append_yaml_files(const fs::path& dir, std::vector<std::string>& out) {
   std::vector<std::string> found;
   std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code ec2;
-    if (it->path().extension() == ".yaml" && it->is_regular_file(ec2)) found.push_back(it->path().string());
-  }
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".yaml") found.push_back(it->path().string());
   std::sort(found.begin(), found.end());
   out.insert(out.end(), found.begin(), found.end());
 }

@@ -250,8 +250,16 @@ std::string read_db_text(const std::string& path, std::size_t cap, bool own_file
   int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (own_file ? O_NOFOLLOW : 0);
   Fd fd(::open(path.c_str(), flags));
   if (fd.get() < 0) {
-    if (errno == ELOOP && own_file) fail(path, "is a symbolic link; kiln does not follow it here");
-    fail(path, "cannot open: " + errno_text(errno));
+    const int err = errno;
+    if (err == ELOOP && own_file) fail(path, "is a symbolic link; kiln does not follow it here");
+    // A link to nothing: open() says only "No such file", of a file that `ls` shows.
+    std::error_code ec;
+    if ((err == ENOENT || err == ELOOP) && fs::is_symlink(fs::symlink_status(path, ec))) {
+      const fs::path target = fs::read_symlink(path, ec);
+      fail(path, std::string(err == ELOOP ? "is a symbolic link in a loop of links" : "is a symbolic link to a file that does not exist") +
+                     (ec ? std::string() : " ('" + printable(target.string()) + "')"));
+    }
+    fail(path, "cannot open: " + errno_text(err));
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) fail(path, "cannot inspect: " + errno_text(errno));

@@ -722,3 +722,41 @@ TEST_CASE("tuning db hardening: a rewrite that leaves out an unreadable entry ke
     CHECK(slurp(user + ".bak") == text);
   }
 }
+
+// A directory on KILN_CONFIG_PATH: its *.yaml entries that are no readable file (a link to
+// nothing, a loop of links, a directory) were left out without a word; each is now named with the
+// reason, and the good files beside it still load.
+TEST_CASE("tuning db hardening: odd *.yaml entries of a config directory are reported, the rest load") {
+  TempDir dir;
+  spit(dir.file("a.yaml"), "schema: 1\ndevices: {}\n");
+  spit(dir.file("z.yaml"), "schema: 1\ndevices: {}\n");
+  fs::create_symlink(dir.file("gone.yaml.orig"), dir.path / "broken.yaml");
+  fs::create_symlink("loop.yaml", dir.path / "loop.yaml");
+  fs::create_directories(dir.path / "sub.yaml");
+  fs::create_symlink(dir.file("gone.txt"), dir.path / "notes.txt");  // not *.yaml: not ours to judge
+
+  const char* old = std::getenv("KILN_CONFIG_PATH");
+  const std::string saved = old ? old : "";
+  ::setenv("KILN_CONFIG_PATH", dir.path.string().c_str(), 1);
+  const std::vector<std::string> paths = kiln::TuningDb::default_shipped_paths();
+  if (old) ::setenv("KILN_CONFIG_PATH", saved.c_str(), 1);
+  else ::unsetenv("KILN_CONFIG_PATH");
+  CHECK(paths == std::vector<std::string>{dir.file("a.yaml"), dir.file("broken.yaml"), dir.file("loop.yaml"),
+                                          dir.file("sub.yaml"), dir.file("z.yaml")});
+
+  kiln::TuningDb db(paths, "");
+  std::vector<std::string> reported;
+  db.set_reporter([&](const std::string& message, bool) { reported.push_back(message); });
+  REQUIRE(db.errors().size() == 3);
+  auto reported_as = [&](const std::string& text) {
+    return std::count_if(db.errors().begin(), db.errors().end(), [&](const std::string& e) { return contains(e, text); });
+  };
+  CHECK(reported_as("'" + dir.file("broken.yaml") + "': is a symbolic link to a file that does not exist ('" +
+                    dir.file("gone.yaml.orig") + "')") == 1);
+  CHECK(reported_as("'" + dir.file("loop.yaml") + "': is a symbolic link in a loop of links ('loop.yaml')") == 1);
+  CHECK(reported_as("'" + dir.file("sub.yaml") + "': is a directory, not a database file") == 1);
+  CHECK(reported.size() == 3);
+  REQUIRE(db.layers().size() == 2);
+  CHECK(db.layers()[0].path == dir.file("z.yaml"));
+  CHECK(db.layers()[1].path == dir.file("a.yaml"));
+}
