@@ -76,9 +76,47 @@ check op bench '' --shape 64
 check op explain '' --shape 64
 check op list ''
 check op verify ''
+check --strategy tune tuner_scale --shape 64 --strategy ''
+check --variants tune tuner_scale --shape 64 --variants ''
+check --variants bench tuner_scale --shape 64 --variants ''
+check --vs bench tuner_scale --shape 64 --vs ''
+check --shard tune --plan x.yaml --shard ''
+# `--flag=` is the empty value too: CLI11 took the next argument for it (`--dtype= --shape 64`
+# was dtype '--shape' and then "The following argument was not expected: 64").
+check --dtype tune tuner_scale --dtype= --shape 64
+check --device explain tuner_scale --device= --shape 64
+check --shape bench tuner_scale --shape= --device host
+check --op db show --op= --json
+check --plan tune --plan= --force
+check --vs bench tuner_scale --shape 64 --vs= --runs 3
 exit 0]=] $<TARGET_FILE:kiln_cli>)
 set_tests_properties(cli_empty_text_flags PROPERTIES LABELS cpu ENVIRONMENT
   "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# Under --json an empty `--flag=` value is one well-formed JSON error document on stdout naming the
+# flag (it was "unknown dtype '--json'": the next argument taken for the value).
+if(Python3_Interpreter_FOUND)
+  add_test(NAME cli_empty_eq_flags_json COMMAND sh -c [=[
+check() { want="$1"; shift; out=$("$KILN" "$@" 2>/dev/null); rc=$?
+  if [ "$rc" -eq 2 ] && printf '%s' "$out" | "$PY" -c '
+import json, sys
+doc = json.loads(sys.stdin.read())
+err = doc["error"]
+sys.exit(0 if doc["schema_version"] == 2 and err["kind"] == "usage" and err["message"].startswith(sys.argv[1] + ": " + chr(39) * 2 + " is empty: expected") else 1)
+' "$want"; then return 0; fi
+  echo "FAIL: kiln $* -> exit $rc: $out"; exit 1; }
+KILN="$0"; PY="$1"
+check --dtype tune tuner_scale --shape 64 --dtype= --json
+check --dtype bench tuner_scale --shape 64 --dtype= --json
+check --device explain tuner_scale --shape 64 --device= --json
+check --shape verify tuner_scale --shape= --json
+check --strategy tune tuner_scale --shape 64 --strategy= --json
+check --variants bench tuner_scale --shape 64 --variants= --json
+check --device-key db loo --device-key= --json
+check --dtype tune tuner_scale --shape 64 --dtype= --json=true
+exit 0]=] $<TARGET_FILE:kiln_cli> ${Python3_EXECUTABLE})
+  set_tests_properties(cli_empty_eq_flags_json PROPERTIES LABELS cpu ENVIRONMENT
+    "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+endif()
 # An empty plan or problem list tuned nothing and exited 0; bench --regret already refused one.
 kiln_cli_test(tune_empty_plan ARGS tune --plan ${hardening_data}/empty_plan.yaml EXPECT 2
               ERR "--plan .*empty_plan.yaml: no problems in the file.*usage: kiln tune")

@@ -51,7 +51,14 @@ int run_guarded(const kiln::cli::Command& cmd) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i) g_json |= std::strcmp(argv[i], "--json") == 0;
+  // `--json`, or `--json=VALUE` with a value CLI11 reads as true (`--json=` included).
+  for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json") g_json = true;
+    else if (arg.compare(0, 7, "--json=") == 0)
+      g_json = !(arg == "--json=false" || arg == "--json=0" || arg == "--json=no" || arg == "--json=off" ||
+                 arg == "--json=-1" || arg == "--json=f" || arg == "--json=n" || arg == "--json=disable");
+  }
   CLI::App app{"kiln: a plugin-based GPU kernel registry with an autotuner", "kiln"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + kiln::version().text, "Print kiln's version and exit");
@@ -64,15 +71,21 @@ int main(int argc, char** argv) {
       kiln::cli::make_db_command(app),      kiln::cli::make_demo_command(app),
       kiln::cli::make_plugins_command(app),
   };
+  // `--dtype=` means an empty value, refused by name, not `--dtype <the next argument>`.
+  const std::vector<std::string> args = kiln::cli::with_explicit_empty_values(app, argc, argv);
+  std::vector<const char*> arg_ptrs;
+  for (const std::string& a : args) arg_ptrs.push_back(a.c_str());
+  argc = static_cast<int>(arg_ptrs.size());
+  const char* const* const args_v = arg_ptrs.data();
   try {
-    app.parse(argc, argv);
+    app.parse(argc, args_v);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::string usage = kTopUsage;
     for (const auto& c : commands)
       if (c.app->parsed()) usage = c.usage;
     // A mistyped command or flag gets its name and the closest known one, not CLI11's message.
-    const std::string typo = kiln::cli::describe_unknown_input(app, argc, argv);
+    const std::string typo = kiln::cli::describe_unknown_input(app, argc, args_v);
     return report("kiln", "usage", typo.empty() ? std::string(e.what()) : typo, usage, kiln::cli::kExitUsage);
   }
   kiln::cli::set_wide_output(wide);
