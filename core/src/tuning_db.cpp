@@ -833,6 +833,7 @@ void TuningDb::check_writable() const {
   ensure_loaded();
   if (!user_error_.empty()) throw TuningDbError(user_error_ + " (nothing can be stored in it)");
   const detail::DbTarget target = detail::resolve_db_path(user_path_);
+  detail::check_not_read_only(target, user_path_);
   for (const std::string& path : {user_path_, target.path}) {
     const std::string dir = fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string();
     std::error_code ec;
@@ -981,6 +982,7 @@ void TuningDb::update(const std::function<void(TuningTable&)>& edit) {
   {
     detail::DbLock lock(user_path_, lock_timeout_s_);
     const detail::DbTarget target = detail::resolve_db_path(user_path_);
+    detail::check_not_read_only(target, user_path_);  // before a .bak copy is written
     detail::remove_stale_temp_files(target.path);
     detail::remove_stale_temp_files(target.path + ".bak");  // a killed writer of the .bak copy
     // Re-read under the lock so entries another process stored meanwhile survive.  A corrupt file
@@ -1005,6 +1007,7 @@ std::size_t TuningDb::prune(const std::function<bool(const std::string& device, 
   {
     detail::DbLock lock(user_path_, lock_timeout_s_);
     const detail::DbTarget target = detail::resolve_db_path(user_path_);
+    detail::check_not_read_only(target, user_path_);  // before a .bak copy is written
     detail::remove_stale_temp_files(target.path);
     detail::remove_stale_temp_files(target.path + ".bak");  // a killed writer of the .bak copy
     ParsedFile file = read_user_file(target, user_path_, &dropped);

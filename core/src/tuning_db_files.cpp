@@ -287,7 +287,20 @@ std::string read_db_text(const std::string& path, std::size_t cap, bool own_file
   return text;
 }
 
+void check_not_read_only(const DbTarget& target, const std::string& what) {
+  if (!target.exists) return;
+  struct stat st {};
+  if (::stat(target.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;  // resolve_db_path reports those
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  const std::string where = target.path == what ? "" : " ('" + target.path + "')";
+  if ((st.st_mode & 0222) == 0 || (::access(target.path.c_str(), W_OK) != 0 && errno == EACCES))
+    fail(what, "is read-only" + where + " (mode " + mode +
+                   "): kiln does not replace a file its owner made read-only (make it writable, e.g. chmod u+w, to store in it)");
+}
+
 void write_db_text(const DbTarget& target, const std::string& text) {
+  check_not_read_only(target, target.path);
   const std::string& path = target.path;
   const std::string dir = parent_of(path);
   std::error_code ec;

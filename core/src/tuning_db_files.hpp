@@ -28,6 +28,11 @@ std::string read_db_text(const std::string& path, std::size_t cap, bool own_file
 // when root rewrites another user's file), synced, renamed over.
 void write_db_text(const DbTarget& target, const std::string& text);
 
+// TuningDbError (naming `what`) when `target` exists and is read-only: no write permission bit at
+// all (root included), or none for this user.  A rename would replace it regardless of its mode,
+// so the owner's "do not change this file" would be overridden without a word.
+void check_not_read_only(const DbTarget& target, const std::string& what);
+
 // Removes "<name>.tmp.<pid>[.<random>]" files next to `target` that a writer killed mid-write
 // left: regular files owned by this user whose pid is not running on this host, or older than an
 // hour (a recycled pid).  Call it holding the lock: a writer that holds it is never among them.

@@ -760,3 +760,41 @@ TEST_CASE("tuning db hardening: odd *.yaml entries of a config directory are rep
   CHECK(db.layers()[0].path == dir.file("z.yaml"));
   CHECK(db.layers()[1].path == dir.file("a.yaml"));
 }
+
+// A user file its owner made read-only (chmod a-w) was replaced all the same: the write renames a
+// new file over it, which needs only the directory's permission.  Now every write refuses it,
+// naming the file and the mode, before tuning (check_writable) and before a .bak copy is made;
+// the file is left as it was.
+TEST_CASE("tuning db hardening: a read-only user file is refused, not replaced") {
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  {
+    kiln::TuningDb db({}, user);
+    db.put(kDev, "gemm", key(1), entry("v1"));
+  }
+  REQUIRE(::chmod(user.c_str(), 0444) == 0);
+  const std::string before = slurp(user);
+  kiln::TuningDb db({}, user);
+  const std::string why = "is read-only (mode 0444): kiln does not replace a file its owner made read-only";
+  CHECK(contains(error_of([&] { db.check_writable(); }), why));
+  CHECK(contains(error_of([&] { db.put(kDev, "gemm", key(2), entry("v2")); }), "'" + user + "': " + why));
+  CHECK(contains(error_of([&] { db.update([](kiln::TuningTable& t) { t.clear(); }); }), why));
+  CHECK(contains(error_of([&] { db.prune([](auto&&...) { return true; }); }), why));
+  CHECK(contains(error_of([&] { kiln::TuningDb::write_file(user, {}); }), why));
+  CHECK(slurp(user) == before);
+  CHECK(!fs::exists(user + ".bak"));
+  struct stat st {};
+  REQUIRE(::stat(user.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0444);
+  // Reading it is fine, and so is writing again once it is writable.
+  CHECK(db.layers().size() == 1);
+  REQUIRE(::chmod(user.c_str(), 0644) == 0);
+  CHECK(error_of([&] { db.put(kDev, "gemm", key(2), entry("v2")); }).empty());
+
+  // Through a link the user owns: the message names the file the link leads to.
+  const std::string real = dir.file("real.yaml");
+  REQUIRE(::rename(user.c_str(), real.c_str()) == 0);
+  fs::create_symlink(real, user);
+  REQUIRE(::chmod(real.c_str(), 0400) == 0);
+  CHECK(contains(error_of([&] { db.check_writable(); }), "is read-only ('" + real + "') (mode 0400)"));
+}

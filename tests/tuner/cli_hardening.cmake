@@ -117,6 +117,16 @@ exit 0]=] $<TARGET_FILE:kiln_cli> ${Python3_EXECUTABLE})
   set_tests_properties(cli_empty_eq_flags_json PROPERTIES LABELS cpu ENVIRONMENT
     "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
 endif()
+# A user database its owner made read-only was replaced by the next tune (a rename needs only the
+# directory's permission): tune stops before tuning, names the file and leaves it as it was.
+add_test(NAME cli_db_read_only_tune COMMAND sh -c [=[d="$0/read_only"; rm -rf "$d" && mkdir -p "$d" &&
+cp "$2" "$d/tuning.yaml" && chmod 444 "$d/tuning.yaml" && out=$(KILN_CACHE_DIR="$d" "$1" tune tuner_scale --shape 64 --device host --runs 3 2>&1)
+rc=$?; echo "$out"; cmp -s "$2" "$d/tuning.yaml" || exit 1; [ "$rc" -eq 1 ] || exit 1
+case "$out" in *chosen*) exit 1 ;; esac
+case "$out" in *"$d/tuning.yaml': is read-only (mode 0444)"*) exit 0 ;; esac; exit 1]=]
+         ${cli_cache} $<TARGET_FILE:kiln_cli> ${CMAKE_CURRENT_SOURCE_DIR}/data/db_a.yaml)
+set_tests_properties(cli_db_read_only_tune PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
 # An empty plan or problem list tuned nothing and exited 0; bench --regret already refused one.
 kiln_cli_test(tune_empty_plan ARGS tune --plan ${hardening_data}/empty_plan.yaml EXPECT 2
               ERR "--plan .*empty_plan.yaml: no problems in the file.*usage: kiln tune")
