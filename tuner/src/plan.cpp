@@ -195,6 +195,31 @@ Plan parse_plan(const std::string& text, const std::string& source) {
 
 Plan load_plan(const std::string& path) { return parse_plan(read_text(path, "plan"), path); }
 
+namespace {
+// The words of a problem list line, its comment left out.
+std::vector<std::string> problem_list_words(std::string line) {
+  const auto hash = line.find('#');
+  if (hash != std::string::npos) line.erase(hash);
+  std::istringstream words(line);
+  std::vector<std::string> w;
+  for (std::string s; words >> s;) w.push_back(s);
+  return w;
+}
+}  // namespace
+
+std::string problem_list_line_problem(const std::string& line) {
+  if (has_control(line)) return "a control character in '" + line + "'";
+  const std::vector<std::string> w = problem_list_words(line);
+  if (w.empty()) return {};
+  if (w.size() < 3 || w.size() > 4) return "expected '<op> <dtype> <shape> [device]', got '" + line + "'";
+  try {
+    parse_dtype(w[1]);
+  } catch (const ArgumentError& e) {
+    return e.what();
+  }
+  return {};
+}
+
 Plan load_problem_list(const std::string& path) {
   std::istringstream in(read_text(path, "problem list"));
   Plan plan;
@@ -203,23 +228,13 @@ Plan load_problem_list(const std::string& path) {
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
-    if (has_control(line)) plan_error(path, number, "a control character in '" + line + "'");
-    const auto hash = line.find('#');
-    if (hash != std::string::npos) line.erase(hash);
-    std::istringstream words(line);
-    std::vector<std::string> w;
-    for (std::string s; words >> s;) w.push_back(s);
+    if (std::string why = problem_list_line_problem(line); !why.empty()) plan_error(path, number, why);
+    const std::vector<std::string> w = problem_list_words(line);
     if (w.empty()) continue;
-    if (w.size() < 3 || w.size() > 4)
-      plan_error(path, number, "expected '<op> <dtype> <shape> [device]', got '" + line + "'");
     PlanItem p;
     p.line = number;
     p.op = w[0];
-    try {
-      p.dtype = parse_dtype(w[1]);
-    } catch (const ArgumentError& e) {
-      plan_error(path, number, e.what());
-    }
+    p.dtype = parse_dtype(w[1]);
     p.shape = w[2];
     if (w.size() == 4) p.device = w[3];
     plan.problems.push_back(std::move(p));
