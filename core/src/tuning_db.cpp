@@ -46,7 +46,7 @@ bool TuningEntry::operator==(const TuningEntry& o) const {
 namespace {
 
 [[noreturn]] void fail(const std::string& what, const std::string& reason) {
-  throw TuningDbError("tuning database '" + what + "': " + reason);
+  throw TuningDbError(detail::control_escaped("tuning database '" + what + "': " + reason));
 }
 
 // ---- what a valid entry holds ----------------------------------------------------------------
@@ -375,7 +375,7 @@ struct ParsedFile {
 };
 
 std::string at_line(const std::string& what, const YAML::Mark& mark) {
-  std::string loc = "tuning database '" + what + "'";
+  std::string loc = "tuning database '" + detail::control_escaped(what) + "'";
   if (mark.line >= 0) loc += " line " + std::to_string(mark.line + 1);
   return loc;
 }
@@ -397,7 +397,7 @@ ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vec
     fail(what, "holds more than " + std::to_string(kTuningDbMaxNodes) +
                    " YAML nodes once its aliases are expanded; refused (a tuning database needs no aliases)");
   } catch (const YAML::ParserException& e) {
-    std::string loc = "tuning database '" + what + "'";
+    std::string loc = "tuning database '" + detail::control_escaped(what) + "'";
     if (e.mark.line >= 0)
       loc += " line " + std::to_string(e.mark.line + 1) + " column " + std::to_string(e.mark.column + 1);
     // yaml-cpp's depth guard (a DeepRecursion) says only "bad file".

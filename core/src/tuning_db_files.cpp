@@ -32,7 +32,8 @@ namespace {
 std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 [[noreturn]] void fail(const std::string& what, const std::string& reason) {
-  throw TuningDbError("tuning database '" + what + "': " + reason);
+  // Paths (named by the user, or found in a directory) reach a terminal: no control character.
+  throw TuningDbError(control_escaped("tuning database '" + what + "': " + reason));
 }
 
 std::string parent_of(const std::string& path) {
@@ -188,6 +189,26 @@ std::string printable(const std::string& text) {
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;
     }
+  }
+  return out;
+}
+
+std::string control_escaped(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const bool c1 = c == 0xc2 && i + 1 < text.size() && (static_cast<unsigned char>(text[i + 1]) & 0xe0) == 0x80;
+    if (c >= 0x20 && c != 0x7f && !c1) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    for (std::size_t k = 0; k < (c1 ? 2u : 1u); ++k) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(text[i + k]));
+      out += buf;
+    }
+    i += c1 ? 1 : 0;
   }
   return out;
 }

@@ -59,6 +59,10 @@ void check_dir_not_shared(const std::string& dir, const std::string& db_path);
 // Text from a file (or an environment variable) made safe for a terminal: control characters, DEL and bytes outside printable
 // ASCII become \xNN.
 std::string printable(const std::string& text);
+// Lighter, for paths and messages that quote them: only C0 controls, DEL and UTF-8 C1 controls
+// (U+0080..U+009F, which some terminals honour) become \xNN; other UTF-8 ("café") and
+// backslashes are kept, so text that went through printable() passes unchanged.
+std::string control_escaped(const std::string& text);
 
 // Whether tuned_at `a` is strictly later than `b` (merge --prefer-newer).  Both are read as ISO
 // 8601 times, YYYY-MM-DDTHH:MM:SS[.frac] with Z, +HH:MM, -HH:MM (or none: UTC); as strings,

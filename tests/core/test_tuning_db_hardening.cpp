@@ -798,3 +798,30 @@ TEST_CASE("tuning db hardening: a read-only user file is refused, not replaced")
   REQUIRE(::chmod(real.c_str(), 0400) == 0);
   CHECK(contains(error_of([&] { db.check_writable(); }), "is read-only ('" + real + "') (mode 0400)"));
 }
+
+// Paths reach messages with their control characters escaped: a *.yaml name found in a config
+// directory (anyone who can write there picks it) or a KILN_CACHE_DIR with an escape sequence was
+// printed raw to the terminal.  UTF-8 text and backslashes are kept as they are.
+TEST_CASE("tuning db hardening: paths in messages carry no control characters") {
+  TempDir dir;
+  const std::string odd = dir.file("x\x1b]0;pwned\x07\xc2\x9b" "2J.yaml");
+  fs::create_directories(odd);  // a directory named like a database: reported with its name
+  const std::string cafe = dir.file("caf\xc3\xa9\\.yaml");
+  kiln::TuningDb db({odd, cafe}, "");
+  REQUIRE(db.errors().size() == 2);
+  for (const std::string& e : db.errors()) {
+    INFO(e);
+    CHECK(no_control_bytes(e));
+    CHECK(e.find("\xc2\x9b") == std::string::npos);
+  }
+  const std::string both = db.errors()[0] + "\n" + db.errors()[1];
+  CHECK(contains(both, "x\\x1b]0;pwned\\x07\\xc2\\x9b2J.yaml': is a directory"));
+  CHECK(contains(both, "caf\xc3\xa9\\.yaml': cannot open"));
+  // A user file that cannot be read: its path escaped too.
+  const std::string user = dir.file("user\x1b[31m.yaml");
+  fs::create_directories(user);
+  kiln::TuningDb db2({}, user);
+  REQUIRE(db2.errors().size() == 1);
+  CHECK(no_control_bytes(db2.errors()[0]));
+  CHECK(contains(db2.errors()[0], "user\\x1b[31m.yaml"));
+}

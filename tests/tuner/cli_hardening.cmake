@@ -127,6 +127,20 @@ case "$out" in *"$d/tuning.yaml': is read-only (mode 0444)"*) exit 0 ;; esac; ex
          ${cli_cache} $<TARGET_FILE:kiln_cli> ${CMAKE_CURRENT_SOURCE_DIR}/data/db_a.yaml)
 set_tests_properties(cli_db_read_only_tune PROPERTIES LABELS cpu ENVIRONMENT
   "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# Paths with escape sequences (a directory name anyone who can write there picks, a cache dir)
+# were printed raw: db show's layers, the tuning database's warnings, "stored in", a problem list
+# that cannot be opened, a plugin file that cannot be loaded.  They show as \x1b, never as ESC.
+add_test(NAME cli_paths_escaped COMMAND sh -c [=[esc=$(printf '\033'); d="$0/esc_$(printf 'x\033[31my')"; rm -rf "$0"/esc_* && mkdir -p "$d/plugins" &&
+ln -s "$d/gone.yaml" "$d/$(printf 'l\033]0;t\007').yaml" && echo "not a library" > "$d/plugins/libkiln_$(printf '\033[2J').so" &&
+out=$( { KILN_CACHE_DIR="$d" KILN_CONFIG_PATH="$d" "$1" db show; KILN_CACHE_DIR="$d" "$1" tune tuner_scale --shape 64 --device host --runs 3;
+  "$1" tune --from "$d/none.txt"; KILN_PLUGIN_PATH="$d/plugins" "$1" list; "$1" plugins check "$d/plugins";
+  KILN_PLUGIN_PATH="$KILN_PLUGIN_PATH:$d/plugins" "$1" demo --device host; } 2>&1 ); echo "$out" | cat -v
+case "$out" in *"$esc"*) exit 1 ;; esac
+for want in 'user layer ' 'stored in ' "problem list '" 'l\x1b]0;t\x07.yaml'"': is a symbolic link" 'libkiln_\x1b[2J.so'; do
+  printf '%s' "$out" | grep -qF -- "$want" || { echo "missing: $want"; exit 1; }; done; exit 0]=]
+         ${cli_cache} $<TARGET_FILE:kiln_cli>)
+set_tests_properties(cli_paths_escaped PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off;COLUMNS=400")
 # An empty plan or problem list tuned nothing and exited 0; bench --regret already refused one.
 kiln_cli_test(tune_empty_plan ARGS tune --plan ${hardening_data}/empty_plan.yaml EXPECT 2
               ERR "--plan .*empty_plan.yaml: no problems in the file.*usage: kiln tune")
