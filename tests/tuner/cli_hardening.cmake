@@ -178,6 +178,21 @@ kiln_cli_test(device_ordinal_sign ARGS explain tuner_scale --shape 64 --device c
 # --device-key: a GPU has an architecture and at least one SM (0sm was accepted).
 kiln_cli_test(device_key_zero_sms ARGS explain tuner_scale --shape 64 --device-key "X|sm_90|0sm" EXPECT 2
               ERR "--device-key 'X\\|sm_90\\|0sm' is not NAME")
+# An empty NAME ("|sm_90|1sm") and a control character were taken as a device key (the second
+# printed raw); an SM count past int went through sscanf's %d (undefined).  db loo the same.
+add_test(NAME cli_device_key_odd COMMAND sh -c [=[
+check() { key="$1"; shift; out=$("$KILN" "$@" --device-key "$key" 2>&1); rc=$?
+  [ "$rc" -eq 2 ] && case "$out" in *"$(printf '\033')"*) ;; *"is not NAME|sm_XY|Nsm"*|*"--device-key: no entries for"*) return 0 ;; esac
+  echo "FAIL: kiln $* --device-key '$key' -> exit $rc: $out" | cat -v; exit 1; }
+KILN="$0"
+for cmd in "explain tuner_scale --shape 64" "db loo"; do
+  check '|sm_90|1sm' $cmd
+  check 'X|sm_90|99999999999999999999sm' $cmd
+  check 'X|sm_+90|1sm' $cmd
+  check "$(printf 'X\033[2J|sm_90|1sm')" $cmd
+done; exit 0]=] $<TARGET_FILE:kiln_cli>)
+set_tests_properties(cli_device_key_odd PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=${CMAKE_CURRENT_SOURCE_DIR}/data/loo_db.yaml;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
 # A dim given twice in --shape was taken from its last mention.
 kiln_cli_test(shape_dim_twice ARGS explain tuner_scale --shape n=64,n=65 --device host EXPECT 2
               ERR "dim 'n' is given twice in shape 'n=64,n=65'.*usage: kiln explain")
