@@ -258,7 +258,7 @@ void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& r
                         "(give absolute directories in KILN_PLUGIN_PATH or RuntimeOptions::plugin_dirs, e.g. $PWD/" +
                             dir + ")";
       try {
-        logger()->error("plugin directory '{}': {}", detail::control_escaped(dir), reason);
+        logger()->error("plugin directory '{}': {}", detail::control_escaped(dir), detail::control_escaped(reason));
       } catch (...) {
       }
       errors_.push_back({dir, reason});
@@ -275,7 +275,7 @@ void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& r
       fs::directory_iterator it(dir, ec);
       if (ec) {
         const std::string reason = "cannot read plugin directory: " + ec.message();
-        logger()->error("plugin directory {}: {}", detail::control_escaped(dir), reason);
+        logger()->error("plugin directory {}: {}", detail::control_escaped(dir), detail::control_escaped(reason));
         errors_.push_back({dir, reason});
         continue;
       }
@@ -290,13 +290,13 @@ void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& r
       }
       if (ec) {
         const std::string reason = "error while listing plugin directory: " + ec.message();
-        logger()->error("plugin directory {}: {}", detail::control_escaped(dir), reason);
+        logger()->error("plugin directory {}: {}", detail::control_escaped(dir), detail::control_escaped(reason));
         errors_.push_back({dir, reason});
       }
     } catch (const std::exception& e) {
       const std::string reason = std::string("cannot read plugin directory: ") + e.what();
       try {
-        logger()->error("plugin directory {}: {}", detail::control_escaped(dir), reason);
+        logger()->error("plugin directory {}: {}", detail::control_escaped(dir), detail::control_escaped(reason));
       } catch (...) {
       }
       errors_.push_back({dir, reason});

@@ -134,9 +134,10 @@ add_test(NAME cli_paths_escaped COMMAND sh -c [=[esc=$(printf '\033'); d="$0/esc
 ln -s "$d/gone.yaml" "$d/$(printf 'l\033]0;t\007').yaml" && echo "not a library" > "$d/plugins/libkiln_$(printf '\033[2J').so" &&
 out=$( { KILN_CACHE_DIR="$d" KILN_CONFIG_PATH="$d" "$1" db show; KILN_CACHE_DIR="$d" "$1" tune tuner_scale --shape 64 --device host --runs 3;
   "$1" tune --from "$d/none.txt"; KILN_PLUGIN_PATH="$d/plugins" "$1" list; "$1" plugins check "$d/plugins";
-  KILN_PLUGIN_PATH="$KILN_PLUGIN_PATH:$d/plugins" "$1" demo --device host; } 2>&1 ); echo "$out" | cat -v
+  KILN_PLUGIN_PATH="$KILN_PLUGIN_PATH:$d/plugins" "$1" demo --device host;
+  KILN_PLUGIN_PATH="$(printf 'rel\033[2J')" "$1" list; } 2>&1 ); echo "$out" | cat -v
 case "$out" in *"$esc"*) exit 1 ;; esac
-for want in 'user layer ' 'stored in ' "problem list '" 'l\x1b]0;t\x07.yaml'"': is a symbolic link" 'libkiln_\x1b[2J.so'; do
+for want in 'user layer ' 'stored in ' "problem list '" 'l\x1b]0;t\x07.yaml'"': is a symbolic link" 'libkiln_\x1b[2J.so' 'e.g. $PWD/rel\x1b[2J)'; do
   printf '%s' "$out" | grep -qF -- "$want" || { echo "missing: $want"; exit 1; }; done; exit 0]=]
          ${cli_cache} $<TARGET_FILE:kiln_cli>)
 set_tests_properties(cli_paths_escaped PROPERTIES LABELS cpu ENVIRONMENT
