@@ -858,7 +858,9 @@ std::string TuningDb::default_user_path() {
     return v ? detail::expand_home(v) : "";
   };
   if (std::string dir = env("KILN_CACHE_DIR"); !dir.empty()) return (fs::path(dir) / "tuning.yaml").string();
-  if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty())
+  // The XDG base directory spec: a relative XDG_CACHE_HOME is invalid and ignored (taken as is, it
+  // made every program using kiln write <cwd>/<it>/kiln/tuning.yaml wherever it ran).
+  if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty() && fs::path(dir).is_absolute())
     return (fs::path(dir) / "kiln" / "tuning.yaml").string();
   if (std::string home = env("HOME"); !home.empty())
     return (fs::path(home) / ".cache" / "kiln" / "tuning.yaml").string();
