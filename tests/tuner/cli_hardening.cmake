@@ -142,6 +142,18 @@ for want in 'user layer ' 'stored in ' "problem list '" 'l\x1b]0;t\x07.yaml'"': 
          ${cli_cache} $<TARGET_FILE:kiln_cli>)
 set_tests_properties(cli_paths_escaped PROPERTIES LABELS cpu ENVIRONMENT
   "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off;COLUMNS=400")
+# A value of 100000 characters (a variable holding a file) was quoted whole: a 100 KB error line.
+# A quoted value past 512 characters is shown by its ends, saying how much is left out, on stderr
+# and in the --json error; words with spaces (prose) are never cut.
+add_test(NAME cli_long_value_shortened COMMAND sh -c [=[long=$(printf '%0100000d' 0 | tr 0 9)
+err=$("$0" explain "$long" --shape 5 2>&1 >/dev/null); rc=$?; echo "$err" | head -c 2000
+[ "$rc" -eq 2 ] && [ "${#err}" -lt 2000 ] || exit 1
+case "$err" in *"unknown op '9"*"...(99488 more bytes)...9"*"'; known ops: tuner_scale"*) ;; *) exit 1 ;; esac
+json=$("$0" tune tuner_scale --shape "$long" --json 2>/dev/null); [ "${#json}" -lt 3000 ] || exit 1
+case "$json" in *'"message": "tuner_scale: bad extent '"'9"*"more bytes)...9"*"' for n in shape"*) exit 0 ;; esac; exit 1]=]
+         $<TARGET_FILE:kiln_cli>)
+set_tests_properties(cli_long_value_shortened PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
 # An empty plan or problem list tuned nothing and exited 0; bench --regret already refused one.
 kiln_cli_test(tune_empty_plan ARGS tune --plan ${hardening_data}/empty_plan.yaml EXPECT 2
               ERR "--plan .*empty_plan.yaml: no problems in the file.*usage: kiln tune")

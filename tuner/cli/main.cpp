@@ -2,8 +2,10 @@
 // the command line and turns errors into messages with the usage line and an exit code:
 // 0 ok, 1 something failed (a wrong result, nothing tuned), 2 bad input (flags, op, shape).
 // Under --json an error is also a JSON document on stdout ({"error": {"kind", "message"}}).
+#include <algorithm>
 #include <cstring>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -22,9 +24,44 @@ const char* kTopUsage =
 
 bool g_json = false;  // --json anywhere on the command line
 
+// A quoted value longer than this is shown by its ends: an op name or a shape of 100000
+// characters (a variable holding a file's contents) made a 100 KB error line.
+constexpr std::size_t kMaxQuoted = 512;
+
+// `message` with each '...' value past kMaxQuoted characters cut in the middle, saying how much.
+// Only a run without spaces counts as a value: an apostrophe in the prose ("op()'s") must not
+// pair with the next quote and cut the words between.
+std::string shorten_quoted(const std::string& message) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < message.size()) {
+    const std::size_t open = message.find('\'', i);
+    const std::size_t close = open == std::string::npos ? open : message.find('\'', open + 1);
+    if (close == std::string::npos) break;
+    out.append(message, i, open + 1 - i);
+    const std::size_t n = close - open - 1;
+    if (n > kMaxQuoted && message.find_first_of(" \n", open + 1) >= close) {
+      std::size_t head = kMaxQuoted / 2, tail = kMaxQuoted / 2;
+      // Cut on UTF-8 character boundaries (never inside an escape's bytes).
+      while (head > 0 && (static_cast<unsigned char>(message[open + 1 + head]) & 0xc0) == 0x80) --head;
+      while (tail > 0 && (static_cast<unsigned char>(message[close - tail]) & 0xc0) == 0x80) --tail;
+      out.append(message, open + 1, head);
+      out += "...(" + std::to_string(n - head - tail) + " more bytes)...";
+      out.append(message, close - tail, tail);
+    } else {
+      out.append(message, open + 1, n);
+    }
+    out += '\'';
+    i = close + 1;
+  }
+  out.append(message, std::min(i, message.size()), std::string::npos);
+  return out;
+}
+
 // The message on stderr, and under --json the same as a document on stdout.
-int report(const std::string& name, const std::string& kind, const std::string& message, const std::string& usage,
+int report(const std::string& name, const std::string& kind, const std::string& full_message, const std::string& usage,
            int code) {
+  const std::string message = shorten_quoted(full_message);
   std::cerr << name << ": " << (kind == "internal" ? "internal error: " : "error: ") << message << "\n";
   if (!usage.empty()) std::cerr << usage << "\n";
   if (g_json) std::cout << kiln::cli::error_document(kind, message).dump() << "\n";
