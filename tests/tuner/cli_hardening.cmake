@@ -154,6 +154,20 @@ case "$json" in *'"message": "tuner_scale: bad extent '"'9"*"more bytes)...9"*"'
          $<TARGET_FILE:kiln_cli>)
 set_tests_properties(cli_long_value_shortened PROPERTIES LABELS cpu ENVIRONMENT
   "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# Output that never reached its file (a full disk behind `kiln tune --csv > out.csv`) exited 0.
+if(EXISTS /dev/full)
+  add_test(NAME cli_output_write_failure COMMAND sh -c [=[
+check() { err=$("$0" "$@" 2>&1 >/dev/full); rc=$?; echo "$err"
+  [ "$rc" -ne 0 ] && case "$err" in *"kiln: error: writing to standard output failed"*) return 0 ;; esac
+  echo "FAIL: kiln $* > /dev/full -> exit $rc"; exit 1; }
+check list --json
+check db show
+check tune tuner_scale --shape 64 --device host --runs 3 --no-store --csv
+check list no_such_op --json
+out=$("$0" list --json 2>&1 >/dev/null) && [ -z "$out" ] || exit 1; exit 0]=] $<TARGET_FILE:kiln_cli>)
+  set_tests_properties(cli_output_write_failure PROPERTIES LABELS cpu ENVIRONMENT
+    "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+endif()
 # An empty plan or problem list tuned nothing and exited 0; bench --regret already refused one.
 kiln_cli_test(tune_empty_plan ARGS tune --plan ${hardening_data}/empty_plan.yaml EXPECT 2
               ERR "--plan .*empty_plan.yaml: no problems in the file.*usage: kiln tune")

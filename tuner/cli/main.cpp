@@ -3,6 +3,8 @@
 // 0 ok, 1 something failed (a wrong result, nothing tuned), 2 bad input (flags, op, shape).
 // Under --json an error is also a JSON document on stdout ({"error": {"kind", "message"}}).
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -68,6 +70,20 @@ int report(const std::string& name, const std::string& kind, const std::string& 
   return code;
 }
 
+// Everything printed reached standard output, or the exit status says it did not: a full disk or
+// a closed file behind `kiln tune --csv > out.csv` lost the results while kiln exited 0.
+int with_output_checked(int code) {
+  std::cout.flush();
+  errno = 0;
+  const bool flush_failed = std::fflush(stdout) != 0;
+  const int err = errno;
+  if (!flush_failed && std::cout && !std::ferror(stdout)) return code;
+  std::cerr << "kiln: error: writing to standard output failed"
+            << (flush_failed && err ? std::string(": ") + std::strerror(err) : std::string())
+            << "; what was printed is incomplete\n";
+  return code == 0 ? kiln::cli::kExitFailed : code;
+}
+
 int run_guarded(const kiln::cli::Command& cmd) {
   const std::string name = "kiln " + cmd.app->get_name();
   try {
@@ -123,11 +139,12 @@ int main(int argc, char** argv) {
       if (c.app->parsed()) usage = c.usage;
     // A mistyped command or flag gets its name and the closest known one, not CLI11's message.
     const std::string typo = kiln::cli::describe_unknown_input(app, argc, args_v);
-    return report("kiln", "usage", typo.empty() ? std::string(e.what()) : typo, usage, kiln::cli::kExitUsage);
+    return with_output_checked(
+        report("kiln", "usage", typo.empty() ? std::string(e.what()) : typo, usage, kiln::cli::kExitUsage));
   }
   kiln::cli::set_wide_output(wide);
   for (const auto& c : commands)
-    if (c.app->parsed()) return run_guarded(c);
+    if (c.app->parsed()) return with_output_checked(run_guarded(c));
   std::cerr << kTopUsage << "\n";
   return kiln::cli::kExitUsage;
 }
