@@ -24,6 +24,12 @@ kiln_cli_test(flag_count_exponent ARGS tune tuner_scale --shape 64 --device host
               OUT "chosen: tuner_scale_")
 kiln_cli_test(flag_count_fraction ARGS tune tuner_scale --shape 64 --runs 1.5 EXPECT 2
               ERR "--runs: '1.5' is not a whole number in \\[1, 1000000\\]")
+# Hex and spaces: "--runs 0x10" ran 16 runs and " 5" 5 (strtod's reading), where --seed refused both.
+kiln_cli_test(flag_count_hex ARGS tune tuner_scale --shape 64 --runs 0x10 EXPECT 2
+              ERR "--runs: '0x10' is not a whole number in \\[1, 1000000\\]")
+kiln_cli_test(flag_count_space ARGS tune tuner_scale --shape 64 --runs " 5" EXPECT 2 ERR "--runs: ' 5' is not a whole number")
+kiln_cli_test(flag_number_hex ARGS tune tuner_scale --shape 64 --budget-seconds 0x1p3 EXPECT 2
+              ERR "--budget-seconds: '0x1p3' is not a number in")
 kiln_cli_test(flag_count_bench_fraction ARGS bench --overhead tuner_scale --shape 64 --device host --iters 100.5 EXPECT 2
               ERR "--iters: '100.5' is not a whole number in \\[2, 1000000000\\]")
 kiln_cli_test(flag_simulate_devices_zero ARGS tune --plan ${hardening_data}/pool_plan.yaml --simulate-devices 0 EXPECT 2
