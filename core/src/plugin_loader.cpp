@@ -274,7 +274,11 @@ void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& r
       }
       fs::directory_iterator it(dir, ec);
       if (ec) {
-        const std::string reason = "cannot read plugin directory: " + ec.message();
+        // A library named where its directory belongs said only "Not a directory".
+        const std::string reason = ec == std::errc::not_a_directory
+                                       ? "not a directory: the plugin path lists directories, and kiln loads the "
+                                         "libkiln_*.so files in them (name the directory that holds this file)"
+                                       : "cannot read plugin directory: " + ec.message();
         logger()->error("plugin directory {}: {}", detail::control_escaped(dir), detail::control_escaped(reason));
         errors_.push_back({dir, reason});
         continue;

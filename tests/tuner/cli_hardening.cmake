@@ -329,6 +329,13 @@ kiln_cli_test(relative_plugin_path ARGS list tuner_scale WORKDIR ${CMAKE_CURRENT
 kiln_cli_test(plugins_check_relative_entry ARGS plugins check WORKDIR ${CMAKE_CURRENT_BINARY_DIR}
               ENV "KILN_PLUGIN_PATH=cli_plugins" EXPECT 1 OUT "cli_plugins +error +relative entry of KILN_PLUGIN_PATH: kiln ignores it")
 
+# A library named where its directory belongs said only "cannot read plugin directory: Not a
+# directory", in plugins check and in the loader alike.
+kiln_cli_test(plugins_check_file ARGS plugins check ${KILN_TUNER_FIXTURE_DIR}/libkiln_tuner_fixture.so EXPECT 1
+              ENV "COLUMNS=400" OUT "libkiln_tuner_fixture.so +error +not a directory: kiln plugins check takes directories and checks the libkiln_\\*.so files in them")
+kiln_cli_test(plugin_path_file ARGS list ENV "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR}/libkiln_tuner_fixture.so"
+              ERR "libkiln_tuner_fixture.so: not a directory: the plugin path lists directories")
+
 # kiln bench --runs is bounded by the clock as tune's are: --runs 1000000 ran every run (hours on
 # a slow kernel).  Each row stops after --max-seconds-per-row (default 20) and says so.
 kiln_cli_test(bench_runs_capped ARGS bench tuner_scale --shape 65536 --device host --runs 1000000

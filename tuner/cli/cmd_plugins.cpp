@@ -190,7 +190,13 @@ std::vector<std::string> plugin_files(const std::vector<std::string>& dirs, std:
     std::error_code ec;
     fs::directory_iterator it(dir, ec);
     if (ec) {
-      reports.push_back({dir, "error", "cannot read plugin directory: " + ec.message(), ""});
+      // A library named where its directory belongs said only "Not a directory".
+      reports.push_back({dir, "error",
+                         ec == std::errc::not_a_directory
+                             ? "not a directory: kiln plugins check takes directories and checks the libkiln_*.so "
+                               "files in them (name the directory that holds this file)"
+                             : "cannot read plugin directory: " + ec.message(),
+                         ""});
       continue;
     }
     std::vector<std::string> here;
