@@ -181,7 +181,8 @@ TEST_CASE("RuntimeOptions::tune_mode is read in any case and its error names the
 
 TEST_CASE("lazy: a budget from the environment outside its range is refused, not wrapped to 0") {
   // 1e30 evaluations converted to size_t was undefined and came out as a budget of 0.
-  for (const char* bad : {"1e30", "99999999999999999999", "2.5", "0", "-1", "nan", "abc"}) {
+  // Hex and spaces too: stod read "0x10" as 16 and " 5" as 5 (the command-line flags refuse both).
+  for (const char* bad : {"1e30", "99999999999999999999", "2.5", "0", "-1", "nan", "abc", "0x10", " 5", "inf"}) {
     INFO(bad);
     ::setenv("KILN_TUNE_BUDGET_EVALS", bad, 1);
     try {

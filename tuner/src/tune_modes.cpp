@@ -62,10 +62,12 @@ std::string env_or(const char* name, const std::string& fallback) {
 double env_number(const char* name, double fallback, double lo, double hi, bool integer) {
   const std::string v = env_or(name, "");
   if (v.empty()) return fallback;
+  // Decimal text only, as the command-line flags (range_check.hpp): stod took " 5" and "0x10".
+  const bool decimal = v.find_first_not_of("0123456789+-.eE") == std::string::npos;
   try {
     std::size_t used = 0;
-    const double d = std::stod(v, &used);
-    if (used == v.size() && d >= lo && d <= hi && (!integer || d == std::floor(d))) return d;
+    const double d = decimal ? std::stod(v, &used) : 0.0;
+    if (decimal && used == v.size() && d >= lo && d <= hi && (!integer || d == std::floor(d))) return d;
   } catch (const std::exception&) {
   }
   char range[96];
