@@ -227,6 +227,46 @@ void Buffer::copy_to_host(void* dst, std::size_t bytes) const {
   copy(d, ref_);
 }
 
+namespace {
+// The C++ element type of a dtype, as Buffer::to_host's messages name it.
+const char* element_type_name(DType t) {
+  switch (t) {
+    case DType::f32: return "float";
+    case DType::f64: return "double";
+    case DType::f16: return "kiln::Half (or std::uint16_t for its bits)";
+    case DType::bf16: return "kiln::BFloat16 (or std::uint16_t for its bits)";
+    case DType::i32: return "std::int32_t";
+    case DType::u32: return "std::uint32_t";
+    case DType::u8: return "std::uint8_t";
+    case DType::i64: return "std::int64_t";
+  }
+  return "?";
+}
+}  // namespace
+
+void detail::check_to_host_type(DType held, ToHostAs how, DType as, std::size_t size) {
+  check_dtype(held, "Buffer::to_host");
+  const std::string holds = "the buffer holds " + std::string(dtype_name(held)) + " elements (" +
+                            std::to_string(dtype_size(held)) + " bytes each); read it as " + element_type_name(held);
+  switch (how) {
+    case ToHostAs::its_dtype:
+      if (as != held)
+        throw DTypeError("Buffer::to_host<T>: T is the element type of " + std::string(dtype_name(as)) + " but " + holds);
+      return;
+    case ToHostAs::half_bits:
+      if (held != DType::f16 && held != DType::bf16)
+        throw DTypeError("Buffer::to_host<std::uint16_t>: std::uint16_t reads the bit patterns of f16 or bf16, but " + holds);
+      return;
+    case ToHostAs::other_number:
+      throw DTypeError("Buffer::to_host<T>: T is a " + std::to_string(size) +
+                       "-byte number type that no kiln dtype has, and " + holds);
+    case ToHostAs::same_size:
+      if (size != dtype_size(held))
+        throw DTypeError("Buffer::to_host<T>: T is a " + std::to_string(size) + "-byte type but " + holds);
+      return;
+  }
+}
+
 void Buffer::copy_from(const TensorRef& src) { copy(ref_, src); }
 
 void Buffer::fill_bytes(unsigned char byte) {

@@ -136,7 +136,8 @@ Problem OpSchema::problem_from_shape(DType dtype, std::string_view shape, Device
     std::int64_t v = 0;
     auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (ec != std::errc() || ptr != item.data() + item.size() || v < 0)
-      throw ShapeError(name + ": bad extent '" + detail::printable(std::string(item)) + "' in shape '" + shown + "'");
+      throw ShapeError(name + ": bad extent '" + detail::printable(std::string(item)) + "' for " + dim_names[slot] +
+                       " in shape '" + shown + "': expected a whole number written in digits, 0 to 9223372036854775807");
     values[slot] = v;
     given[slot] = true;
     i = j + 1;

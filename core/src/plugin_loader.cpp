@@ -199,7 +199,7 @@ std::string PluginLoader::default_shipped_dir() {
 
 void PluginLoader::warn(const std::string& file, const std::string& what) {
   try {
-    logger()->warn("plugin {}: {}", file, what);
+    logger()->warn("plugin {}: {}", detail::control_escaped(file), detail::control_escaped(what));
   } catch (...) {
   }
   warnings_.push_back({file, what});
@@ -258,7 +258,7 @@ void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& r
                         "(give absolute directories in KILN_PLUGIN_PATH or RuntimeOptions::plugin_dirs, e.g. $PWD/" +
                             dir + ")";
       try {
-        logger()->error("plugin directory '{}': {}", dir, reason);
+        logger()->error("plugin directory '{}': {}", detail::control_escaped(dir), detail::control_escaped(reason));
       } catch (...) {
       }
       errors_.push_back({dir, reason});
@@ -274,8 +274,12 @@ void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& r
       }
       fs::directory_iterator it(dir, ec);
       if (ec) {
-        const std::string reason = "cannot read plugin directory: " + ec.message();
-        logger()->error("plugin directory {}: {}", dir, reason);
+        // A library named where its directory belongs said only "Not a directory".
+        const std::string reason = ec == std::errc::not_a_directory
+                                       ? "not a directory: the plugin path lists directories, and kiln loads the "
+                                         "libkiln_*.so files in them (name the directory that holds this file)"
+                                       : "cannot read plugin directory: " + ec.message();
+        logger()->error("plugin directory {}: {}", detail::control_escaped(dir), detail::control_escaped(reason));
         errors_.push_back({dir, reason});
         continue;
       }
@@ -290,13 +294,13 @@ void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& r
       }
       if (ec) {
         const std::string reason = "error while listing plugin directory: " + ec.message();
-        logger()->error("plugin directory {}: {}", dir, reason);
+        logger()->error("plugin directory {}: {}", detail::control_escaped(dir), detail::control_escaped(reason));
         errors_.push_back({dir, reason});
       }
     } catch (const std::exception& e) {
       const std::string reason = std::string("cannot read plugin directory: ") + e.what();
       try {
-        logger()->error("plugin directory {}: {}", dir, reason);
+        logger()->error("plugin directory {}: {}", detail::control_escaped(dir), detail::control_escaped(reason));
       } catch (...) {
       }
       errors_.push_back({dir, reason});
@@ -316,7 +320,7 @@ void PluginLoader::load_dirs(const std::vector<std::string>& listed, Registry& r
 bool PluginLoader::load_file(const std::string& file, Registry& registry) {
   const auto skip = [&](const std::string& reason) {
     try {
-      logger()->error("plugin {} skipped: {}", file, reason);
+      logger()->error("plugin {} skipped: {}", detail::control_escaped(file), detail::control_escaped(reason));
     } catch (...) {
       // Logging must not turn a skipped plugin into an escaping exception.
     }
@@ -370,7 +374,7 @@ bool PluginLoader::load_file(const std::string& file, Registry& registry) {
     for (const std::string& refused :
          registry.merge_keeping_existing(std::move(staged), source, std::shared_ptr<void>(library))) {
       try {
-        logger()->error("plugin {}: {}", file, refused);
+        logger()->error("plugin {}: {}", detail::control_escaped(file), detail::control_escaped(refused));
       } catch (...) {
       }
       errors_.push_back({file, refused});

@@ -46,7 +46,7 @@ bool TuningEntry::operator==(const TuningEntry& o) const {
 namespace {
 
 [[noreturn]] void fail(const std::string& what, const std::string& reason) {
-  throw TuningDbError("tuning database '" + what + "': " + reason);
+  throw TuningDbError(detail::control_escaped("tuning database '" + what + "': " + reason));
 }
 
 // ---- what a valid entry holds ----------------------------------------------------------------
@@ -375,7 +375,7 @@ struct ParsedFile {
 };
 
 std::string at_line(const std::string& what, const YAML::Mark& mark) {
-  std::string loc = "tuning database '" + what + "'";
+  std::string loc = "tuning database '" + detail::control_escaped(what) + "'";
   if (mark.line >= 0) loc += " line " + std::to_string(mark.line + 1);
   return loc;
 }
@@ -397,7 +397,7 @@ ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vec
     fail(what, "holds more than " + std::to_string(kTuningDbMaxNodes) +
                    " YAML nodes once its aliases are expanded; refused (a tuning database needs no aliases)");
   } catch (const YAML::ParserException& e) {
-    std::string loc = "tuning database '" + what + "'";
+    std::string loc = "tuning database '" + detail::control_escaped(what) + "'";
     if (e.mark.line >= 0)
       loc += " line " + std::to_string(e.mark.line + 1) + " column " + std::to_string(e.mark.column + 1);
     // yaml-cpp's depth guard (a DeepRecursion) says only "bad file".
@@ -689,13 +689,14 @@ ParsedFile read_user_file(const detail::DbTarget& target, const std::string& wha
   return file;
 }
 
+// Every *.yaml entry of the directory, whatever its type: a link to nothing, a directory or a file
+// that cannot be read is then reported by the load (naming it and why) like a file listed by
+// name, where the scan used to leave it out without a word.
 void append_yaml_files(const fs::path& dir, std::vector<std::string>& out) {
   std::vector<std::string> found;
   std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code ec2;
-    if (it->path().extension() == ".yaml" && it->is_regular_file(ec2)) found.push_back(it->path().string());
-  }
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".yaml") found.push_back(it->path().string());
   std::sort(found.begin(), found.end());
   out.insert(out.end(), found.begin(), found.end());
 }
@@ -832,6 +833,7 @@ void TuningDb::check_writable() const {
   ensure_loaded();
   if (!user_error_.empty()) throw TuningDbError(user_error_ + " (nothing can be stored in it)");
   const detail::DbTarget target = detail::resolve_db_path(user_path_);
+  detail::check_not_read_only(target, user_path_);
   for (const std::string& path : {user_path_, target.path}) {
     const std::string dir = fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string();
     std::error_code ec;
@@ -856,7 +858,9 @@ std::string TuningDb::default_user_path() {
     return v ? detail::expand_home(v) : "";
   };
   if (std::string dir = env("KILN_CACHE_DIR"); !dir.empty()) return (fs::path(dir) / "tuning.yaml").string();
-  if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty())
+  // The XDG base directory spec: a relative XDG_CACHE_HOME is invalid and ignored (taken as is, it
+  // made every program using kiln write <cwd>/<it>/kiln/tuning.yaml wherever it ran).
+  if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty() && fs::path(dir).is_absolute())
     return (fs::path(dir) / "kiln" / "tuning.yaml").string();
   if (std::string home = env("HOME"); !home.empty())
     return (fs::path(home) / ".cache" / "kiln" / "tuning.yaml").string();
@@ -980,6 +984,7 @@ void TuningDb::update(const std::function<void(TuningTable&)>& edit) {
   {
     detail::DbLock lock(user_path_, lock_timeout_s_);
     const detail::DbTarget target = detail::resolve_db_path(user_path_);
+    detail::check_not_read_only(target, user_path_);  // before a .bak copy is written
     detail::remove_stale_temp_files(target.path);
     detail::remove_stale_temp_files(target.path + ".bak");  // a killed writer of the .bak copy
     // Re-read under the lock so entries another process stored meanwhile survive.  A corrupt file
@@ -1004,6 +1009,7 @@ std::size_t TuningDb::prune(const std::function<bool(const std::string& device, 
   {
     detail::DbLock lock(user_path_, lock_timeout_s_);
     const detail::DbTarget target = detail::resolve_db_path(user_path_);
+    detail::check_not_read_only(target, user_path_);  // before a .bak copy is written
     detail::remove_stale_temp_files(target.path);
     detail::remove_stale_temp_files(target.path + ".bak");  // a killed writer of the .bak copy
     ParsedFile file = read_user_file(target, user_path_, &dropped);

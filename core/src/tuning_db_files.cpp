@@ -32,7 +32,8 @@ namespace {
 std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 [[noreturn]] void fail(const std::string& what, const std::string& reason) {
-  throw TuningDbError("tuning database '" + what + "': " + reason);
+  // Paths (named by the user, or found in a directory) reach a terminal: no control character.
+  throw TuningDbError(control_escaped("tuning database '" + what + "': " + reason));
 }
 
 std::string parent_of(const std::string& path) {
@@ -192,6 +193,26 @@ std::string printable(const std::string& text) {
   return out;
 }
 
+std::string control_escaped(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const bool c1 = c == 0xc2 && i + 1 < text.size() && (static_cast<unsigned char>(text[i + 1]) & 0xe0) == 0x80;
+    if (c >= 0x20 && c != 0x7f && !c1) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    for (std::size_t k = 0; k < (c1 ? 2u : 1u); ++k) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(text[i + k]));
+      out += buf;
+    }
+    i += c1 ? 1 : 0;
+  }
+  return out;
+}
+
 void check_dir_not_shared(const std::string& dir, const std::string& db_path) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return;  // created later, by us
@@ -250,8 +271,16 @@ std::string read_db_text(const std::string& path, std::size_t cap, bool own_file
   int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (own_file ? O_NOFOLLOW : 0);
   Fd fd(::open(path.c_str(), flags));
   if (fd.get() < 0) {
-    if (errno == ELOOP && own_file) fail(path, "is a symbolic link; kiln does not follow it here");
-    fail(path, "cannot open: " + errno_text(errno));
+    const int err = errno;
+    if (err == ELOOP && own_file) fail(path, "is a symbolic link; kiln does not follow it here");
+    // A link to nothing: open() says only "No such file", of a file that `ls` shows.
+    std::error_code ec;
+    if ((err == ENOENT || err == ELOOP) && fs::is_symlink(fs::symlink_status(path, ec))) {
+      const fs::path target = fs::read_symlink(path, ec);
+      fail(path, std::string(err == ELOOP ? "is a symbolic link in a loop of links" : "is a symbolic link to a file that does not exist") +
+                     (ec ? std::string() : " ('" + printable(target.string()) + "')"));
+    }
+    fail(path, "cannot open: " + errno_text(err));
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) fail(path, "cannot inspect: " + errno_text(errno));
@@ -279,7 +308,20 @@ std::string read_db_text(const std::string& path, std::size_t cap, bool own_file
   return text;
 }
 
+void check_not_read_only(const DbTarget& target, const std::string& what) {
+  if (!target.exists) return;
+  struct stat st {};
+  if (::stat(target.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;  // resolve_db_path reports those
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  const std::string where = target.path == what ? "" : " ('" + target.path + "')";
+  if ((st.st_mode & 0222) == 0 || (::access(target.path.c_str(), W_OK) != 0 && errno == EACCES))
+    fail(what, "is read-only" + where + " (mode " + mode +
+                   "): kiln does not replace a file its owner made read-only (make it writable, e.g. chmod u+w, to store in it)");
+}
+
 void write_db_text(const DbTarget& target, const std::string& text) {
+  check_not_read_only(target, target.path);
   const std::string& path = target.path;
   const std::string dir = parent_of(path);
   std::error_code ec;

@@ -28,6 +28,11 @@ std::string read_db_text(const std::string& path, std::size_t cap, bool own_file
 // when root rewrites another user's file), synced, renamed over.
 void write_db_text(const DbTarget& target, const std::string& text);
 
+// TuningDbError (naming `what`) when `target` exists and is read-only: no write permission bit at
+// all (root included), or none for this user.  A rename would replace it regardless of its mode,
+// so the owner's "do not change this file" would be overridden without a word.
+void check_not_read_only(const DbTarget& target, const std::string& what);
+
 // Removes "<name>.tmp.<pid>[.<random>]" files next to `target` that a writer killed mid-write
 // left: regular files owned by this user whose pid is not running on this host, or older than an
 // hour (a recycled pid).  Call it holding the lock: a writer that holds it is never among them.
@@ -54,6 +59,10 @@ void check_dir_not_shared(const std::string& dir, const std::string& db_path);
 // Text from a file (or an environment variable) made safe for a terminal: control characters, DEL and bytes outside printable
 // ASCII become \xNN.
 std::string printable(const std::string& text);
+// Lighter, for paths and messages that quote them: only C0 controls, DEL and UTF-8 C1 controls
+// (U+0080..U+009F, which some terminals honour) become \xNN; other UTF-8 ("café") and
+// backslashes are kept, so text that went through printable() passes unchanged.
+std::string control_escaped(const std::string& text);
 
 // Whether tuned_at `a` is strictly later than `b` (merge --prefer-newer).  Both are read as ISO
 // 8601 times, YYYY-MM-DDTHH:MM:SS[.frac] with Z, +HH:MM, -HH:MM (or none: UTC); as strings,

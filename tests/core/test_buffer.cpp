@@ -95,3 +95,50 @@ TEST_CASE("kiln::copy refuses a destination that overlaps the source") {
   kiln::copy(kiln::TensorRef::vector(v.data() + 4, kiln::f32, 4, host), kiln::TensorRef::vector(v.data(), kiln::f32, 4, host));
   CHECK(v == std::vector<float>({0, 1, 2, 3, 0, 1, 2, 3}));
 }
+
+// to_host<T> checked only sizeof(T): an i32 buffer read as float (or f32 as std::uint32_t) was
+// reinterpreted bits without a word.
+TEST_CASE("to_host refuses an element type of another dtype, naming both") {
+  const kiln::Device host = kiln::Device::host();
+  auto i = kiln::Buffer::alloc(host, kiln::i32, {3});
+  const std::vector<std::int32_t> iv = {1, -2, 3};
+  i.copy_from_host(iv.data(), iv.size() * sizeof(std::int32_t));
+  CHECK(i.to_host<std::int32_t>() == iv);
+  CHECK_THROWS_AS(i.to_host<float>(), kiln::DTypeError);
+  CHECK_THROWS_WITH(i.to_host<float>(),
+                    KILN_CONTAINS("T is the element type of f32 but the buffer holds i32 elements (4 bytes each); read it as std::int32_t"));
+  CHECK_THROWS_WITH(i.to_host<std::uint32_t>(), KILN_CONTAINS("holds i32"));
+  CHECK_THROWS_WITH(i.to_host<double>(), KILN_CONTAINS("T is the element type of f64"));
+  CHECK_THROWS_WITH(i.to_host<std::uint8_t>(), KILN_CONTAINS("read it as std::int32_t"));
+
+  // f16 and bf16: their own types, or std::uint16_t for the bit patterns; nothing else of 2 bytes.
+  auto h = kiln::Buffer::alloc(host, kiln::f16, {2});
+  auto bf = kiln::Buffer::alloc(host, kiln::bf16, {2});
+  h.fill_bytes(0);
+  bf.fill_bytes(0);
+  CHECK(h.to_host<kiln::Half>().size() == 2);
+  CHECK(h.to_host<std::uint16_t>() == std::vector<std::uint16_t>{0, 0});
+  CHECK(bf.to_host<std::uint16_t>().size() == 2);
+  CHECK(bf.to_host<kiln::BFloat16>().size() == 2);
+  CHECK_THROWS_WITH(h.to_host<kiln::BFloat16>(), KILN_CONTAINS("T is the element type of bf16 but the buffer holds f16"));
+  CHECK_THROWS_WITH(bf.to_host<kiln::Half>(), KILN_CONTAINS("holds bf16"));
+  CHECK_THROWS_WITH(h.to_host<std::int16_t>(),
+                    KILN_CONTAINS("T is a 2-byte number type that no kiln dtype has, and the buffer holds f16"));
+  CHECK_THROWS_WITH(h.to_host<std::int16_t>(), KILN_CONTAINS("read it as kiln::Half"));
+  auto bytes = kiln::Buffer::alloc(host, kiln::u8, {2});
+  CHECK_THROWS_AS(bytes.to_host<char>(), kiln::DTypeError);  // u8 is std::uint8_t
+  auto f = kiln::Buffer::alloc(host, kiln::f32, {2});
+  CHECK_THROWS_WITH(f.to_host<std::uint16_t>(),
+                    KILN_CONTAINS("std::uint16_t reads the bit patterns of f16 or bf16, but the buffer holds f32"));
+
+  // A type kiln has no dtype for is taken for an element of its size (a CUDA __half for f16).
+  struct TwoBytes {
+    unsigned char b[2];
+  };
+  CHECK(h.to_host<TwoBytes>().size() == 2);
+  CHECK_THROWS_WITH(f.to_host<TwoBytes>(), KILN_CONTAINS("T is a 2-byte type but the buffer holds f32 elements (4 bytes each)"));
+
+  // An empty buffer reads as nothing.
+  const kiln::Buffer empty;
+  CHECK(empty.to_host<float>().empty());
+}

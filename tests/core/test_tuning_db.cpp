@@ -765,6 +765,11 @@ TEST_CASE("tuning db: default paths from the environment") {
   env.set("KILN_CACHE_DIR", nullptr);
   env.set("XDG_CACHE_HOME", "~/xdg");
   CHECK(kiln::TuningDb::default_user_path() == dir.file("xdg/kiln/tuning.yaml"));
+  // A relative XDG_CACHE_HOME is invalid (the XDG base directory spec): ignored, not a directory
+  // under each program's working directory.
+  env.set("XDG_CACHE_HOME", "rel/xdg");
+  CHECK(kiln::TuningDb::default_user_path() == dir.file(".cache/kiln/tuning.yaml"));
+  env.set("XDG_CACHE_HOME", "~/xdg");
   env.set("KILN_CONFIG_PATH", "~/configs");
   CHECK(kiln::TuningDb::default_shipped_paths() == std::vector<std::string>{dir.file("configs/a.yaml"), dir.file("configs/b.yaml")});
   // ~user is not expanded (kiln does not look up other users' homes).

@@ -722,3 +722,106 @@ TEST_CASE("tuning db hardening: a rewrite that leaves out an unreadable entry ke
     CHECK(slurp(user + ".bak") == text);
   }
 }
+
+// A directory on KILN_CONFIG_PATH: its *.yaml entries that are no readable file (a link to
+// nothing, a loop of links, a directory) were left out without a word; each is now named with the
+// reason, and the good files beside it still load.
+TEST_CASE("tuning db hardening: odd *.yaml entries of a config directory are reported, the rest load") {
+  TempDir dir;
+  spit(dir.file("a.yaml"), "schema: 1\ndevices: {}\n");
+  spit(dir.file("z.yaml"), "schema: 1\ndevices: {}\n");
+  fs::create_symlink(dir.file("gone.yaml.orig"), dir.path / "broken.yaml");
+  fs::create_symlink("loop.yaml", dir.path / "loop.yaml");
+  fs::create_directories(dir.path / "sub.yaml");
+  fs::create_symlink(dir.file("gone.txt"), dir.path / "notes.txt");  // not *.yaml: not ours to judge
+
+  const char* old = std::getenv("KILN_CONFIG_PATH");
+  const std::string saved = old ? old : "";
+  ::setenv("KILN_CONFIG_PATH", dir.path.string().c_str(), 1);
+  const std::vector<std::string> paths = kiln::TuningDb::default_shipped_paths();
+  if (old) ::setenv("KILN_CONFIG_PATH", saved.c_str(), 1);
+  else ::unsetenv("KILN_CONFIG_PATH");
+  CHECK(paths == std::vector<std::string>{dir.file("a.yaml"), dir.file("broken.yaml"), dir.file("loop.yaml"),
+                                          dir.file("sub.yaml"), dir.file("z.yaml")});
+
+  kiln::TuningDb db(paths, "");
+  std::vector<std::string> reported;
+  db.set_reporter([&](const std::string& message, bool) { reported.push_back(message); });
+  REQUIRE(db.errors().size() == 3);
+  auto reported_as = [&](const std::string& text) {
+    return std::count_if(db.errors().begin(), db.errors().end(), [&](const std::string& e) { return contains(e, text); });
+  };
+  CHECK(reported_as("'" + dir.file("broken.yaml") + "': is a symbolic link to a file that does not exist ('" +
+                    dir.file("gone.yaml.orig") + "')") == 1);
+  CHECK(reported_as("'" + dir.file("loop.yaml") + "': is a symbolic link in a loop of links ('loop.yaml')") == 1);
+  CHECK(reported_as("'" + dir.file("sub.yaml") + "': is a directory, not a database file") == 1);
+  CHECK(reported.size() == 3);
+  REQUIRE(db.layers().size() == 2);
+  CHECK(db.layers()[0].path == dir.file("z.yaml"));
+  CHECK(db.layers()[1].path == dir.file("a.yaml"));
+}
+
+// A user file its owner made read-only (chmod a-w) was replaced all the same: the write renames a
+// new file over it, which needs only the directory's permission.  Now every write refuses it,
+// naming the file and the mode, before tuning (check_writable) and before a .bak copy is made;
+// the file is left as it was.
+TEST_CASE("tuning db hardening: a read-only user file is refused, not replaced") {
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  {
+    kiln::TuningDb db({}, user);
+    db.put(kDev, "gemm", key(1), entry("v1"));
+  }
+  REQUIRE(::chmod(user.c_str(), 0444) == 0);
+  const std::string before = slurp(user);
+  kiln::TuningDb db({}, user);
+  const std::string why = "is read-only (mode 0444): kiln does not replace a file its owner made read-only";
+  CHECK(contains(error_of([&] { db.check_writable(); }), why));
+  CHECK(contains(error_of([&] { db.put(kDev, "gemm", key(2), entry("v2")); }), "'" + user + "': " + why));
+  CHECK(contains(error_of([&] { db.update([](kiln::TuningTable& t) { t.clear(); }); }), why));
+  CHECK(contains(error_of([&] { db.prune([](auto&&...) { return true; }); }), why));
+  CHECK(contains(error_of([&] { kiln::TuningDb::write_file(user, {}); }), why));
+  CHECK(slurp(user) == before);
+  CHECK(!fs::exists(user + ".bak"));
+  struct stat st {};
+  REQUIRE(::stat(user.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0444);
+  // Reading it is fine, and so is writing again once it is writable.
+  CHECK(db.layers().size() == 1);
+  REQUIRE(::chmod(user.c_str(), 0644) == 0);
+  CHECK(error_of([&] { db.put(kDev, "gemm", key(2), entry("v2")); }).empty());
+
+  // Through a link the user owns: the message names the file the link leads to.
+  const std::string real = dir.file("real.yaml");
+  REQUIRE(::rename(user.c_str(), real.c_str()) == 0);
+  fs::create_symlink(real, user);
+  REQUIRE(::chmod(real.c_str(), 0400) == 0);
+  CHECK(contains(error_of([&] { db.check_writable(); }), "is read-only ('" + real + "') (mode 0400)"));
+}
+
+// Paths reach messages with their control characters escaped: a *.yaml name found in a config
+// directory (anyone who can write there picks it) or a KILN_CACHE_DIR with an escape sequence was
+// printed raw to the terminal.  UTF-8 text and backslashes are kept as they are.
+TEST_CASE("tuning db hardening: paths in messages carry no control characters") {
+  TempDir dir;
+  const std::string odd = dir.file("x\x1b]0;pwned\x07\xc2\x9b" "2J.yaml");
+  fs::create_directories(odd);  // a directory named like a database: reported with its name
+  const std::string cafe = dir.file("caf\xc3\xa9\\.yaml");
+  kiln::TuningDb db({odd, cafe}, "");
+  REQUIRE(db.errors().size() == 2);
+  for (const std::string& e : db.errors()) {
+    INFO(e);
+    CHECK(no_control_bytes(e));
+    CHECK(e.find("\xc2\x9b") == std::string::npos);
+  }
+  const std::string both = db.errors()[0] + "\n" + db.errors()[1];
+  CHECK(contains(both, "x\\x1b]0;pwned\\x07\\xc2\\x9b2J.yaml': is a directory"));
+  CHECK(contains(both, "caf\xc3\xa9\\.yaml': cannot open"));
+  // A user file that cannot be read: its path escaped too.
+  const std::string user = dir.file("user\x1b[31m.yaml");
+  fs::create_directories(user);
+  kiln::TuningDb db2({}, user);
+  REQUIRE(db2.errors().size() == 1);
+  CHECK(no_control_bytes(db2.errors()[0]));
+  CHECK(contains(db2.errors()[0], "user\\x1b[31m.yaml"));
+}

@@ -126,6 +126,12 @@ TEST_CASE("sizes that overflow int64 are refused, naming the tensor", "[hardenin
   }
   // One past int64 does not parse at all.
   CHECK(contains(shape_error("reduce_sum", "9223372036854775808"), "bad extent"));
+  // A bad extent names its dim and what an extent is: "bad extent '1e9' in shape '1e9x1e9'" said
+  // neither (1e9 is a number to the reader; -5 and 1.5 are refused for other reasons).
+  CHECK(contains(shape_error("add", "1e9x1e9"),
+                 "bad extent '1e9' for m in shape '1e9x1e9': expected a whole number written in digits, 0 to 9223372036854775807"));
+  CHECK(contains(shape_error("add", "5x-5"), "bad extent '-5' for n in shape '5x-5': expected a whole number"));
+  CHECK(contains(shape_error("gemm", "m=8,k=1.5,n=8"), "bad extent '1.5' for k in shape"));
 }
 
 TEST_CASE("Shape, TensorRef and Buffer check their sizes", "[hardening][overflow]") {

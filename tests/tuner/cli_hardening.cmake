@@ -24,6 +24,12 @@ kiln_cli_test(flag_count_exponent ARGS tune tuner_scale --shape 64 --device host
               OUT "chosen: tuner_scale_")
 kiln_cli_test(flag_count_fraction ARGS tune tuner_scale --shape 64 --runs 1.5 EXPECT 2
               ERR "--runs: '1.5' is not a whole number in \\[1, 1000000\\]")
+# Hex and spaces: "--runs 0x10" ran 16 runs and " 5" 5 (strtod's reading), where --seed refused both.
+kiln_cli_test(flag_count_hex ARGS tune tuner_scale --shape 64 --runs 0x10 EXPECT 2
+              ERR "--runs: '0x10' is not a whole number in \\[1, 1000000\\]")
+kiln_cli_test(flag_count_space ARGS tune tuner_scale --shape 64 --runs " 5" EXPECT 2 ERR "--runs: ' 5' is not a whole number")
+kiln_cli_test(flag_number_hex ARGS tune tuner_scale --shape 64 --budget-seconds 0x1p3 EXPECT 2
+              ERR "--budget-seconds: '0x1p3' is not a number in")
 kiln_cli_test(flag_count_bench_fraction ARGS bench --overhead tuner_scale --shape 64 --device host --iters 100.5 EXPECT 2
               ERR "--iters: '100.5' is not a whole number in \\[2, 1000000000\\]")
 kiln_cli_test(flag_simulate_devices_zero ARGS tune --plan ${hardening_data}/pool_plan.yaml --simulate-devices 0 EXPECT 2
@@ -76,9 +82,98 @@ check op bench '' --shape 64
 check op explain '' --shape 64
 check op list ''
 check op verify ''
+check --strategy tune tuner_scale --shape 64 --strategy ''
+check --variants tune tuner_scale --shape 64 --variants ''
+check --variants bench tuner_scale --shape 64 --variants ''
+check --vs bench tuner_scale --shape 64 --vs ''
+check --shard tune --plan x.yaml --shard ''
+# `--flag=` is the empty value too: CLI11 took the next argument for it (`--dtype= --shape 64`
+# was dtype '--shape' and then "The following argument was not expected: 64").
+check --dtype tune tuner_scale --dtype= --shape 64
+check --device explain tuner_scale --device= --shape 64
+check --shape bench tuner_scale --shape= --device host
+check --op db show --op= --json
+check --plan tune --plan= --force
+check --vs bench tuner_scale --shape 64 --vs= --runs 3
 exit 0]=] $<TARGET_FILE:kiln_cli>)
 set_tests_properties(cli_empty_text_flags PROPERTIES LABELS cpu ENVIRONMENT
   "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# Under --json an empty `--flag=` value is one well-formed JSON error document on stdout naming the
+# flag (it was "unknown dtype '--json'": the next argument taken for the value).
+if(Python3_Interpreter_FOUND)
+  add_test(NAME cli_empty_eq_flags_json COMMAND sh -c [=[
+check() { want="$1"; shift; out=$("$KILN" "$@" 2>/dev/null); rc=$?
+  if [ "$rc" -eq 2 ] && printf '%s' "$out" | "$PY" -c '
+import json, sys
+doc = json.loads(sys.stdin.read())
+err = doc["error"]
+sys.exit(0 if doc["schema_version"] == 2 and err["kind"] == "usage" and err["message"].startswith(sys.argv[1] + ": " + chr(39) * 2 + " is empty: expected") else 1)
+' "$want"; then return 0; fi
+  echo "FAIL: kiln $* -> exit $rc: $out"; exit 1; }
+KILN="$0"; PY="$1"
+check --dtype tune tuner_scale --shape 64 --dtype= --json
+check --dtype bench tuner_scale --shape 64 --dtype= --json
+check --device explain tuner_scale --shape 64 --device= --json
+check --shape verify tuner_scale --shape= --json
+check --strategy tune tuner_scale --shape 64 --strategy= --json
+check --variants bench tuner_scale --shape 64 --variants= --json
+check --device-key db loo --device-key= --json
+check --dtype tune tuner_scale --shape 64 --dtype= --json=true
+exit 0]=] $<TARGET_FILE:kiln_cli> ${Python3_EXECUTABLE})
+  set_tests_properties(cli_empty_eq_flags_json PROPERTIES LABELS cpu ENVIRONMENT
+    "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+endif()
+# A user database its owner made read-only was replaced by the next tune (a rename needs only the
+# directory's permission): tune stops before tuning, names the file and leaves it as it was.
+add_test(NAME cli_db_read_only_tune COMMAND sh -c [=[d="$0/read_only"; rm -rf "$d" && mkdir -p "$d" &&
+cp "$2" "$d/tuning.yaml" && chmod 444 "$d/tuning.yaml" && out=$(KILN_CACHE_DIR="$d" "$1" tune tuner_scale --shape 64 --device host --runs 3 2>&1)
+rc=$?; echo "$out"; cmp -s "$2" "$d/tuning.yaml" || exit 1; [ "$rc" -eq 1 ] || exit 1
+case "$out" in *chosen*) exit 1 ;; esac
+case "$out" in *"$d/tuning.yaml': is read-only (mode 0444)"*) exit 0 ;; esac; exit 1]=]
+         ${cli_cache} $<TARGET_FILE:kiln_cli> ${CMAKE_CURRENT_SOURCE_DIR}/data/db_a.yaml)
+set_tests_properties(cli_db_read_only_tune PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# Paths with escape sequences (a directory name anyone who can write there picks, a cache dir)
+# were printed raw: db show's layers, the tuning database's warnings, "stored in", a problem list
+# that cannot be opened, a plugin file that cannot be loaded.  They show as \x1b, never as ESC.
+add_test(NAME cli_paths_escaped COMMAND sh -c [=[esc=$(printf '\033'); d="$0/esc_$(printf 'x\033[31my')"; rm -rf "$0"/esc_* && mkdir -p "$d/plugins" &&
+ln -s "$d/gone.yaml" "$d/$(printf 'l\033]0;t\007').yaml" && echo "not a library" > "$d/plugins/libkiln_$(printf '\033[2J').so" &&
+out=$( { KILN_CACHE_DIR="$d" KILN_CONFIG_PATH="$d" "$1" db show; KILN_CACHE_DIR="$d" "$1" tune tuner_scale --shape 64 --device host --runs 3;
+  "$1" tune --from "$d/none.txt"; KILN_PLUGIN_PATH="$d/plugins" "$1" list; "$1" plugins check "$d/plugins";
+  KILN_PLUGIN_PATH="$KILN_PLUGIN_PATH:$d/plugins" "$1" demo --device host;
+  KILN_PLUGIN_PATH="$(printf 'rel\033[2J')" "$1" list; } 2>&1 ); echo "$out" | cat -v
+case "$out" in *"$esc"*) exit 1 ;; esac
+for want in 'user layer ' 'stored in ' "problem list '" 'l\x1b]0;t\x07.yaml'"': is a symbolic link" 'libkiln_\x1b[2J.so' 'e.g. $PWD/rel\x1b[2J)'; do
+  printf '%s' "$out" | grep -qF -- "$want" || { echo "missing: $want"; exit 1; }; done; exit 0]=]
+         ${cli_cache} $<TARGET_FILE:kiln_cli>)
+set_tests_properties(cli_paths_escaped PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off;COLUMNS=400")
+# A value of 100000 characters (a variable holding a file) was quoted whole: a 100 KB error line.
+# A quoted value past 512 characters is shown by its ends, saying how much is left out, on stderr
+# and in the --json error; words with spaces (prose) are never cut.
+add_test(NAME cli_long_value_shortened COMMAND sh -c [=[long=$(printf '%0100000d' 0 | tr 0 9)
+err=$("$0" explain "$long" --shape 5 2>&1 >/dev/null); rc=$?; echo "$err" | head -c 2000
+[ "$rc" -eq 2 ] && [ "${#err}" -lt 2000 ] || exit 1
+case "$err" in *"unknown op '9"*"...(99488 more bytes)...9"*"'; known ops: tuner_scale"*) ;; *) exit 1 ;; esac
+json=$("$0" tune tuner_scale --shape "$long" --json 2>/dev/null); [ "${#json}" -lt 3000 ] || exit 1
+case "$json" in *'"message": "tuner_scale: bad extent '"'9"*"more bytes)...9"*"' for n in shape"*) exit 0 ;; esac; exit 1]=]
+         $<TARGET_FILE:kiln_cli>)
+set_tests_properties(cli_long_value_shortened PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+# Output that never reached its file (a full disk behind `kiln tune --csv > out.csv`) exited 0.
+if(EXISTS /dev/full)
+  add_test(NAME cli_output_write_failure COMMAND sh -c [=[
+check() { err=$("$0" "$@" 2>&1 >/dev/full); rc=$?; echo "$err"
+  [ "$rc" -ne 0 ] && case "$err" in *"kiln: error: writing to standard output failed"*) return 0 ;; esac
+  echo "FAIL: kiln $* > /dev/full -> exit $rc"; exit 1; }
+check list --json
+check db show
+check tune tuner_scale --shape 64 --device host --runs 3 --no-store --csv
+check list no_such_op --json
+out=$("$0" list --json 2>&1 >/dev/null) && [ -z "$out" ] || exit 1; exit 0]=] $<TARGET_FILE:kiln_cli>)
+  set_tests_properties(cli_output_write_failure PROPERTIES LABELS cpu ENVIRONMENT
+    "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
+endif()
 # An empty plan or problem list tuned nothing and exited 0; bench --regret already refused one.
 kiln_cli_test(tune_empty_plan ARGS tune --plan ${hardening_data}/empty_plan.yaml EXPECT 2
               ERR "--plan .*empty_plan.yaml: no problems in the file.*usage: kiln tune")
@@ -116,6 +211,21 @@ kiln_cli_test(device_ordinal_sign ARGS explain tuner_scale --shape 64 --device c
 # --device-key: a GPU has an architecture and at least one SM (0sm was accepted).
 kiln_cli_test(device_key_zero_sms ARGS explain tuner_scale --shape 64 --device-key "X|sm_90|0sm" EXPECT 2
               ERR "--device-key 'X\\|sm_90\\|0sm' is not NAME")
+# An empty NAME ("|sm_90|1sm") and a control character were taken as a device key (the second
+# printed raw); an SM count past int went through sscanf's %d (undefined).  db loo the same.
+add_test(NAME cli_device_key_odd COMMAND sh -c [=[
+check() { key="$1"; shift; out=$("$KILN" "$@" --device-key "$key" 2>&1); rc=$?
+  [ "$rc" -eq 2 ] && case "$out" in *"$(printf '\033')"*) ;; *"is not NAME|sm_XY|Nsm"*|*"--device-key: no entries for"*) return 0 ;; esac
+  echo "FAIL: kiln $* --device-key '$key' -> exit $rc: $out" | cat -v; exit 1; }
+KILN="$0"
+for cmd in "explain tuner_scale --shape 64" "db loo"; do
+  check '|sm_90|1sm' $cmd
+  check 'X|sm_90|99999999999999999999sm' $cmd
+  check 'X|sm_+90|1sm' $cmd
+  check "$(printf 'X\033[2J|sm_90|1sm')" $cmd
+done; exit 0]=] $<TARGET_FILE:kiln_cli>)
+set_tests_properties(cli_device_key_odd PROPERTIES LABELS cpu ENVIRONMENT
+  "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=${CMAKE_CURRENT_SOURCE_DIR}/data/loo_db.yaml;KILN_LOG_LEVEL=warn;KILN_TUNE=off")
 # A dim given twice in --shape was taken from its last mention.
 kiln_cli_test(shape_dim_twice ARGS explain tuner_scale --shape n=64,n=65 --device host EXPECT 2
               ERR "dim 'n' is given twice in shape 'n=64,n=65'.*usage: kiln explain")
@@ -218,6 +328,13 @@ kiln_cli_test(relative_plugin_path ARGS list tuner_scale WORKDIR ${CMAKE_CURRENT
               ERR "relative plugin directory ignored.*.PWD/cli_plugins.*unknown op 'tuner_scale'.*1 plugin file\\(s\\) or directories on the plugin path were not loaded")
 kiln_cli_test(plugins_check_relative_entry ARGS plugins check WORKDIR ${CMAKE_CURRENT_BINARY_DIR}
               ENV "KILN_PLUGIN_PATH=cli_plugins" EXPECT 1 OUT "cli_plugins +error +relative entry of KILN_PLUGIN_PATH: kiln ignores it")
+
+# A library named where its directory belongs said only "cannot read plugin directory: Not a
+# directory", in plugins check and in the loader alike.
+kiln_cli_test(plugins_check_file ARGS plugins check ${KILN_TUNER_FIXTURE_DIR}/libkiln_tuner_fixture.so EXPECT 1
+              ENV "COLUMNS=400" OUT "libkiln_tuner_fixture.so +error +not a directory: kiln plugins check takes directories and checks the libkiln_\\*.so files in them")
+kiln_cli_test(plugin_path_file ARGS list ENV "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR}/libkiln_tuner_fixture.so"
+              ERR "libkiln_tuner_fixture.so: not a directory: the plugin path lists directories")
 
 # kiln bench --runs is bounded by the clock as tune's are: --runs 1000000 ran every run (hours on
 # a slow kernel).  Each row stops after --max-seconds-per-row (default 20) and says so.

@@ -181,7 +181,8 @@ TEST_CASE("RuntimeOptions::tune_mode is read in any case and its error names the
 
 TEST_CASE("lazy: a budget from the environment outside its range is refused, not wrapped to 0") {
   // 1e30 evaluations converted to size_t was undefined and came out as a budget of 0.
-  for (const char* bad : {"1e30", "99999999999999999999", "2.5", "0", "-1", "nan", "abc"}) {
+  // Hex and spaces too: stod read "0x10" as 16 and " 5" as 5 (the command-line flags refuse both).
+  for (const char* bad : {"1e30", "99999999999999999999", "2.5", "0", "-1", "nan", "abc", "0x10", " 5", "inf"}) {
     INFO(bad);
     ::setenv("KILN_TUNE_BUDGET_EVALS", bad, 1);
     try {
@@ -222,4 +223,64 @@ TEST_CASE("record: a device or a pipe as the record file neither hangs nor fails
     run_scale(rt, 9);
   }
   ::unsetenv("KILN_TUNE_RECORD_FILE");
+}
+
+// KILN_TUNE_RECORD_FILE naming a file that is not a problem list (a typo, a path copied from
+// elsewhere) had problem lines appended to it, and a directory or a device was opened for
+// writing: now only a regular file that is empty or a problem list is appended to; anything else
+// is reported once, left as it was, and op() still runs.
+TEST_CASE("record: a file that is no problem list, or no regular file, is never written") {
+  TempDir dir;
+  auto messages = std::make_shared<std::vector<std::string>>();
+  auto options = [&] {
+    kiln::RuntimeOptions o = with_mode("record", "");
+    o.log_callback = [messages](kiln::LogLevel level, std::string_view m) {
+      if (level == kiln::LogLevel::warn) messages->emplace_back(m);
+    };
+    return o;
+  };
+  auto said = [&](const std::string& text) {
+    int n = 0;
+    for (const std::string& m : *messages) n += kiln_test::contains(m, text) ? 1 : 0;
+    return n;
+  };
+
+  const std::string notes = dir.file("notes.txt");
+  const std::string text = "# my notes\nexport PATH=/opt/bin:$PATH\n";
+  { std::ofstream(notes) << text; }
+  ::setenv("KILN_TUNE_RECORD_FILE", notes.c_str(), 1);
+  {
+    kiln::Runtime rt(kiln_test::scale_registry(), options());
+    run_scale(rt, 8);
+    run_scale(rt, 9);
+  }
+  CHECK(lines_of(notes) == std::vector<std::string>{"# my notes", "export PATH=/opt/bin:$PATH"});
+  CHECK(said("'" + notes + "' line 2 is not a problem list line (expected '<op> <dtype> <shape> [device]'") == 1);
+  CHECK(said("it is not a problem list, so nothing is appended to it") == 1);
+
+  // A directory at the path: named, nothing created in or next to it.
+  messages->clear();
+  const std::string sub = dir.file("sub");
+  fs::create_directories(sub);
+  ::setenv("KILN_TUNE_RECORD_FILE", sub.c_str(), 1);
+  {
+    kiln::Runtime rt(kiln_test::scale_registry(), options());
+    run_scale(rt, 8);
+  }
+  CHECK(said("'" + sub + "' is not a regular file (a directory); nothing is recorded") == 1);
+  CHECK(fs::is_empty(sub));
+
+  // A problem list with comments and blank lines is one: appended to.
+  messages->clear();
+  const std::string list = dir.file("list.txt");
+  { std::ofstream(list) << "# recorded by hand\n\nscale f32 n=8 host  # first\n"; }
+  ::setenv("KILN_TUNE_RECORD_FILE", list.c_str(), 1);
+  {
+    kiln::Runtime rt(kiln_test::scale_registry(), options());
+    run_scale(rt, 10);
+  }
+  ::unsetenv("KILN_TUNE_RECORD_FILE");
+  CHECK(messages->empty());
+  CHECK(lines_of(list).back() == "scale f32 n=10 host");
+  CHECK(kiln::load_problem_list(list).problems.size() == 2);
 }

@@ -71,8 +71,11 @@ Command make_bench_command(CLI::App& parent) {
   c.app = parent.add_subcommand("bench", "Time every variant of an op on one problem against a baseline");
   auto* app = c.app;
   add_problem_flags(app, "Op to benchmark", o->op, o->shape, o->dtype, o->device);
-  app->add_option("--variants", o->variants, "all (default) or variant names")->delimiter(',');
-  app->add_option("--vs", o->vs, "Baseline: vendor (fastest vendor variant) or a variant name; default op()'s choice");
+  app->add_option("--variants", o->variants, "all (default) or variant names")
+      ->delimiter(',')
+      ->check(not_empty("all or variant names (kiln list OP lists them)"));
+  app->add_option("--vs", o->vs, "Baseline: vendor (fastest vendor variant) or a variant name; default op()'s choice")
+      ->check(not_empty("vendor or a variant name"));
   app->add_option("--runs", o->runs, "Timed runs per variant (default 20; fewer when --max-seconds-per-row stops it)")
       ->transform(count_in_range(1, 1e6));
   app->add_option("--max-seconds-per-row", o->max_seconds_per_row,

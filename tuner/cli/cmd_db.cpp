@@ -112,7 +112,7 @@ int run_show(const DbCli& o) {
                       .set("kind", layer.writable ? "user" : "shipped")
                       .set("entries", std::move(entries)));
     } else {
-      std::cout << (layer.writable ? "user" : "shipped") << " layer " << layer.path << ": "
+      std::cout << (layer.writable ? "user" : "shipped") << " layer " << detail::control_escaped(layer.path) << ": "
                 << count_entries(layer.table) << " entries\n";
       if (!t.empty()) t.print(std::cout, "  ");
     }
@@ -130,13 +130,13 @@ int run_show(const DbCli& o) {
                      .dump()
               << "\n";
   } else {
-    if (rt->db().layers().empty()) std::cout << "no tuning database layers (user file: " << rt->db().user_path() << ")\n";
+    if (rt->db().layers().empty()) std::cout << "no tuning database layers (user file: " << detail::control_escaped(rt->db().user_path()) << ")\n";
     bool user_layer = false;
     for (const TuningLayer& l : rt->db().layers()) user_layer |= l.writable;
     // The runtime logged the reason when it opened the database, as a warning (op() goes on
     // without the file), so "the error above" named nothing the user could find.
     if (!user_layer && !rt->db().user_path().empty())
-      std::cout << "user file " << rt->db().user_path() << " is not readable (the reason is on stderr above)\n";
+      std::cout << "user file " << detail::control_escaped(rt->db().user_path()) << " is not readable (the reason is on stderr above)\n";
   }
   return rt->db().errors().empty() ? kExitOk : kExitFailed;
 }
@@ -212,7 +212,7 @@ int run_merge(const DbCli& o) {
                      .dump()
               << "\n";
   } else {
-    std::cout << "merged " << o.files.size() << " file(s) into " << target << ": " << added << " added, " << replaced
+    std::cout << "merged " << o.files.size() << " file(s) into " << detail::control_escaped(target) << ": " << added << " added, " << replaced
               << " replaced, " << kept << " kept on conflict (" << (o.prefer_newer ? "newer wins" : "lower median wins")
               << "); " << total << " entries now\n";
   }
@@ -253,7 +253,7 @@ int run_prune(const DbCli& o) {
   } else {
     for (const auto& [what, why] : dropped) std::cout << (o.dry_run ? "would drop " : "dropped ") << what << ": " << why << "\n";
     std::cout << dropped.size() << " stale entr" << (dropped.size() == 1 ? "y" : "ies") << (o.dry_run ? " would be" : "")
-              << " dropped from " << rt->db().user_path()
+              << " dropped from " << detail::control_escaped(rt->db().user_path())
               << (o.missing ? "" : " (entries of variants that are not loaded are kept; --missing drops them)") << "\n";
   }
   return kExitOk;

@@ -19,6 +19,7 @@
 #include "json_document.hpp"
 #include "op_shapes.hpp"
 #include "table.hpp"
+#include "tuning_db_files.hpp"  // detail::control_escaped
 
 namespace kiln::cli {
 namespace {
@@ -142,7 +143,8 @@ Command make_demo_command(CLI::App& parent) {
     for (const auto& p : rt->loaded_plugins()) std::cout << "  " << p << "\n";
     if (!rt->plugin_errors().empty()) {
       std::cout << "plugin load errors:\n";
-      for (const auto& e : rt->plugin_errors()) std::cout << "  " << e.file << ": " << e.reason << "\n";
+      for (const auto& e : rt->plugin_errors())
+        std::cout << "  " << detail::control_escaped(e.file) << ": " << detail::control_escaped(e.reason) << "\n";
     }
     for (const auto& e : rt->db().errors()) std::cout << "tuning database: " << e << "\n";
     std::cout << "\nop() on " << device.to_string() << " (" << device_info(device).fingerprint() << "), KILN_TUNE="

@@ -9,6 +9,7 @@
 #include <kiln/kiln.hpp>
 
 #include "common.hpp"
+#include "tuning_db_files.hpp"  // detail::control_escaped
 #include "problem_flags.hpp"
 #include "range_check.hpp"
 #include "db_loo.hpp"
@@ -53,7 +54,8 @@ Command make_explain_command(CLI::App& parent) {
     DeviceInfo keyed;
     const bool by_key = !o->device_key.empty();
     if (by_key && !device_from_key(o->device_key, keyed))
-      throw UsageError("--device-key '" + o->device_key + "' is not NAME|sm_XY|Nsm (kiln db show lists the keys)");
+      throw UsageError("--device-key '" + detail::control_escaped(o->device_key) +
+                       "' is not NAME|sm_XY|Nsm (kiln db show lists the keys)");
     const Device dev = by_key ? keyed.device : parse_device(o->device);
     Problem p = make_problem(*rt, o->op, o->dtype, o->shape, dev);
     // op() refuses a pointer off its element size: such a problem never reaches dispatch.

@@ -33,6 +33,7 @@
 #include "json_document.hpp"
 #include "range_check.hpp"
 #include "table.hpp"
+#include "tuning_db_files.hpp"  // detail::control_escaped
 
 namespace kiln::cli {
 namespace {
@@ -189,7 +190,13 @@ std::vector<std::string> plugin_files(const std::vector<std::string>& dirs, std:
     std::error_code ec;
     fs::directory_iterator it(dir, ec);
     if (ec) {
-      reports.push_back({dir, "error", "cannot read plugin directory: " + ec.message(), ""});
+      // A library named where its directory belongs said only "Not a directory".
+      reports.push_back({dir, "error",
+                         ec == std::errc::not_a_directory
+                             ? "not a directory: kiln plugins check takes directories and checks the libkiln_*.so "
+                               "files in them (name the directory that holds this file)"
+                             : "cannot read plugin directory: " + ec.message(),
+                         ""});
       continue;
     }
     std::vector<std::string> here;
@@ -326,11 +333,12 @@ Command make_plugins_command(CLI::App& parent) {
       std::cout << json_document().set("files", std::move(list)).set("failed", bad).dump() << "\n";
     } else {
       Table t({"file", "status", "detail"});
-      for (const FileReport& r : reports) t.add({r.file, r.status, r.detail});
+      for (const FileReport& r : reports)
+        t.add({detail::control_escaped(r.file), r.status, detail::control_escaped(r.detail)});
       t.print(std::cout);
       if (o->verbose)
         for (const FileReport& r : reports)
-          if (!r.log.empty()) std::cout << "\n" << r.file << ":\n" << r.log;
+          if (!r.log.empty()) std::cout << "\n" << detail::control_escaped(r.file) << ":\n" << r.log;
       std::cout << files.size() << " plugin file(s) in " << dirs.size() << " director" << (dirs.size() == 1 ? "y" : "ies")
                 << ", " << bad << " with a problem\n";
     }

@@ -54,12 +54,15 @@ Command make_tune_command(CLI::App& parent) {
   c.app = parent.add_subcommand("tune", "Tune problems and store the winners in the user tuning database");
   auto* app = c.app;
   add_problem_flags(app, "Op to tune", o->op, o->shape, o->dtype, o->device);
-  o->strategy_opt = app->add_option("--strategy", o->strategy, "exhaustive (default), random or anneal");
+  o->strategy_opt = app->add_option("--strategy", o->strategy, "exhaustive (default), random or anneal")
+                       ->check(not_empty("exhaustive, random or anneal"));
   o->evals_opt = app->add_option("--budget-evals", o->budget_evals, "At most this many candidates evaluated")
                      ->transform(count_in_range(1, 1e9));
   o->seconds_opt = app->add_option("--budget-seconds", o->budget_seconds, "Search time limit per problem")
                        ->check(in_range(0.001, 1e7));
-  app->add_option("--variants", o->variants, "Only these variants")->delimiter(',');
+  app->add_option("--variants", o->variants, "Only these variants")
+      ->delimiter(',')
+      ->check(not_empty("variant names (kiln list OP lists them)"));
   app->add_option("--plan", o->plan, "A plan file, or the name of a shipped plan (e.g. default)")
       ->check(not_empty("a plan file or a shipped plan's name", false));
   app->add_option("--from", o->from, "A problem list written by KILN_TUNE=record")
@@ -86,7 +89,8 @@ Command make_tune_command(CLI::App& parent) {
   app->add_option("--devices", o->devices,
                   "Tune a plan on these devices at once, one worker process each: all, or a list such as cuda:0,cuda:2");
   app->add_option("--shard", o->shard,
-                  "Tune share i of N of a plan (0 <= i < N); default: the rank and size mpirun or srun set");
+                  "Tune share i of N of a plan (0 <= i < N); default: the rank and size mpirun or srun set")
+      ->check(not_empty("i/N with 0 <= i < N"));
   // Test-only: N host workers, so the worker pool can be tested without GPUs.
   // (Checked in run: CLI11 names a hidden option as "" in its errors.)
   app->add_option("--simulate-devices", o->simulate_devices)->group("");

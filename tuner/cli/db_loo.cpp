@@ -9,6 +9,7 @@
 #include "db_loo.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -24,6 +25,7 @@
 
 #include "common.hpp"
 #include "json.hpp"
+#include "tuning_db_files.hpp"  // detail::control_escaped
 #include "json_document.hpp"
 #include "table.hpp"
 
@@ -34,11 +36,20 @@ bool device_from_key(const std::string& key, DeviceInfo& out) {
   const auto b = a == std::string::npos ? a : key.find('|', a + 1);
   if (b == std::string::npos) return false;
   const std::string name = key.substr(0, a), arch = key.substr(a + 1, b - a - 1), count = key.substr(b + 1);
+  // Whole numbers in digits that fit an int (sscanf's %d overflowed on 99999999999999999999).
+  auto whole = [](const std::string& text, int& v) {
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    return !text.empty() && ec == std::errc() && ptr == text.data() + text.size();
+  };
   int cc = 0, sms = 0;
-  char unit[8] = {0};
-  if (std::sscanf(arch.c_str(), "sm_%d", &cc) != 1 || std::sscanf(count.c_str(), "%d%7s", &sms, unit) != 2 ||
-      std::string(unit) != "sm" || cc < 10 || sms < 1)  // a GPU has an architecture and SMs
-    return false;
+  const bool arch_ok = arch.compare(0, 3, "sm_") == 0 && whole(arch.substr(3), cc);
+  const bool sms_ok = count.size() > 2 && count.compare(count.size() - 2, 2, "sm") == 0 &&
+                      whole(count.substr(0, count.size() - 2), sms);
+  // A GPU has a name, an architecture and SMs (an empty name was taken: "|sm_90|1sm"), and no key
+  // the database can hold has a control character (one went to the terminal raw).
+  if (name.empty() || !arch_ok || !sms_ok || cc < 10 || sms < 1) return false;
+  for (unsigned char c : key)
+    if (c < 0x20 || c == 0x7f) return false;
   out = DeviceInfo{};
   out.device = Device::cuda(0);
   out.name = name;
@@ -119,14 +130,14 @@ int run_db_loo(const DbLooOptions& o) {
   if (device_key.empty() || !keys.count(device_key))
     throw UsageError("kiln db loo: --device-key: " +
                      (device_key.empty() ? std::string("the database has no GPU entries")
-                                         : "no entries for '" + device_key + "'") +
+                                         : "no entries for '" + detail::control_escaped(device_key) + "'") +
                      " (kiln db show lists the device keys)");
   DeviceInfo device;
   bool local = false;
   for (const DeviceInfo& d : enumerate_devices())
     if (d.fingerprint() == device_key) device = d, local = true;
   if (!local && !device_from_key(device_key, device))
-    throw UsageError("kiln db loo: --device-key '" + device_key + "' is not NAME|sm_XY|Nsm");
+    throw UsageError("kiln db loo: --device-key '" + detail::control_escaped(device_key) + "' is not NAME|sm_XY|Nsm");
 
   // Every entry of that device key, once (the user layer shadows the shipped one).
   std::map<std::string, std::map<std::string, const TuningEntry*>> entries;  // op -> key -> entry

@@ -15,6 +15,12 @@
 
 namespace kiln::cli {
 
+// Number text as a person writes it: digits, a sign, a point, an exponent.  strtod (behind
+// CLI11's lexical_cast) also took " 5" and hex ("--runs 0x10" ran 16), which seeds refused.
+inline bool decimal_text(const std::string& input) {
+  return !input.empty() && input.find_first_not_of("0123456789+-.eE") == std::string::npos;
+}
+
 inline CLI::Validator in_range(double lo, double hi) {
   char text[80];
   std::snprintf(text, sizeof text, "in [%.15g, %.15g]", lo, hi);
@@ -22,7 +28,7 @@ inline CLI::Validator in_range(double lo, double hi) {
   return CLI::Validator(
       [lo, hi, bounds](std::string& input) -> std::string {
         double v = 0.0;
-        if (!CLI::detail::lexical_cast(input, v) || !std::isfinite(v) || v < lo || v > hi)
+        if (!decimal_text(input) || !CLI::detail::lexical_cast(input, v) || !std::isfinite(v) || v < lo || v > hi)
           return "'" + input + "' is not a number " + bounds;
         return {};
       },
@@ -40,7 +46,8 @@ inline CLI::Validator count_in_range(double lo, double hi) {
   return CLI::Validator(
       [lo, hi, bounds](std::string& input) -> std::string {
         double v = 0.0;
-        if (!CLI::detail::lexical_cast(input, v) || !std::isfinite(v) || v < lo || v > hi || v != std::floor(v))
+        if (!decimal_text(input) || !CLI::detail::lexical_cast(input, v) || !std::isfinite(v) || v < lo || v > hi ||
+            v != std::floor(v))
           return "'" + input + "' is not a whole number " + bounds;
         input = std::to_string(static_cast<long long>(v));
         return {};

@@ -10,6 +10,7 @@
 #include "common.hpp"
 #include "json_document.hpp"
 #include "table.hpp"
+#include "tuning_db_files.hpp"  // detail::control_escaped
 
 namespace kiln::cli {
 namespace {
@@ -104,10 +105,10 @@ int run_tune_pool(const TuneCli& cli, Runtime& rt, const Plan& plan, const std::
         p = make_problem(rt, item.op, std::string(dtype_name(item.dtype)), item.shape, groups[g]->device);
       } catch (const ArgumentError& e) {  // unknown op, bad shape or dtype: the same for every device
         out.status = "failed";
-        out.detail = std::string(e.what()) + (item.line ? " (" + plan.source + " line " + std::to_string(item.line) + ")" : "");
+        out.detail = std::string(e.what()) + (item.line ? " (" + detail::control_escaped(plan.source) + " line " + std::to_string(item.line) + ")" : "");
       } catch (const UsageError& e) {
         out.status = "failed";
-        out.detail = std::string(e.what()) + (item.line ? " (" + plan.source + " line " + std::to_string(item.line) + ")" : "");
+        out.detail = std::string(e.what()) + (item.line ? " (" + detail::control_escaped(plan.source) + " line " + std::to_string(item.line) + ")" : "");
       }
       if (!out.status.empty()) {
         out.json = outcome_json(out.op, out.problem, out.device, out.status, out.detail, nullptr);

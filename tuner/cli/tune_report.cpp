@@ -4,6 +4,7 @@
 #include "csv.hpp"
 #include "json_document.hpp"
 #include "table.hpp"
+#include "tuning_db_files.hpp"  // detail::control_escaped
 
 namespace kiln::cli {
 namespace {
@@ -120,7 +121,7 @@ void print_tune_report(std::ostream& out, const TuneReport& r, bool verbose) {
     out << "  chosen: " << w.candidate.to_string() << "  " << fmt_us(w.timing.median_us) << "  "
         << fmt_throughput(throughput(*p.schema, p, w.timing.median_us), unit) << "  (" << r.search.choice_note << ")\n";
     if (r.stored)
-      out << "  stored in " << r.db_path << "\n";
+      out << "  stored in " << detail::control_escaped(r.db_path) << "\n";
     else
       out << "  not stored (--no-store)\n";
   }

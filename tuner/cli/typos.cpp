@@ -69,4 +69,36 @@ std::string describe_unknown_input(const CLI::App& app, int argc, const char* co
   return {};
 }
 
+std::vector<std::string> with_explicit_empty_values(const CLI::App& app, int argc, const char* const* argv) {
+  std::vector<std::string> out;
+  if (argc > 0) out.emplace_back(argv[0]);
+  const CLI::App* level = &app;
+  bool options_done = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string token = argv[i];
+    if (options_done || token == "--") {
+      options_done = true;
+      out.push_back(token);
+      continue;
+    }
+    out.push_back(token);
+    if (token.size() > 1 && token[0] == '-' && !(token[1] >= '0' && token[1] <= '9') && token[1] != '.') {
+      const std::size_t eq = token.find('=');
+      const std::string name = token.substr(0, eq);
+      const CLI::Option* opt = nullptr;
+      for (const CLI::App* a = level; a && !opt; a = a->get_parent()) opt = a->get_option_no_throw(name);
+      if (!opt || opt->get_expected_min() == 0) continue;  // unknown (reported by the parse) or a flag
+      if (eq == std::string::npos) {
+        if (i + 1 < argc) out.emplace_back(argv[++i]);  // its value, whatever it looks like
+      } else if (eq + 1 == token.size()) {
+        out.back() = name;
+        out.emplace_back();
+      }
+      continue;
+    }
+    if (const CLI::App* sub = find_subcommand(level, token)) level = sub;
+  }
+  return out;
+}
+
 }  // namespace kiln::cli

@@ -28,7 +28,7 @@ namespace {
 
 // `what` quotes the file's text: printable() keeps its escape sequences off the terminal.
 [[noreturn]] void plan_error(const std::string& source, int line, const std::string& what) {
-  throw ArgumentError("plan '" + source + "'" + (line > 0 ? " line " + std::to_string(line) : std::string()) + ": " +
+  throw ArgumentError("plan '" + detail::control_escaped(source) + "'" + (line > 0 ? " line " + std::to_string(line) : std::string()) + ": " +
                       detail::printable(what));
 }
 
@@ -51,31 +51,32 @@ constexpr double kMaxBudgetEvals = 1e9;
 constexpr double kMaxBudgetSeconds = 1e7;
 
 std::string read_text(const std::string& path, const char* what) {
+  const std::string shown = detail::control_escaped(path);  // as messages show it
   // O_NONBLOCK: opening a FIFO nobody writes to must not hang (an ifstream waits for a writer);
   // it is cleared again, so a pipe with a writer (kiln tune --from <(cmd)) is read to its end.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw ArgumentError(std::string("cannot open ") + what + " '" + path + "': " + std::strerror(errno));
+  if (fd < 0) throw ArgumentError(std::string("cannot open ") + what + " '" + shown + "': " + std::strerror(errno));
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw ArgumentError(std::string(what) + " '" + path + "' is a directory");
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw ArgumentError(std::string(what) + " '" + shown + "' is a directory");
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::string text;
   char buf[65536];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw ArgumentError(std::string("cannot read ") + what + " '" + path + "': " + std::strerror(errno));
+    if (n < 0) throw ArgumentError(std::string("cannot read ") + what + " '" + shown + "': " + std::strerror(errno));
     if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > kMaxFileBytes)
-      throw ArgumentError(std::string(what) + " '" + path + "' is larger than " + std::to_string(kMaxFileBytes >> 20) +
+      throw ArgumentError(std::string(what) + " '" + shown + "' is larger than " + std::to_string(kMaxFileBytes >> 20) +
                           " MiB; is it really a " + what + "?");
   }
   if (text.find('\0') != std::string::npos)
-    throw ArgumentError(std::string(what) + " '" + path + "' contains NUL bytes; is it really a " + what + "?");
+    throw ArgumentError(std::string(what) + " '" + shown + "' contains NUL bytes; is it really a " + what + "?");
   return text;
 }
 
@@ -195,6 +196,31 @@ Plan parse_plan(const std::string& text, const std::string& source) {
 
 Plan load_plan(const std::string& path) { return parse_plan(read_text(path, "plan"), path); }
 
+namespace {
+// The words of a problem list line, its comment left out.
+std::vector<std::string> problem_list_words(std::string line) {
+  const auto hash = line.find('#');
+  if (hash != std::string::npos) line.erase(hash);
+  std::istringstream words(line);
+  std::vector<std::string> w;
+  for (std::string s; words >> s;) w.push_back(s);
+  return w;
+}
+}  // namespace
+
+std::string problem_list_line_problem(const std::string& line) {
+  if (has_control(line)) return "a control character in '" + line + "'";
+  const std::vector<std::string> w = problem_list_words(line);
+  if (w.empty()) return {};
+  if (w.size() < 3 || w.size() > 4) return "expected '<op> <dtype> <shape> [device]', got '" + line + "'";
+  try {
+    parse_dtype(w[1]);
+  } catch (const ArgumentError& e) {
+    return e.what();
+  }
+  return {};
+}
+
 Plan load_problem_list(const std::string& path) {
   std::istringstream in(read_text(path, "problem list"));
   Plan plan;
@@ -203,23 +229,13 @@ Plan load_problem_list(const std::string& path) {
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
-    if (has_control(line)) plan_error(path, number, "a control character in '" + line + "'");
-    const auto hash = line.find('#');
-    if (hash != std::string::npos) line.erase(hash);
-    std::istringstream words(line);
-    std::vector<std::string> w;
-    for (std::string s; words >> s;) w.push_back(s);
+    if (std::string why = problem_list_line_problem(line); !why.empty()) plan_error(path, number, why);
+    const std::vector<std::string> w = problem_list_words(line);
     if (w.empty()) continue;
-    if (w.size() < 3 || w.size() > 4)
-      plan_error(path, number, "expected '<op> <dtype> <shape> [device]', got '" + line + "'");
     PlanItem p;
     p.line = number;
     p.op = w[0];
-    try {
-      p.dtype = parse_dtype(w[1]);
-    } catch (const ArgumentError& e) {
-      plan_error(path, number, e.what());
-    }
+    p.dtype = parse_dtype(w[1]);
     p.shape = w[2];
     if (w.size() == 4) p.device = w[3];
     plan.problems.push_back(std::move(p));

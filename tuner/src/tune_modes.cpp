@@ -62,10 +62,12 @@ std::string env_or(const char* name, const std::string& fallback) {
 double env_number(const char* name, double fallback, double lo, double hi, bool integer) {
   const std::string v = env_or(name, "");
   if (v.empty()) return fallback;
+  // Decimal text only, as the command-line flags (range_check.hpp): stod took " 5" and "0x10".
+  const bool decimal = v.find_first_not_of("0123456789+-.eE") == std::string::npos;
   try {
     std::size_t used = 0;
-    const double d = std::stod(v, &used);
-    if (used == v.size() && d >= lo && d <= hi && (!integer || d == std::floor(d))) return d;
+    const double d = decimal ? std::stod(v, &used) : 0.0;
+    if (decimal && used == v.size() && d >= lo && d <= hi && (!integer || d == std::floor(d))) return d;
   } catch (const std::exception&) {
   }
   char range[96];
@@ -155,10 +157,11 @@ struct Recorder {
     }
   }
 
-  // The lines of the file as it is now (`fd` is open on it and locked).
-  void read_lines(int fd) {
+  // The lines of the file as it is now (`fd` is open on it and locked); false, with `why`, when a
+  // line is no line of a problem list: the file is something else, and nothing is appended to it.
+  bool read_lines(int fd, std::string* why) {
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return true;
     std::string text, line;
     char buf[65536];
     for (off_t at = 0; text.size() < kMaxReadBytes;) {
@@ -168,15 +171,30 @@ struct Recorder {
       text.append(buf, static_cast<std::size_t>(n));
       at += n;
     }
+    if (text.size() >= kMaxReadBytes) text.erase(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
     std::istringstream in(text);
-    while (std::getline(in, line))
+    for (int number = 1; std::getline(in, line); ++number) {
+      if (std::string problem = problem_list_line_problem(line); !problem.empty()) {
+        *why = "line " + std::to_string(number) + " is not a problem list line (" + problem + ")";
+        return false;
+      }
       if (!line.empty()) written.insert(line);
+    }
+    return true;
   }
 
   void operator()(const Problem& p) {
     const std::string line = problem_list_line(p);
     std::lock_guard<std::mutex> lock(mutex);
     if (failed || written.count(line)) return;
+    // Only a regular file is kiln's to append to: a directory, a device or a socket is not.
+    struct stat existing {};
+    if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+      logger()->warn("KILN_TUNE=record: '{}' is not a regular file ({}); nothing is recorded", detail::printable(path),
+                     S_ISDIR(existing.st_mode) ? "a directory" : "a device, pipe or socket");
+      failed = true;
+      return;
+    }
     const fs::path parent = fs::path(path).parent_path();
     std::error_code ec;
     if (!parent.empty()) fs::create_directories(parent, ec);
@@ -187,7 +205,14 @@ struct Recorder {
     if (ok) {
       while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
       }
-      read_lines(fd);
+      std::string why;
+      if (!read_lines(fd, &why)) {
+        ::close(fd);
+        logger()->warn("KILN_TUNE=record: '{}' {}: it is not a problem list, so nothing is appended to it",
+                       detail::printable(path), detail::printable(why));
+        failed = true;
+        return;
+      }
       if (!written.count(line)) {
         const std::string text = line + "\n";
         ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());  // a full disk shows here

@@ -20,8 +20,20 @@
 
 #include "kiln/errors.hpp"
 #include "kiln/tensor_ref.hpp"
+#include "kiln/view.hpp"
 
 namespace kiln {
+
+namespace detail {
+template <class T, class = void> struct has_dtype : std::false_type {};
+template <class T> struct has_dtype<T, std::void_t<decltype(dtype_of<T>::value)>> : std::true_type {};
+template <class T> inline constexpr bool has_dtype_v = has_dtype<std::remove_cv_t<T>>::value;
+// What Buffer::to_host<T> reads: T of dtype `as`; std::uint16_t, the bits of f16 or bf16; a number
+// type kiln has no dtype for (std::int16_t, char: refused); any other type, taken for an element
+// of its size.  DTypeError, naming both, unless `held` can be read so.
+enum class ToHostAs { its_dtype, half_bits, other_number, same_size };
+void check_to_host_type(DType held, ToHostAs how, DType as, std::size_t size);
+}  // namespace detail
 
 class Buffer {
  public:
@@ -75,8 +87,23 @@ class Buffer {
   // Fills every byte of the allocation with `byte` (used to poison outputs in tests and tuning).
   void fill_bytes(unsigned char byte);
 
+  // This buffer's elements as T, rows packed.  T is the element type of the buffer's dtype (float
+  // for f32, kiln::Half for f16, std::int32_t for i32: kiln::dtype_of), or std::uint16_t for the
+  // bit patterns of f16 and bf16; another dtype, or a number type kiln has no dtype for
+  // (std::int16_t), throws DTypeError naming both (an i32 buffer read as float was reinterpreted
+  // without a word).  A class kiln has no dtype for (CUDA's __half) is taken for an element of its
+  // size.  Synchronous.
   template <class T> std::vector<T> to_host() const {
-    if (sizeof(T) != dtype_size(ref_.dtype)) throw DTypeError("Buffer::to_host: element size does not match the buffer dtype");
+    static_assert(std::is_trivially_copyable_v<T>, "Buffer::to_host<T>: T must be trivially copyable");
+    using detail::ToHostAs;
+    if constexpr (detail::has_dtype_v<T>)
+      detail::check_to_host_type(ref_.dtype, ToHostAs::its_dtype, dtype_of_v<T>, sizeof(T));
+    else
+      detail::check_to_host_type(ref_.dtype,
+                                 std::is_same_v<T, std::uint16_t> ? ToHostAs::half_bits
+                                 : std::is_arithmetic_v<T>        ? ToHostAs::other_number
+                                                                  : ToHostAs::same_size,
+                                 ref_.dtype, sizeof(T));
     std::vector<T> out(static_cast<std::size_t>(ref_.numel()));
     copy_to_host(out.data(), out.size() * sizeof(T));
     return out;

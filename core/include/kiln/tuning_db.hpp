@@ -126,7 +126,8 @@ class TuningDb {
   TuningDb& operator=(const TuningDb&) = delete;
 
   // The user file from the environment: $KILN_CACHE_DIR/tuning.yaml, else
-  // $XDG_CACHE_HOME/kiln/tuning.yaml, else ~/.cache/kiln/tuning.yaml ("" when none is set).
+  // $XDG_CACHE_HOME/kiln/tuning.yaml (when absolute: a relative one is ignored), else
+  // ~/.cache/kiln/tuning.yaml ("" when none is set).
   static std::string default_user_path();
   // The shipped files: every *.yaml in the installed configs dir, or KILN_CONFIG_PATH
   // (':'-separated files or dirs) when set: set to "" means none, and an empty entry stands for

@@ -54,5 +54,8 @@ std::string shipped_plans_dir();
 
 // One line of a problem list: "<op> <dtype> <name=value,...> <device>".
 std::string problem_list_line(const Problem& problem);
+// Why `line` cannot be a line of a problem list (load_problem_list's rule); "" when it can, or is
+// blank or a comment.
+std::string problem_list_line_problem(const std::string& line);
 
 }  // namespace kiln
