@@ -3,10 +3,14 @@
 # skipped) when no CUDA device is usable; they are only built with the CUDA backend (and link the
 # CUDA runtime, which libkiln keeps private).  Tests link kiln::kiln and kiln::tuner, except
 # where the directory sets KILN_TEST_CORE_ONLY (tests/core: the core is tested alone).
+# The Catch2 session, compiled once (the heaviest test translation unit with Catch2 v2), and the
+# two small mains that run it: the GPU one first checks for a CUDA device.
+add_library(kiln_test_catch_session OBJECT ${CMAKE_CURRENT_LIST_DIR}/catch_session.cpp)
+target_link_libraries(kiln_test_catch_session PUBLIC Catch2::Catch2)
 add_library(kiln_test_main OBJECT ${CMAKE_CURRENT_LIST_DIR}/test_main.cpp)
-target_link_libraries(kiln_test_main PUBLIC kiln Catch2::Catch2)
+target_link_libraries(kiln_test_main PUBLIC kiln)
 add_library(kiln_test_main_gpu OBJECT ${CMAKE_CURRENT_LIST_DIR}/test_main.cpp)
-target_link_libraries(kiln_test_main_gpu PUBLIC kiln Catch2::Catch2)
+target_link_libraries(kiln_test_main_gpu PUBLIC kiln)
 target_compile_definitions(kiln_test_main_gpu PRIVATE KILN_GPU_TEST=1)
 
 function(kiln_add_test name)
@@ -20,7 +24,7 @@ function(kiln_add_test name)
   else()
     target_link_libraries(${name} PRIVATE kiln_test_main)
   endif()
-  target_link_libraries(${name} PRIVATE kiln Catch2::Catch2 ${T_LIBS})
+  target_link_libraries(${name} PRIVATE kiln_test_catch_session kiln Catch2::Catch2 ${T_LIBS})
   if(NOT KILN_TEST_CORE_ONLY)
     target_link_libraries(${name} PRIVATE kiln_tuner)
   endif()

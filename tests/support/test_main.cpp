@@ -1,13 +1,9 @@
-// One main for every test executable, Catch2 v2 or v3.  GPU test executables are built with
-// KILN_GPU_TEST: with no usable CUDA device they exit with 77, which ctest reports as skipped
-// (SKIP_RETURN_CODE), never as passed.
-#if __has_include(<catch2/catch_session.hpp>)
-#include <catch2/catch_session.hpp>
-#else
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
-#endif
+// One main for every test executable, Catch2 v2 or v3 (the session itself: catch_session.cpp).
+// GPU test executables are built with KILN_GPU_TEST: with no usable CUDA device they exit with 77,
+// which ctest reports as skipped (SKIP_RETURN_CODE), never as passed.
 #include <cstdio>
+
+#include "catch_session.hpp"
 
 #ifdef KILN_GPU_TEST
 #include <kiln/device.hpp>
@@ -20,5 +16,5 @@ int main(int argc, char** argv) {
     return 77;
   }
 #endif
-  return Catch::Session().run(argc, argv);
+  return kiln_test_run_catch_session(argc, argv);
 }
