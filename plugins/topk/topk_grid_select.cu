@@ -22,7 +22,7 @@ std::int64_t ceil_div64(std::int64_t a, std::int64_t b) { return (a + b - 1) / b
 // list, radix row states and histograms it would fill for a row whose candidates miss, which
 // never happens here: a row ends with between k and target candidates), then the blocks' largest
 // ranks (at most ceil(n / min_chunk) blocks a row, reused for their tie counts) and the levels'
-// counters.
+// counters.  grid_rank_kernel (k >= kGridRankMinK) reads the same row state and candidates.
 struct GridLayout {
   GridPlan plan;
   std::size_t states_bytes = 0, failed_bytes = 0, radix_states_bytes = 0, hists_bytes = 0, cands_bytes = 0;
@@ -96,6 +96,21 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
                                                   std::size_t(chunk_len) * sizeof(std::uint32_t), stream);
       e != cudaSuccess)
     return e;
+  if (r.plan.rank) {
+    // Between k and target (<= kGridRankCap) candidates: each one's place by counting the larger.
+    auto* rank = &grid_rank_kernel<T, kGridRankBlock>;
+    const std::size_t smem = grid_rank_smem_bytes<kGridRankBlock>(cand_cap);
+    // Above 48 KiB of dynamic shared memory (kGridRankCap > 6000) the kernel must opt in (per
+    // device; cheap to repeat).
+    if (smem > 48 * 1024)
+      if (cudaError_t e = cudaFuncSetAttribute(rank, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               int(grid_rank_smem_bytes<kGridRankBlock>(kGridRankCap)));
+          e != cudaSuccess)
+        return e;
+    rank<<<unsigned(ceil_div64(cand_cap, 32)), kGridRankBlock, smem, stream>>>(
+        x, l.k, cand_cap, states, cands, static_cast<T*>(l.values), l.indices);
+    return cudaGetLastError();
+  }
   // At most target (<= kSampleSortCap) candidates: the select kernel gathers and sorts them, no
   // radix pass and no fallback.
   const unsigned rows = unsigned(l.rows);
@@ -125,7 +140,8 @@ class GridSelect final : public Variant {
       : Variant(VariantDesc{"topk_grid_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 51,
                             "a row spread over the resident grid in shared memory; the k-th rank's bin by "
                             "histograms across blocks (grid barriers); one append pass of at most "
-                            "max(256, 2 pow2(k)) keys; those sorted by topk_sample_select's select kernel",
+                            "max(256, 2 pow2(k)) keys (k >= 1024: up to 8192); those sorted by topk_sample_select's "
+                            "select kernel (k >= 1024: each placed by counting the larger keys, over many blocks)",
                             false, false},
                 grid_select_space()) {}
   Config default_config(const DeviceInfo& d) const override { return grid_select_default(d); }

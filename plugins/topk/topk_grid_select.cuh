@@ -1,7 +1,9 @@
-// The kernel of topk_grid_select: one row spread over the resident grid, the threshold
+// The kernels of topk_grid_select: one row spread over the resident grid, the threshold
 // of its k-th rank found by histograms that all of the row's blocks add to, one grid barrier per
 // level, every block then appending its keys at or above the threshold to the row's candidate
-// buffer (what topk_sample_select's select kernel reads and sorts).
+// buffer; then the candidates are ordered: by topk_sample_select's select kernel (one block sorts
+// them) for k < kGridRankMinK, by grid_rank_kernel (below: each candidate's place counted by many
+// blocks) from there on.
 //   grid_threshold_kernel (cooperative: rows x blocks_per_row blocks, all resident; rows = 1:
 //                          the barriers are the grid's, so every row must take the same levels)
 //     1. block (row, part) reads elements [part chunk, (part + 1) chunk) of the row once, into
@@ -17,6 +19,8 @@
 //        (rank << 32 | ~index).  More (a tie class of one value): the keys above the bin and the
 //        first k - above members of the class in index order (one more barrier: the blocks' tie
 //        counts), exactly k keys
+//   grid_rank_kernel (k >= kGridRankMinK): candidate i's place = the candidates with a larger
+//        key (keys are distinct); those with place < k are written
 // Every block reads the same global counters after a barrier, so every decision (and every
 // barrier) is the same across the grid, as long as the grid holds one row (two rows may need
 // different levels: their blocks would wait at different barriers; topk_grid_select_supports).  Exact for every input, with no fallback: a row ends
@@ -249,6 +253,72 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
       if (std::int64_t(slot) < cand_cap) out[slot] = key_at(j);
     }
     placed += round_total;
+  }
+}
+
+// topk_grid_select's second kernel for k >= kGridRankMinK (rows = 1): the place of each of the
+// row's C candidates is the number of candidates with a larger key (keys are distinct: the low
+// half is ~index, so ties by value go to the smaller index), and those with place < k are written
+// (values copied bit for bit from x).  Block b ranks candidates [32 b, 32 b + 32), one per lane:
+// the whole list is staged in shared memory (all of a thread's loads in flight first), each warp
+// counts the larger keys in its slice of it (W slices, padded with kNoElement = 0, below every
+// key), and the warps' counts are summed.  C x C compares over C / 32 blocks, where one block's
+// sort of up to 4096 keys took 17-27 us (fourteenth session).  Launch ceil(cand_cap / 32) blocks
+// with grid_rank_smem_bytes(cand_cap) bytes of dynamic shared memory.
+inline constexpr int kGridRankLoads = 8;  // keys a thread loads before it stores them
+template <int BLOCK>
+constexpr std::size_t grid_rank_smem_bytes(std::int64_t cand_cap) {
+  return std::size_t(cand_cap + 2 * (BLOCK / 32)) * sizeof(std::uint64_t);
+}
+template <class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    grid_rank_kernel(const T* __restrict__ x, int k, std::int64_t cand_cap, const SampleRowState* __restrict__ states,
+                     const std::uint64_t* __restrict__ cands, T* __restrict__ values,
+                     std::int32_t* __restrict__ indices) {
+  constexpr int W = BLOCK / 32;
+  extern __shared__ __align__(16) std::uint64_t s_list[];  // cand_cap + 2 W keys
+  __shared__ std::uint32_t s_greater[W][32];
+  const int t = threadIdx.x, lane = t & 31, w = t >> 5;
+  const std::uint32_t found = states[0].count;
+  const int count = std::int64_t(found) < cand_cap ? int(found) : int(cand_cap);
+  if (int(blockIdx.x) * 32 >= count) return;  // the same for the whole block
+  // Slices of `per` keys (even: read two at a time), the list padded to W per.
+  const int per = ((count + W - 1) / W + 1) & ~1;
+  const int padded = W * per;
+  for (int base = 0; base < padded; base += BLOCK * kGridRankLoads) {
+    std::uint64_t v[kGridRankLoads];
+#pragma unroll
+    for (int u = 0; u < kGridRankLoads; ++u) {
+      const int q = base + u * BLOCK + t;
+      v[u] = q < count ? load_key(cands + q) : kNoElement;
+    }
+#pragma unroll
+    for (int u = 0; u < kGridRankLoads; ++u) {
+      const int q = base + u * BLOCK + t;
+      if (q < padded) s_list[q] = v[u];
+    }
+  }
+  __syncthreads();
+  const int i = int(blockIdx.x) * 32 + lane;
+  const std::uint64_t key = i < count ? s_list[i] : ~std::uint64_t(0);  // past the list: counts nothing
+  const ulonglong2* slice = reinterpret_cast<const ulonglong2*>(s_list + w * per);
+  std::uint32_t greater = 0;
+#pragma unroll 8
+  for (int q = 0; q < per / 2; ++q) {
+    const ulonglong2 two = slice[q];  // the same address for the whole warp: a broadcast
+    greater += (two.x > key ? 1u : 0u) + (two.y > key ? 1u : 0u);
+  }
+  s_greater[w][lane] = greater;
+  __syncthreads();
+  if (w == 0 && i < count) {
+    std::uint32_t place = 0;
+#pragma unroll
+    for (int u = 0; u < W; ++u) place += s_greater[u][lane];
+    if (place < std::uint32_t(k)) {
+      const std::uint32_t j = index_of(key);
+      indices[place] = std::int32_t(j);
+      values[place] = x[j];
+    }
   }
 }
 

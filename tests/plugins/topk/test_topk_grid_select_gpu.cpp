@@ -4,7 +4,8 @@
 // levels and the fallback (every value equal: the candidates overflow; a tie class of 3/4 of the
 // row at the k-th place; values spread over many octaves; NaN of both signs, infinities and zeros
 // of both signs; a few huge values above a cluster of neighbouring floats, which sends the k-th
-// rank deep into the levels), compared bit for bit.
+// rank deep into the levels; few distinct values, small tie classes straddling the k-th place),
+// compared bit for bit, with k on both sides of kGridRankMinK.
 #include <cuda_runtime.h>
 #include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
@@ -16,6 +17,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -107,10 +109,12 @@ TEST_CASE("topk_grid_select matches the host reference on random rows", "[topk][
   const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
   REQUIRE(v != nullptr);
   Workspace ws;
-  // Quick runs (the sanitizer): the first two shapes only.
+  // Quick runs (the sanitizer): the shapes of up to 50000 elements (8193, 20011, 40009: the last
+  // takes grid_rank_kernel, k >= kGridRankMinK).
   const Shape shapes[] = {{1, 8193, 7},       {1, 20011, 1000},  {1, 1000003, 100},  {1, 1000003, 4096},
                           {1, 1000003, 1},    {1, 100003, 64},   {1, 3145733, 2048}, {1, (1 << 22) - 3, 16},
-                          {1, 1 << 20, 4096}, {1, 262147, 256}};
+                          {1, 1 << 20, 4096}, {1, 262147, 256},   {1, 40009, 2500},  {1, 77777, 1024},
+                          {1, 2000003, 3001}};
   std::uint64_t seed = 2400;
   for (kiln::DType t : {kiln::f32, kiln::bf16, kiln::f16}) {
     for (const Shape& s : shapes) {
@@ -146,7 +150,9 @@ TEST_CASE("topk_grid_select is exact on ties, spread octaves, NaN and signed zer
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  for (const Shape s : {Shape{1, n, 1}, Shape{1, n, 100}, Shape{1, n, 4096}}) {
+  // k = 1025, 3001 and 4096 take grid_rank_kernel (k >= kGridRankMinK), k = 1 and 100 the select
+  // kernel's sort.
+  for (const Shape s : {Shape{1, n, 1}, Shape{1, n, 100}, Shape{1, n, 1025}, Shape{1, n, 3001}, Shape{1, n, 4096}}) {
     std::vector<float> x(std::size_t(s.rows * s.n));
     for (int largest : {1, 0}) {
       const bool pitched = (s.k + largest) % 2 == 0;
@@ -156,6 +162,10 @@ TEST_CASE("topk_grid_select is exact on ties, spread octaves, NaN and signed zer
       check_rows(rt, *v, x, s, largest, pitched, ws, "all equal");
       for (std::size_t i = 0; i < x.size(); ++i) x[i] = (rng() % 4) ? 0.25f : u(rng);
       check_rows(rt, *v, x, s, largest, pitched, ws, "tie at the k-th");
+      // 2001 values (-1, -0.999, ..., 1): tie classes of n / 2001 straddle the k-th place but fit
+      // the candidates, so the order within them is the rank kernel's (or the sort's) by index.
+      for (auto& e : x) e = float(int(rng() % 2001) - 1000) / 1000.0f;
+      check_rows(rt, *v, x, s, largest, pitched, ws, "small tie classes");
       // Magnitudes over 2^-60 .. 2^60: the bands are far apart, the levels go deep.
       for (auto& e : x) e = std::ldexp(u(rng), int(rng() % 121) - 60);
       check_rows(rt, *v, x, s, largest, pitched, ws, "spread octaves");
@@ -256,8 +266,11 @@ TEST_CASE("topk_grid_select captures in a CUDA graph and replays exactly", "[top
   const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
   REQUIRE(v != nullptr);
   Workspace ws;
-  for (kiln::DType t : {kiln::f32, kiln::bf16}) {
-    const kiln::Problem wanted = schema.problem_from_dims(t, {1, 200003, 300, 1}, gpu);
+  // k = 2048 and 4096: grid_rank_kernel and its shared-memory opt-in inside the capture.
+  const std::pair<kiln::DType, std::int64_t> cases[] = {{kiln::f32, 300}, {kiln::bf16, 300}, {kiln::f32, 2048},
+                                                        {kiln::f16, 4096}};
+  for (const auto& [t, k] : cases) {
+    const kiln::Problem wanted = schema.problem_from_dims(t, {1, 200003, k, 1}, gpu);
     kiln::ProblemData data(schema, wanted, gpu, /*seed=*/77);
     const kiln::Problem& p = data.problem();
     const kiln::Config c = v->default_config(dev);
