@@ -19,6 +19,16 @@
 #                   or "all"; from the N-th of them on, to finish a run a deadline cut), with
 #                   the database in OUT/tuning.yaml (else configs/h200.yaml) alone; JSON in
 #                   OUT/regret-OPS.json, summary by scripts/regret_summary.py
+#   tune:OPS[/DTYPES]  re-tune the stale entries of the ops named (comma-separated; dtypes in the
+#                   order to tune them, default all): the coverage plan's problems of those ops, then
+#                   the anchors', made by scripts/filter_plan.py, `kiln tune --runs 6 --finalists 2`
+#                   starting from OUT/tuning.yaml (else build-retune/tuning.yaml when carried, else
+#                   configs/h200.yaml) with no shipped layer, so current entries are skipped; stopped
+#                   at the deadline less 60 s; the database comes back as OUT/tuning.yaml.  Only on
+#                   a GPU configs/h200.yaml has entries for, unless KILN_RETUNE_ANY_GPU=1 (the device
+#                   tool may lend an H100 for an H200 request: its entries would be keyed to it)
+#   blind:SEED      kiln bench --regret over a fresh blind draw
+#                   (scripts/make_blind_plan.py --seed SEED), database as for regret:
 #   sanitize:TESTS  compute-sanitizer memcheck and racecheck (KILN_TEST_QUICK=1) on the GPU tests
 #                   named (comma-separated, e.g. topk,histogram for test_topk_gpu ...)
 #   verify:OPS      kiln verify OP for each op named
@@ -91,6 +101,45 @@ for stage in "$@"; do
       cp "$rt/cache/tuning.yaml" "$out/tuning.yaml"
       tail -n 3 "$rt/tune-coverage.log" >>"$log" 2>/dev/null
       say "retune: rc=$rc ($((SECONDS - t0)) s) $(grep -c '^      "' "$out/tuning.yaml") entries; $(grep -E '^tune|^prune' "$log" | tail -3 | tr '\n' ' ')"
+      ;;
+    tune:*)
+      spec=${stage#tune:}; ops=${spec%%/*}; dtypes=
+      case $spec in */*) dtypes=${spec#*/} ;; esac
+      gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+      if ! grep -qF "\"$gpu|" configs/h200.yaml && [ -z "${KILN_RETUNE_ANY_GPU:-}" ]; then
+        say "tune $spec skipped: configs/h200.yaml has no entries for this GPU ($gpu); KILN_RETUNE_ANY_GPU=1 tunes it"
+        continue
+      fi
+      tc=$build/tune-cache
+      mkdir -p "$tc"
+      if [ -s "$out/tuning.yaml" ]; then cp "$out/tuning.yaml" "$tc/tuning.yaml"
+      elif [ -s build-retune/tuning.yaml ]; then cp build-retune/tuning.yaml "$tc/tuning.yaml"
+      else cp configs/h200.yaml "$tc/tuning.yaml"; fi
+      for src in coverage anchors; do
+        plan=$build/tune-$src-${ops//,/-}.yaml
+        python3 scripts/filter_plan.py "configs/plans/$src.yaml" --ops "$ops" ${dtypes:+--dtypes "$dtypes"} >"$plan" 2>>"$log"
+        [ "$(left)" -gt 80 ] || { say "tune $spec: $src skipped (deadline)"; continue; }
+        KILN_CACHE_DIR=$tc KILN_CONFIG_PATH= timeout $(( $(left) - 60 )) "$kiln" tune --plan "$plan" --runs 6 --finalists 2 \
+          >"$out/t.tmp" 2>&1
+        rc=$?
+        tail -n 3 "$out/t.tmp" >>"$log"
+        say "tune $spec, $src problems: rc=$rc ($((SECONDS - t0)) s) $(grep -c 'chosen:' "$out/t.tmp") chosen"
+      done
+      rm -f "$out/t.tmp"
+      cp "$tc/tuning.yaml" "$out/tuning.yaml"
+      KILN_CACHE_DIR=$tc KILN_CONFIG_PATH= "$kiln" db show >"$out/t.tmp" 2>&1
+      say "tune $spec: $(grep -c stale "$out/t.tmp") entries stale or holding stale alternatives; $(head -n 1 "$out/tuning.yaml")"
+      rm -f "$out/t.tmp"
+      ;;
+    blind:*)
+      seed=${stage#blind:}
+      plan=$build/blind-$seed.yaml
+      python3 scripts/make_blind_plan.py --seed "$seed" --out "$plan" >>"$log" 2>&1 || { say "blind $seed: plan failed"; status=1; continue; }
+      KILN_CACHE_DIR=$build/blind-cache KILN_CONFIG_PATH=$(db) timeout "$(left)" "$kiln" bench --regret --problems "$plan" \
+        --time-limit $(( $(left) > 150 ? $(left) - 90 : $(left) / 2 )) --json >"$out/blind-$seed.json" 2>>"$log"
+      rc=$?
+      say "blind $seed ($(grep -c '^  - {op:' "$plan") problems, database $(basename "$(db)")): rc=$rc ($((SECONDS - t0)) s)"
+      python3 scripts/regret_summary.py "$out/blind-$seed.json" 2>&1 | tail -n 30 | tee -a "$sum"
       ;;
     regret:*)
       ops=${stage#regret:}
