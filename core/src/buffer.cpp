@@ -14,9 +14,15 @@ constexpr std::size_t kHostAlign = 256;
 
 std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
+// A missing CUDA device, and a Device filled in by hand that names none (Device{host, 3}, a kind
+// outside DeviceKind): such a buffer was allocated on the host, and every op refused it later.
 void check_device(Device device, const char* what) {
-  if (device.is_cuda()) device_info(device);  // throws DeviceError for a missing device
-  (void)what;
+  if (device == Device::host()) return;
+  try {
+    device_info(device);
+  } catch (const DeviceError& e) {
+    throw DeviceError(std::string(what) + ": argument 'device': " + e.what());
+  }
 }
 
 // A DType cast from an integer outside the enum has size 0: a buffer of it would be empty.
