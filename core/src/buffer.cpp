@@ -177,8 +177,15 @@ void copy(const TensorRef& dst, const TensorRef& src) {
                      std::string(dtype_name(src.dtype)));
   check_copy_view(dst, "destination");
   check_copy_view(src, "source");
-  if (dst.numel() != src.numel() || dst.rows() != src.rows() || dst.batch() != src.batch())
+  if (dst.numel() != src.numel() || dst.rows() != src.rows() || dst.batch() != src.batch()) {
+    // Rank 0 is what a default-constructed or moved-from Buffer holds: say so, not just "[]".
+    const char* empty = dst.shape.rank == 0 ? "destination" : src.shape.rank == 0 ? "source" : nullptr;
+    if (empty)
+      throw ShapeError(std::string("kiln::copy: the ") + empty +
+                       " is an empty view (rank 0: a default-constructed or moved-from Buffer), the other is " +
+                       (dst.shape.rank == 0 ? src : dst).shape.to_string());
     throw ShapeError("kiln::copy: shape mismatch, destination " + dst.shape.to_string() + ", source " + src.shape.to_string());
+  }
   if (dst.numel() == 0) return;
   // memcpy and cudaMemcpy2D are undefined for overlapping memory, and an element-wise copy would
   // read what it already wrote: the same view is a no-op, any other overlap an error.

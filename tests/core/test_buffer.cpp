@@ -161,3 +161,26 @@ TEST_CASE("a Device filled in by hand that names no device is refused where memo
   CHECK(kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {4}).device() == kiln::Device::host());
   CHECK_NOTHROW(kiln::OwnedStream(kiln::Device::host()));
 }
+
+TEST_CASE("copying to or from an empty Buffer says it is empty") {
+  // A moved-from Buffer is an empty view; copies with it said only "shape mismatch, destination []".
+  auto a = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {2, 2});
+  kiln::Buffer b = std::move(a);
+  std::vector<float> host(4, 1.0f);
+  const std::string into = [&] {
+    try {
+      a.copy_from(kiln::view(host, 2, 2));  // NOLINT(bugprone-use-after-move): the point of the test
+    } catch (const kiln::ShapeError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }();
+  CHECK_THAT(into, KILN_CONTAINS("destination is an empty view") && KILN_CONTAINS("moved-from Buffer") &&
+                       KILN_CONTAINS("[2x2]"));
+  CHECK_THROWS_WITH(kiln::copy(kiln::view(host, 2, 2), a), KILN_CONTAINS("source is an empty view"));
+  // Two empty views copy nothing, as before.
+  kiln::Buffer none;
+  CHECK_NOTHROW(kiln::copy(none, a));
+  b.copy_from(kiln::view(host, 2, 2));
+  CHECK(b.to_host<float>() == host);
+}
