@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "kiln/errors.hpp"
+#include "tuning_db_files.hpp"  // detail::is_db_name, detail::printable
 
 namespace kiln {
 
@@ -94,7 +95,12 @@ Config Config::parse(std::string_view text) {
 }
 
 ParamSpace& ParamSpace::param(std::string name, std::vector<int> values) {
-  if (values.empty()) throw ArgumentError("ParamSpace::param '" + name + "': the value list is empty");
+  if (values.empty()) throw ArgumentError("ParamSpace::param '" + detail::printable(name) + "': the value list is empty");
+  // The tuning database stores configs as {name: value}: a name it cannot store ("B M", "") was
+  // tuned and then refused with "config parameter ... is not a parameter name".
+  if (!detail::is_db_name(name, false))
+    throw ArgumentError("ParamSpace::param '" + detail::printable(name) +
+                        "': a parameter name must be letters, digits and '_' (the tuning database stores it)");
   for (const Param& p : params_)
     if (p.name == name) throw ArgumentError("ParamSpace::param: '" + name + "' declared twice");
   params_.push_back({std::move(name), std::move(values)});

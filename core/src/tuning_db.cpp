@@ -43,6 +43,14 @@ bool TuningEntry::operator==(const TuningEntry& o) const {
          tuned_at == o.tuned_at && alternatives == o.alternatives && extra_fields == o.extra_fields && extra_plugin_fields == o.extra_plugin_fields;
 }
 
+bool detail::is_db_name(const std::string& s, bool allow_dots) {
+  if (s.empty()) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           (allow_dots && (c == '.' || c == '-'));
+  });
+}
+
 namespace {
 
 [[noreturn]] void fail(const std::string& what, const std::string& reason) {
@@ -55,13 +63,7 @@ bool is_printable_ascii(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
 }
 
-bool is_name(const std::string& s, bool allow_dots) {
-  if (s.empty()) return false;
-  return std::all_of(s.begin(), s.end(), [&](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           (allow_dots && (c == '.' || c == '-'));
-  });
-}
+bool is_name(const std::string& s, bool allow_dots) { return detail::is_db_name(s, allow_dots); }
 
 // Why `key` is not a problem key as Problem::key() writes them, `dtype|dim=N|...` with distinct dim
 // names ("" when it is).  Such an entry can never be any problem's: without this check it was

@@ -1,6 +1,9 @@
 #include <kiln/kiln.hpp>
 
+#include <cstdint>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "catch.hpp"
 
@@ -122,4 +125,13 @@ TEST_CASE("configs print, parse and compare") {
   REQUIRE_THROWS_AS(kiln::Config::parse("BM=1 BM=2"), kiln::ArgumentError);
   REQUIRE_THROWS_AS(kiln::ParamSpace().param("a", {}), kiln::ArgumentError);
   REQUIRE_THROWS_AS(kiln::ParamSpace().param("a", {1}).param("a", {2}), kiln::ArgumentError);
+}
+
+TEST_CASE("a parameter name the tuning database cannot store is refused") {
+  // Configs are stored as {name: value}: a space's "B M" was tuned, then refused by the database.
+  CHECK_THROWS_AS(kiln::ParamSpace().param("B M", {1}), kiln::ArgumentError);
+  CHECK_THROWS_WITH(kiln::ParamSpace().param("B M", {1}), KILN_CONTAINS("'B M'") && KILN_CONTAINS("letters, digits"));
+  CHECK_THROWS_AS(kiln::ParamSpace().param("", {1}), kiln::ArgumentError);
+  CHECK_THROWS_AS(kiln::ParamSpace().param("BM=1", {1}), kiln::ArgumentError);
+  CHECK(kiln::ParamSpace().param("BM_2", {1}).count() == 1);
 }
