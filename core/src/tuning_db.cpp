@@ -115,7 +115,32 @@ std::string entry_problem(const TuningEntry& e) {
       {"plugin build", &e.plugin_build},       {"tuned_at", &e.tuned_at}};
   for (const auto& [field, text] : texts)
     if (!is_printable_ascii(*text)) return "`" + std::string(field) + "` holds control or non-ASCII characters";
-  return {};
+  // Fields kiln does not know are written back as they came (a newer kiln's): one named like a
+  // field of kiln's own, given twice, or not a name made the written entry one the next read
+  // skips ("duplicate key 'variant'"), and text that is not YAML was dropped without a word.
+  static const char* const own_fields[] = {"variant",  "config",          "median_us", "mad_us",      "samples",
+                                           "throughput", "throughput_unit", "plugin",    "tuned_at", "alternatives"};
+  static const char* const own_plugin_fields[] = {"name", "version", "build"};
+  auto extra_problem = [](const std::vector<std::pair<std::string, std::string>>& extra, const char* which,
+                          const auto& own) -> std::string {
+    for (std::size_t i = 0; i < extra.size(); ++i) {
+      const std::string& name = extra[i].first;
+      const std::string head = std::string(which) + " '" + printable(name) + "'";
+      if (!is_name(name, true)) return head + " is not a field name";
+      for (const char* f : own)
+        if (name == f) return head + " is one of kiln's own fields (set the member of TuningEntry instead)";
+      for (std::size_t j = 0; j < i; ++j)
+        if (extra[j].first == name) return head + " is given twice";
+      try {
+        (void)YAML::Load(extra[i].second);
+      } catch (const YAML::Exception&) {
+        return head + " holds text that is not YAML: '" + printable(extra[i].second) + "'";
+      }
+    }
+    return {};
+  };
+  if (std::string why = extra_problem(e.extra_fields, "extra field", own_fields); !why.empty()) return why;
+  return extra_problem(e.extra_plugin_fields, "extra plugin field", own_plugin_fields);
 }
 
 // ---- unknown fields, kept as YAML text ----------------------------------------------------------
