@@ -14,9 +14,15 @@ constexpr std::size_t kHostAlign = 256;
 
 std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
+// A missing CUDA device, and a Device filled in by hand that names none (Device{host, 3}, a kind
+// outside DeviceKind): such a buffer was allocated on the host, and every op refused it later.
 void check_device(Device device, const char* what) {
-  if (device.is_cuda()) device_info(device);  // throws DeviceError for a missing device
-  (void)what;
+  if (device == Device::host()) return;
+  try {
+    device_info(device);
+  } catch (const DeviceError& e) {
+    throw DeviceError(std::string(what) + ": argument 'device': " + e.what());
+  }
 }
 
 // A DType cast from an integer outside the enum has size 0: a buffer of it would be empty.
@@ -171,8 +177,15 @@ void copy(const TensorRef& dst, const TensorRef& src) {
                      std::string(dtype_name(src.dtype)));
   check_copy_view(dst, "destination");
   check_copy_view(src, "source");
-  if (dst.numel() != src.numel() || dst.rows() != src.rows() || dst.batch() != src.batch())
+  if (dst.numel() != src.numel() || dst.rows() != src.rows() || dst.batch() != src.batch()) {
+    // Rank 0 is what a default-constructed or moved-from Buffer holds: say so, not just "[]".
+    const char* empty = dst.shape.rank == 0 ? "destination" : src.shape.rank == 0 ? "source" : nullptr;
+    if (empty)
+      throw ShapeError(std::string("kiln::copy: the ") + empty +
+                       " is an empty view (rank 0: a default-constructed or moved-from Buffer), the other is " +
+                       (dst.shape.rank == 0 ? src : dst).shape.to_string());
     throw ShapeError("kiln::copy: shape mismatch, destination " + dst.shape.to_string() + ", source " + src.shape.to_string());
+  }
   if (dst.numel() == 0) return;
   // memcpy and cudaMemcpy2D are undefined for overlapping memory, and an element-wise copy would
   // read what it already wrote: the same view is a no-op, any other overlap an error.

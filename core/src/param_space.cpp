@@ -4,7 +4,9 @@
 #include <charconv>
 #include <memory>
 
+#include "checked_math.hpp"
 #include "kiln/errors.hpp"
+#include "tuning_db_files.hpp"  // detail::is_db_name, detail::printable
 
 namespace kiln {
 
@@ -94,9 +96,21 @@ Config Config::parse(std::string_view text) {
 }
 
 ParamSpace& ParamSpace::param(std::string name, std::vector<int> values) {
-  if (values.empty()) throw ArgumentError("ParamSpace::param '" + name + "': the value list is empty");
+  if (values.empty()) throw ArgumentError("ParamSpace::param '" + detail::printable(name) + "': the value list is empty");
+  // The tuning database stores configs as {name: value}: a name it cannot store ("B M", "") was
+  // tuned and then refused with "config parameter ... is not a parameter name".
+  if (!detail::is_db_name(name, false))
+    throw ArgumentError("ParamSpace::param '" + detail::printable(name) +
+                        "': a parameter name must be letters, digits and '_' (the tuning database stores it)");
   for (const Param& p : params_)
     if (p.name == name) throw ArgumentError("ParamSpace::param: '" + name + "' declared twice");
+  // count() and at() index the cartesian product with a uint64: a product past it wrapped, so a
+  // space of nine 256-value parameters counted 0 configs and enumerated none.
+  std::size_t product = 0;
+  if (!detail::mul_fits(static_cast<std::size_t>(count()), values.size(), product))
+    throw ArgumentError("ParamSpace::param '" + name + "': its " + std::to_string(values.size()) +
+                        " values would make the space's cartesian product (" + std::to_string(count()) +
+                        " configs so far) larger than count() can hold (2^64 - 1 configs)");
   params_.push_back({std::move(name), std::move(values)});
   return *this;
 }

@@ -29,7 +29,21 @@ void check_schema(const OpSchema& s, const Source& source) {
   if (!s.work) missing += " work";
   if (static_cast<int>(s.dim_names.size()) > Problem::kMaxDims) missing += " (too many dims)";
   if (!missing.empty())
-    throw RegistryError("op schema '" + s.name + "' from " + source.to_string() + " is incomplete:" + missing);
+    throw RegistryError("op schema '" + detail::printable(s.name) + "' from " + source.to_string() + " is incomplete:" + missing);
+  // Names go into the tuning database's keys ("gemm", "f32|m=64|n=64"): one it cannot store (a
+  // space, '|', '=', a control character) or a dim given twice let `kiln tune` search for minutes
+  // and then refuse to store the result, and `kiln explain` never find an entry.
+  const std::string head = "op schema '" + detail::printable(s.name) + "' from " + source.to_string();
+  if (!detail::is_db_name(s.name, false))
+    throw RegistryError(head + ": the op name must be letters, digits and '_' (the tuning database's op keys)");
+  for (std::size_t i = 0; i < s.dim_names.size(); ++i) {
+    if (!detail::is_db_name(s.dim_names[i], false))
+      throw RegistryError(head + ": dim name '" + detail::printable(s.dim_names[i]) +
+                          "' must be letters, digits and '_' (problem keys are dtype|name=value|...)");
+    for (std::size_t j = 0; j < i; ++j)
+      if (s.dim_names[j] == s.dim_names[i])
+        throw RegistryError(head + ": dim name '" + s.dim_names[i] + "' is given twice");
+  }
 }
 
 // Each entry made by a loaded library owns a reference to it, so the library stays loaded while
@@ -64,6 +78,11 @@ void Registry::add_variant(std::shared_ptr<const Variant> variant, Source source
   if (!variant) throw RegistryError("add_variant: null variant from " + source.to_string());
   if (variant->name().empty() || variant->op().empty())
     throw RegistryError("add_variant: a variant from " + source.to_string() + " has an empty name or op");
+  // The tuning database stores the variant's name in every entry it wins: one it cannot store
+  // (a space, a control character) was tuned and then refused by the database.
+  if (!detail::is_db_name(variant->name(), true))
+    throw RegistryError("add_variant: variant '" + detail::printable(variant->name()) + "' from " + source.to_string() +
+                        ": the name must be letters, digits, '_', '.' and '-' (the tuning database stores it)");
   const std::string name = variant->name();  // copied: the variant pointer is moved below
   auto it = variants_.find(name);
   if (it != variants_.end())

@@ -220,6 +220,13 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
     if (t.shape.rank >= 2 && t.col_stride == 1 && t.row_stride < t.cols())
       bad_argument(schema, i, ErrorKind::shape,
                    " has row stride " + std::to_string(t.row_stride) + " < cols " + std::to_string(t.cols()));
+    // A one-column matrix counts as row-major whatever its column stride, and strides_error() is
+    // only asked for strided ops: rows 0 apart (an output whose rows all land on one element) or
+    // a negative row stride (reported as a span past int64) passed the check above.
+    if (!schema.strided_views && t.shape.rank >= 2 && t.rows() > 1 && t.cols() == 1 && t.row_stride < 1)
+      bad_argument(schema, i, ErrorKind::shape,
+                   " has row stride " + std::to_string(t.row_stride) + ": rows must be at least 1 element apart, got " +
+                       t.to_string());
     if (!t.shape.fits(t.dtype))
       bad_argument(schema, i, ErrorKind::shape, " " + t.shape.to_string() + " has more bytes than fit in int64");
     if (schema.strided_views) {  // "" (no allocation) for a valid view

@@ -1,8 +1,11 @@
 #include "kiln/stream.hpp"
 
+#include <string>
 #include <utility>
 
 #include "cuda_backend.hpp"
+#include "kiln/device.hpp"
+#include "kiln/errors.hpp"
 
 namespace kiln {
 
@@ -11,6 +14,15 @@ void Stream::synchronize() const {
 }
 
 OwnedStream::OwnedStream(Device device) : device_(device) {
+  // A Device made by hand that names no device (Device{host, 3}, a kind outside DeviceKind) gave
+  // a stream that silently meant the host.
+  if (device != Device::host() && !device.is_cuda()) {
+    try {
+      device_info(device);
+    } catch (const DeviceError& e) {
+      throw DeviceError(std::string("OwnedStream: argument 'device': ") + e.what());
+    }
+  }
   if (device.is_cuda()) handle_ = detail::cuda_stream_create(device.ordinal);
 }
 

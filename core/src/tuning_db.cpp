@@ -43,6 +43,14 @@ bool TuningEntry::operator==(const TuningEntry& o) const {
          tuned_at == o.tuned_at && alternatives == o.alternatives && extra_fields == o.extra_fields && extra_plugin_fields == o.extra_plugin_fields;
 }
 
+bool detail::is_db_name(const std::string& s, bool allow_dots) {
+  if (s.empty()) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           (allow_dots && (c == '.' || c == '-'));
+  });
+}
+
 namespace {
 
 [[noreturn]] void fail(const std::string& what, const std::string& reason) {
@@ -55,13 +63,7 @@ bool is_printable_ascii(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
 }
 
-bool is_name(const std::string& s, bool allow_dots) {
-  if (s.empty()) return false;
-  return std::all_of(s.begin(), s.end(), [&](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           (allow_dots && (c == '.' || c == '-'));
-  });
-}
+bool is_name(const std::string& s, bool allow_dots) { return detail::is_db_name(s, allow_dots); }
 
 // Why `key` is not a problem key as Problem::key() writes them, `dtype|dim=N|...` with distinct dim
 // names ("" when it is).  Such an entry can never be any problem's: without this check it was
@@ -113,7 +115,32 @@ std::string entry_problem(const TuningEntry& e) {
       {"plugin build", &e.plugin_build},       {"tuned_at", &e.tuned_at}};
   for (const auto& [field, text] : texts)
     if (!is_printable_ascii(*text)) return "`" + std::string(field) + "` holds control or non-ASCII characters";
-  return {};
+  // Fields kiln does not know are written back as they came (a newer kiln's): one named like a
+  // field of kiln's own, given twice, or not a name made the written entry one the next read
+  // skips ("duplicate key 'variant'"), and text that is not YAML was dropped without a word.
+  static const char* const own_fields[] = {"variant",  "config",          "median_us", "mad_us",      "samples",
+                                           "throughput", "throughput_unit", "plugin",    "tuned_at", "alternatives"};
+  static const char* const own_plugin_fields[] = {"name", "version", "build"};
+  auto extra_problem = [](const std::vector<std::pair<std::string, std::string>>& extra, const char* which,
+                          const auto& own) -> std::string {
+    for (std::size_t i = 0; i < extra.size(); ++i) {
+      const std::string& name = extra[i].first;
+      const std::string head = std::string(which) + " '" + printable(name) + "'";
+      if (!is_name(name, true)) return head + " is not a field name";
+      for (const char* f : own)
+        if (name == f) return head + " is one of kiln's own fields (set the member of TuningEntry instead)";
+      for (std::size_t j = 0; j < i; ++j)
+        if (extra[j].first == name) return head + " is given twice";
+      try {
+        (void)YAML::Load(extra[i].second);
+      } catch (const YAML::Exception&) {
+        return head + " holds text that is not YAML: '" + printable(extra[i].second) + "'";
+      }
+    }
+    return {};
+  };
+  if (std::string why = extra_problem(e.extra_fields, "extra field", own_fields); !why.empty()) return why;
+  return extra_problem(e.extra_plugin_fields, "extra plugin field", own_plugin_fields);
 }
 
 // ---- unknown fields, kept as YAML text ----------------------------------------------------------

@@ -64,6 +64,10 @@ std::string printable(const std::string& text);
 // backslashes are kept, so text that went through printable() passes unchanged.
 std::string control_escaped(const std::string& text);
 
+// Whether `s` is a name the database stores and reads back as it is: letters, digits and '_'
+// (op, dim and config parameter names), with allow_dots also '.' and '-' (variant and field names).
+bool is_db_name(const std::string& s, bool allow_dots);
+
 // Whether tuned_at `a` is strictly later than `b` (merge --prefer-newer).  Both are read as ISO
 // 8601 times, YYYY-MM-DDTHH:MM:SS[.frac] with Z, +HH:MM, -HH:MM (or none: UTC); as strings,
 // "2026-11-21T11:00:00+05:00" (06:00 UTC) beat "2026-11-21T10:00:00Z" and any text ("zzz",

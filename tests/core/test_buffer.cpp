@@ -142,3 +142,45 @@ TEST_CASE("to_host refuses an element type of another dtype, naming both") {
   const kiln::Buffer empty;
   CHECK(empty.to_host<float>().empty());
 }
+
+TEST_CASE("a Device filled in by hand that names no device is refused where memory or a stream is made") {
+  // Device{host, 3} and a kind outside DeviceKind were allocated on the host without a word, and
+  // every op then refused the buffer ("argument 'a' has Device{host, ordinal 3}").
+  const kiln::Device host3{kiln::DeviceKind::host, 3};
+  const kiln::Device kind7{static_cast<kiln::DeviceKind>(7), 0};
+  CHECK_THROWS_AS(kiln::Buffer::alloc(host3, kiln::f32, {4}), kiln::DeviceError);
+  CHECK_THROWS_WITH(kiln::Buffer::alloc(host3, kiln::f32, {4}),
+                    KILN_CONTAINS("Buffer::alloc: argument 'device'") && KILN_CONTAINS("ordinal -1"));
+  CHECK_THROWS_WITH(kiln::Buffer::alloc(kind7, kiln::f32, {4}),
+                    KILN_CONTAINS("Buffer::alloc: argument 'device'") && KILN_CONTAINS("kind 7"));
+  CHECK_THROWS_WITH(kiln::Buffer::alloc_pitched(host3, kiln::f32, 2, 2), KILN_CONTAINS("Buffer::alloc_pitched: argument 'device'"));
+  CHECK_THROWS_AS(kiln::Buffer::alloc_pitched(kind7, kiln::f32, 2, 2), kiln::DeviceError);
+  CHECK_THROWS_WITH(kiln::OwnedStream(host3), KILN_CONTAINS("OwnedStream: argument 'device'"));
+  CHECK_THROWS_AS(kiln::OwnedStream(kind7), kiln::DeviceError);
+  // The devices that exist still work.
+  CHECK(kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {4}).device() == kiln::Device::host());
+  CHECK_NOTHROW(kiln::OwnedStream(kiln::Device::host()));
+}
+
+TEST_CASE("copying to or from an empty Buffer says it is empty") {
+  // A moved-from Buffer is an empty view; copies with it said only "shape mismatch, destination []".
+  auto a = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {2, 2});
+  kiln::Buffer b = std::move(a);
+  std::vector<float> host(4, 1.0f);
+  const std::string into = [&] {
+    try {
+      a.copy_from(kiln::view(host, 2, 2));  // NOLINT(bugprone-use-after-move): the point of the test
+    } catch (const kiln::ShapeError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }();
+  CHECK_THAT(into, KILN_CONTAINS("destination is an empty view") && KILN_CONTAINS("moved-from Buffer") &&
+                       KILN_CONTAINS("[2x2]"));
+  CHECK_THROWS_WITH(kiln::copy(kiln::view(host, 2, 2), a), KILN_CONTAINS("source is an empty view"));
+  // Two empty views copy nothing, as before.
+  kiln::Buffer none;
+  CHECK_NOTHROW(kiln::copy(none, a));
+  b.copy_from(kiln::view(host, 2, 2));
+  CHECK(b.to_host<float>() == host);
+}

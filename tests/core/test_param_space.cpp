@@ -1,6 +1,9 @@
 #include <kiln/kiln.hpp>
 
+#include <cstdint>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "catch.hpp"
 
@@ -122,4 +125,31 @@ TEST_CASE("configs print, parse and compare") {
   REQUIRE_THROWS_AS(kiln::Config::parse("BM=1 BM=2"), kiln::ArgumentError);
   REQUIRE_THROWS_AS(kiln::ParamSpace().param("a", {}), kiln::ArgumentError);
   REQUIRE_THROWS_AS(kiln::ParamSpace().param("a", {1}).param("a", {2}), kiln::ArgumentError);
+}
+
+TEST_CASE("a space whose cartesian product passes uint64 is refused and names the parameter") {
+  // count() and at() index the product with a uint64: nine 256-value parameters (2^72 configs)
+  // counted 0 and enumerated nothing, without a word.
+  kiln::ParamSpace s;
+  std::vector<int> values(256);
+  for (int i = 0; i < 256; ++i) values[static_cast<std::size_t>(i)] = i;
+  for (int i = 0; i < 7; ++i) s.param("p" + std::to_string(i), values);
+  CHECK(s.count() == (std::uint64_t{1} << 56));
+  s.param("p7", std::vector<int>(255, 1));  // 255 * 2^56 still fits
+  CHECK(s.count() == 255 * (std::uint64_t{1} << 56));
+  CHECK_THROWS_AS(s.param("p8", {1, 2}), kiln::ArgumentError);
+  CHECK_THROWS_WITH(s.param("p8", {1, 2}), KILN_CONTAINS("'p8'") && KILN_CONTAINS("2^64"));
+  CHECK(s.params().size() == 8);  // the refused parameter is not added
+  CHECK(s.count() == 255 * (std::uint64_t{1} << 56));
+  s.param("p8", {1});  // one value keeps the product
+  CHECK(s.count() == 255 * (std::uint64_t{1} << 56));
+}
+
+TEST_CASE("a parameter name the tuning database cannot store is refused") {
+  // Configs are stored as {name: value}: a space's "B M" was tuned, then refused by the database.
+  CHECK_THROWS_AS(kiln::ParamSpace().param("B M", {1}), kiln::ArgumentError);
+  CHECK_THROWS_WITH(kiln::ParamSpace().param("B M", {1}), KILN_CONTAINS("'B M'") && KILN_CONTAINS("letters, digits"));
+  CHECK_THROWS_AS(kiln::ParamSpace().param("", {1}), kiln::ArgumentError);
+  CHECK_THROWS_AS(kiln::ParamSpace().param("BM=1", {1}), kiln::ArgumentError);
+  CHECK(kiln::ParamSpace().param("BM_2", {1}).count() == 1);
 }

@@ -1,5 +1,10 @@
 #include <kiln/kiln.hpp>
 
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "catch.hpp"
 #include "scale_op.hpp"
 
@@ -42,6 +47,45 @@ TEST_CASE("incomplete schemas are refused") {
   } catch (const kiln::RegistryError& e) {
     CHECK(std::string(e.what()).find("reference") != std::string::npos);
   }
+}
+
+TEST_CASE("op dim and variant names the tuning database cannot store are refused at registration") {
+  // The database keys its entries by op name, dtype|dim=value|... and stores the variant's name:
+  // an op "my scale", a dim "rows x" or a variant "scale fast" registered fine, were tuned for
+  // minutes, and then put() refused the result ("is not an op name", "is not a variant name").
+  auto refused = [](const std::function<void(kiln::Registry&)>& add) -> std::string {
+    kiln::Registry r;
+    try {
+      add(r);
+    } catch (const kiln::RegistryError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  auto with_name = [](std::string name) {
+    auto s = kiln_test::scale_schema();
+    s->name = std::move(name);
+    return s;
+  };
+  const std::string op = refused([&](kiln::Registry& r) { r.add_op(with_name("my scale")); });
+  CHECK_THAT(op, KILN_CONTAINS("'my scale'") && KILN_CONTAINS("op name"));
+  CHECK_THAT(refused([&](kiln::Registry& r) { r.add_op(with_name("scale|f32")); }), KILN_CONTAINS("op name"));
+  CHECK_THAT(refused([&](kiln::Registry& r) { r.add_op(with_name("scale\x1b[2J")); }), KILN_CONTAINS("\\x1b"));
+  auto dims = [](std::vector<std::string> names) {
+    auto s = kiln_test::scale_schema();
+    s->dim_names = std::move(names);
+    return s;
+  };
+  CHECK_THAT(refused([&](kiln::Registry& r) { r.add_op(dims({"rows x"})); }), KILN_CONTAINS("dim name 'rows x'"));
+  CHECK_THAT(refused([&](kiln::Registry& r) { r.add_op(dims({"n=1"})); }), KILN_CONTAINS("dim name 'n=1'"));
+  CHECK_THAT(refused([&](kiln::Registry& r) { r.add_op(dims({""})); }), KILN_CONTAINS("dim name ''"));
+  CHECK_THAT(refused([&](kiln::Registry& r) { r.add_op(dims({"n", "n"})); }), KILN_CONTAINS("'n' is given twice"));
+  const std::string variant =
+      refused([&](kiln::Registry& r) { r.add_variant(std::make_shared<ScaleVariant>("scale fast", 1, false)); });
+  CHECK_THAT(variant, KILN_CONTAINS("variant 'scale fast'"));
+  // What the database stores is accepted: dots and dashes in a variant name too.
+  CHECK(refused([&](kiln::Registry& r) { r.add_op(with_name("scale_2")); }).empty());
+  CHECK(refused([&](kiln::Registry& r) { r.add_variant(std::make_shared<ScaleVariant>("scale-v1.2_x", 1, false)); }).empty());
 }
 
 TEST_CASE("merge is all or nothing") {

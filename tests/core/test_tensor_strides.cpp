@@ -138,6 +138,53 @@ TEST_CASE("ops that did not opt in get a clear error for strided or batched view
   CHECK(contains(error_message([&] { rt.op("rowonly").problem({bad, out}); }), "overlap"));
 }
 
+TEST_CASE("a one-column view with another column stride still needs rows at least 1 apart", "[strides]") {
+  // A matrix with one column counts as row-major whatever its column stride, so an op without
+  // strided views never checked its row stride: rows 0 apart (every row of an output on one
+  // element) passed, and a negative one was called "more bytes than fit in int64".
+  kiln::Registry reg;
+  auto schema = std::make_shared<kiln::OpSchema>();
+  schema->name = "rowonly";
+  schema->tensors = {{"x", kiln::Role::input}, {"y", kiln::Role::output}};
+  schema->dim_names = {"m", "n"};
+  schema->make_problem = [](const kiln::Args& args, kiln::Problem& p) {
+    p.n_dims = 2;
+    p.dims[0] = args.tensor(0).rows();
+    p.dims[1] = args.tensor(0).cols();
+    return kiln::Status::success();
+  };
+  schema->tensor_specs = [](const kiln::Problem&, std::vector<kiln::TensorSpec>&) { return kiln::Status::success(); };
+  schema->reference = [](const kiln::Args&, const kiln::Problem&) { return kiln::Status::success(); };
+  schema->work = [](const kiln::Problem&) { return 0.0; };
+  reg.add_op(schema);
+  kiln::Runtime rt(std::move(reg), kiln_test::offline_options());
+  std::vector<float> x(64), y(64);
+  const auto host = kiln::Device::host();
+  const auto a = kiln::TensorRef::matrix(x.data(), kiln::f32, 4, 1, 1, host);
+  const auto out = kiln::TensorRef::matrix(y.data(), kiln::f32, 4, 1, 1, host);
+  CHECK(rt.op("rowonly").problem({a, out}).key() == "f32|m=4|n=1");
+  kiln::TensorRef same_row = out;  // what TensorRef::strided refuses: "row stride 0 must be >= 1"
+  same_row.row_stride = 0;
+  same_row.col_stride = 0;
+  const std::string zero = error_message([&] { rt.op("rowonly").problem({a, same_row}); });
+  CHECK(contains(zero, "argument 'y'"));
+  CHECK(contains(zero, "row stride 0"));
+  CHECK(contains(zero, "at least 1 element apart"));
+  kiln::TensorRef backwards = a;
+  backwards.row_stride = -1;
+  backwards.col_stride = 7;
+  const std::string negative = error_message([&] { rt.op("rowonly").problem({backwards, out}); });
+  CHECK(contains(negative, "argument 'x'"));
+  CHECK(contains(negative, "row stride -1"));
+  CHECK_THROWS_AS(rt.op("rowonly").problem({backwards, out}), kiln::ShapeError);
+  // One row addresses one element whatever its stride, and an empty view none.
+  kiln::TensorRef one_row = kiln::TensorRef::matrix(y.data(), kiln::f32, 1, 1, 1, host);
+  one_row.row_stride = 0;
+  one_row.col_stride = 0;
+  kiln::TensorRef one_in = kiln::TensorRef::matrix(x.data(), kiln::f32, 1, 1, 1, host);
+  CHECK(rt.op("rowonly").problem({one_in, one_row}).key() == "f32|m=1|n=1");
+}
+
 TEST_CASE("the alignment class counts the strides a kernel steps by", "[strides]") {
   alignas(256) static float m[64 * 64];
   const auto host = kiln::Device::host();

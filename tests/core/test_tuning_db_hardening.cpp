@@ -825,3 +825,52 @@ TEST_CASE("tuning db hardening: paths in messages carry no control characters") 
   CHECK(no_control_bytes(db2.errors()[0]));
   CHECK(contains(db2.errors()[0], "user\\x1b[31m.yaml"));
 }
+
+TEST_CASE("tuning db hardening: put() refuses extra fields the next read would skip or drop") {
+  // TuningEntry::extra_fields (a newer kiln's fields, written back as they came) named like one of
+  // kiln's own fields made put() write an entry that the next read skipped ("duplicate key
+  // 'variant'"): the tuned result was gone.  Text that is not YAML was dropped without a word.
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  kiln::TuningDb db({}, user);
+  db.put(kDev, "gemm", key(1), entry("v1"));
+  auto refused = [&](kiln::TuningEntry e) { return error_of([&] { db.put(kDev, "gemm", key(2), e); }); };
+  kiln::TuningEntry own = entry("v2");
+  own.extra_fields.emplace_back("variant", "zzz");
+  const std::string own_msg = refused(own);
+  CHECK(contains(own_msg, "extra field 'variant'"));
+  CHECK(contains(own_msg, "kiln's own fields"));
+  kiln::TuningEntry alternatives = entry("v2");
+  alternatives.extra_fields.emplace_back("alternatives", "[]");
+  CHECK(contains(refused(alternatives), "extra field 'alternatives'"));
+  kiln::TuningEntry twice = entry("v2");
+  twice.extra_fields = {{"speedup", "2"}, {"speedup", "3"}};
+  CHECK(contains(refused(twice), "given twice"));
+  kiln::TuningEntry not_a_name = entry("v2");
+  not_a_name.extra_fields.emplace_back("two words", "1");
+  CHECK(contains(refused(not_a_name), "not a field name"));
+  kiln::TuningEntry not_yaml = entry("v2");
+  not_yaml.extra_fields.emplace_back("notes", "[unclosed");
+  CHECK(contains(refused(not_yaml), "not YAML"));
+  kiln::TuningEntry plugin_own = entry("v2");
+  plugin_own.extra_plugin_fields.emplace_back("build", "b9");
+  CHECK(contains(refused(plugin_own), "extra plugin field 'build'"));
+  // Nothing refused reached the file, and the entry already there still reads.
+  const kiln::TuningTable table = kiln::TuningDb::read_file(user);
+  CHECK(table.at(kDev).at("gemm").size() == 1);
+  CHECK(table.at(kDev).at("gemm").count(key(1)) == 1);
+  // A field kiln does not know, under a name of its own, is stored and read back.
+  kiln::TuningEntry newer = entry("v2");
+  newer.extra_fields.emplace_back("speedup", "{vs: cublas, x: 1.5}");
+  newer.extra_plugin_fields.emplace_back("commit", "abc123");
+  db.put(kDev, "gemm", key(2), newer);
+  std::vector<std::string> warnings;
+  const kiln::TuningTable back = kiln::TuningDb::read_file(user, &warnings);
+  CHECK(warnings.empty());
+  REQUIRE(back.at(kDev).at("gemm").count(key(2)) == 1);
+  const kiln::TuningEntry& read = back.at(kDev).at("gemm").at(key(2));
+  REQUIRE(read.extra_fields.size() == 1);
+  CHECK(read.extra_fields[0].first == "speedup");
+  REQUIRE(read.extra_plugin_fields.size() == 1);
+  CHECK(read.extra_plugin_fields[0].first == "commit");
+}

@@ -137,6 +137,47 @@ TEST_CASE("search counts past the CLI's bounds are refused, not run for ever", "
   CHECK_THROWS_AS(kiln::Tuner(rt).tune(p, o), kiln::ArgumentError);
 }
 
+TEST_CASE("search counts below 1 and a NaN or negative tie fraction are refused by name", "[hardening][timing]") {
+  // finalists 0 or -1, retime_rounds and retime_runs 0, min_runs -3 were clamped to 1 (or 2) without
+  // a word, and a NaN or negative tie_fraction dropped out of the tie rule's max: it meant 0.
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  const kiln::Problem p = rt.registry().op("scale").problem_from_shape(kiln::f32, "n=64", kiln::Device::host());
+  auto refusal = [&](const std::function<void(kiln::SearchOptions&)>& set) -> std::string {
+    kiln::TuneOptions o;
+    o.store = false;
+    set(o.search);
+    try {
+      kiln::Tuner(rt).tune(p, o);
+    } catch (const kiln::ArgumentError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  CHECK(refusal([](kiln::SearchOptions& s) { s.finalists = 0; }) ==
+        "SearchOptions::finalists = 0, expected at least 1");
+  CHECK(refusal([](kiln::SearchOptions& s) { s.finalists = -1; }) ==
+        "SearchOptions::finalists = -1, expected at least 1");
+  CHECK(refusal([](kiln::SearchOptions& s) { s.retime_rounds = 0; }) ==
+        "SearchOptions::retime_rounds = 0, expected at least 1");
+  CHECK(refusal([](kiln::SearchOptions& s) { s.retime_runs = 0; }) ==
+        "SearchOptions::retime_runs = 0, expected at least 1");
+  CHECK(refusal([](kiln::SearchOptions& s) { s.timing.min_runs = -3; }) ==
+        "SearchOptions::timing.min_runs = -3, expected at least 1");
+  for (double bad : {std::nan(""), -0.5, std::numeric_limits<double>::infinity()}) {
+    const std::string why = refusal([bad](kiln::SearchOptions& s) { s.tie_fraction = bad; });
+    CHECK(contains(why, "SearchOptions::tie_fraction = "));
+    CHECK(contains(why, "expected a fraction >= 0"));
+  }
+  // The smallest values that mean something still run.
+  CHECK(refusal([](kiln::SearchOptions& s) {
+          s.finalists = 1;
+          s.retime_rounds = 1;
+          s.retime_runs = 1;
+          s.timing.min_runs = 1;
+          s.tie_fraction = 0.0;
+        }) == "accepted");
+}
+
 TEST_CASE("a search with no timed runs or a NaN budget is refused", "[hardening][timing]") {
   // timing.runs = 0 (or negative) timed nothing: the winner had median 0 us from 0 samples, and
   // with store = true that entry would win every conflict of a later merge.

@@ -348,3 +348,18 @@ kiln_cli_test(bench_bad_row_cap ARGS bench tuner_scale --shape 64 --max-seconds-
 # `kiln db merge` with no file named its positional "files" ("files is required"); the usage line
 # calls it FILE.
 kiln_cli_test(db_merge_no_files ARGS db merge EXPECT 2 ERR "FILE is required.*kiln db merge FILE\\.\\.\\.")
+
+# A flag of one bench mode given to another was ignored without a word: `--time-limit 60` on a
+# bench of one op ran without a limit, and `--regret ... --csv` printed a table, not CSV.
+kiln_cli_test(bench_mode_flag_time_limit ARGS bench tuner_scale --shape 64 --device host --time-limit 60 EXPECT 2
+              ERR "--time-limit goes with --regret")
+kiln_cli_test(bench_mode_flag_problems ARGS bench --overhead --problems ${hardening_data}/regret_problems.yaml EXPECT 2
+              ERR "--problems goes with --regret")
+kiln_cli_test(bench_mode_flag_iters ARGS bench tuner_scale --shape 64 --device host --iters 100 EXPECT 2
+              ERR "--iters goes with --overhead")
+kiln_cli_test(bench_mode_flag_batch ARGS bench --regret --problems ${hardening_data}/regret_problems.yaml --batch 10
+              EXPECT 2 ERR "--batch goes with --overhead")
+kiln_cli_test(bench_mode_flag_csv ARGS bench --regret --problems ${hardening_data}/regret_problems.yaml --csv EXPECT 2
+              ERR "--csv goes with a bench of one op \\(--regret")
+kiln_cli_test(bench_mode_flag_csv_overhead ARGS bench --overhead tuner_scale --shape 64 --device host --csv EXPECT 2
+              ERR "--csv goes with a bench of one op \\(--overhead")

@@ -92,6 +92,11 @@ TEST_CASE("plans: defaults, per-problem overrides and errors with line numbers")
   CHECK(message_of([] { kiln::parse_plan("budget_evals: -3\nproblems: []\n", "a.yaml"); }).find("positive") !=
         std::string::npos);
   CHECK(message_of([] { kiln::parse_plan("problem: []\n", "a.yaml"); }).find("unknown field 'problem'") != std::string::npos);
+  // An unknown strategy was refused only at tune time, naming neither the plan nor the line.
+  CHECK(message_of([] { kiln::parse_plan("problems:\n  - {op: add, shape: 4x4, strategy: bogus}\n", "a.yaml"); }) ==
+        "plan 'a.yaml' line 2: `strategy`: unknown strategy 'bogus': expected exhaustive, random or anneal");
+  CHECK(message_of([] { kiln::parse_plan("strategy: anealing\nproblems:\n  - {op: add, shape: 4x4}\n", "a.yaml"); })
+            .find("plan 'a.yaml' line 1: `strategy`: unknown strategy 'anealing'") != std::string::npos);
   // yaml-cpp kept the first of two equal keys, so {op: add, op: gemm} tuned add without a word.
   CHECK(message_of([] { kiln::parse_plan("problems:\n  - {op: add, op: gemm, shape: 4x4}\n", "a.yaml"); }) ==
         "plan 'a.yaml' line 2: field 'op' is given twice");

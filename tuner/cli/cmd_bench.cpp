@@ -90,22 +90,33 @@ Command make_bench_command(CLI::App& parent) {
                 "Check every output element against the f64 host reference, also for large problems "
                 "(default: those are checked against the vendor variant, itself checked on samples)");
   app->add_flag("--json", o->json, "Print JSON");
-  app->add_flag("--csv", o->csv, "Print CSV: one row per variant (times in microseconds)");
+  CLI::Option* csv_flag = app->add_flag("--csv", o->csv, "Print CSV: one row per variant (times in microseconds)");
   app->add_flag("--overhead", o->overhead,
                 "Host time of a memo-hit op() call over the bound launch of the same kernel (default: add 1x1024)");
   // Readable bounds (CLI::PositiveNumber prints a 309-digit one and lets nan through); 2 * --batch
   // must not overflow an int.
-  app->add_option("--iters", o->iters, "--overhead: calls of each kind (default 20000)")->transform(count_in_range(2, 1e9));
-  app->add_option("--batch", o->batch, "--overhead: calls per timed batch (default 200)")->transform(count_in_range(1, 1e6));
+  CLI::Option* iters_flag = app->add_option("--iters", o->iters, "--overhead: calls of each kind (default 20000)")->transform(count_in_range(2, 1e9));
+  CLI::Option* batch_flag = app->add_option("--batch", o->batch, "--overhead: calls per timed batch (default 200)")->transform(count_in_range(1, 1e6));
   app->add_flag("--regret", o->regret, "op()'s regret (its time / the fastest candidate's) over --problems");
-  app->add_option("--problems", o->problems, "--regret: a plan (.yaml) or a problem list (kiln tune --from format)")
+  CLI::Option* problems_flag = app->add_option("--problems", o->problems, "--regret: a plan (.yaml) or a problem list (kiln tune --from format)")
       ->check(not_empty("a plan or problem list file", false));
-  app->add_option("--time-limit", o->time_limit,
+  CLI::Option* time_limit_flag = app->add_option("--time-limit", o->time_limit,
                   "--regret: start no problem (and no candidate of the one under way) after this many seconds; the rest are reported as not measured (default: none)")
       ->check(in_range(1e-6, 1e7));
   c.usage = kUsage;
-  c.run = [o] {
+  c.run = [o, csv_flag, iters_flag, batch_flag, problems_flag, time_limit_flag] {
     if (o->overhead && o->regret) throw UsageError("--overhead and --regret are separate runs: pick one");
+    // A flag of another mode was ignored without a word: `kiln bench --regret --problems P --csv`
+    // printed the table, `kiln bench gemm --shape S --time-limit 60` ran without a limit.
+    if (!o->overhead)
+      for (const CLI::Option* flag : {iters_flag, batch_flag})
+        if (flag->count() > 0) throw UsageError(flag->get_name() + " goes with --overhead");
+    if (!o->regret)
+      for (const CLI::Option* flag : {problems_flag, time_limit_flag})
+        if (flag->count() > 0) throw UsageError(flag->get_name() + " goes with --regret");
+    if ((o->overhead || o->regret) && csv_flag->count() > 0)
+      throw UsageError(std::string("--csv goes with a bench of one op (") + (o->overhead ? "--overhead" : "--regret") +
+                       " prints a table or, with --json, JSON)");
     if (o->overhead)
       return run_overhead_bench({o->op, o->shape, o->dtype, o->device, o->iters, o->batch, o->json});
     if (o->regret) {

@@ -19,6 +19,7 @@
 #include "install_paths.hpp"
 #include "kiln/errors.hpp"
 #include "kiln/op_schema.hpp"
+#include "kiln/tuner/strategy.hpp"
 #include "tuning_db_files.hpp"
 
 namespace kiln {
@@ -110,7 +111,16 @@ void check_unique_keys(const YAML::Node& map, const std::string& source) {
 // Reads the optional strategy and budgets of a map (the plan or one problem).
 template <typename Target>
 void read_search_fields(const YAML::Node& map, const std::string& source, Target& t) {
-  if (const YAML::Node s = map["strategy"]) t.strategy = name_field(s, source, "strategy");
+  if (const YAML::Node s = map["strategy"]) {
+    t.strategy = name_field(s, source, "strategy");
+    // Checked here, where the plan and line are known: at tune time it said only "unknown
+    // strategy 'bogus'", naming neither the file nor the problem.
+    try {
+      (void)make_strategy(*t.strategy);
+    } catch (const ArgumentError& e) {
+      plan_error(source, line_of(s), "`strategy`: " + std::string(e.what()));
+    }
+  }
   if (const YAML::Node b = map["budget_evals"]) {
     const long v = scalar_as<long>(b, source, "budget_evals", "a positive integer");
     if (v <= 0 || v > kMaxBudgetEvals)

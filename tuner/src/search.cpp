@@ -98,6 +98,17 @@ void check_counts(const SearchOptions& o) {
   check("finalists", o.finalists, 1000);
   check("retime_rounds", o.retime_rounds, 1000);
   check("retime_runs", o.retime_runs, 1000000);
+  // Below 1 these were clamped without a word (finalists 0 or -1 meant 1, retime_runs 0 meant 1,
+  // min_runs -3 meant 1): the CLI's --finalists starts at 1 as well.
+  check_least("finalists", o.finalists, 1);
+  check_least("retime_rounds", o.retime_rounds, 1);
+  check_least("retime_runs", o.retime_runs, 1);
+  check_least("timing.min_runs", o.timing.min_runs, 1);
+  // The tie rule takes max(3 standard errors, tie_fraction x the best median): a NaN or negative
+  // fraction dropped out of that max and silently meant 0.
+  if (!(o.tie_fraction >= 0.0) || !std::isfinite(o.tie_fraction))
+    throw ArgumentError("SearchOptions::tie_fraction = " + scalar_text(o.tie_fraction) +
+                        ", expected a fraction >= 0 of the best median (0: only the noise ties)");
   // A NaN compares false with every time: a NaN cap capped nothing and a NaN give-up factor never
   // let a hopeless candidate go.  A factor below 1 gave up on candidates faster than the best.
   if (!(o.give_up_factor >= 1.0))

@@ -43,7 +43,8 @@ struct SearchOptions {
   // are timed again, round-robin, `retime_rounds` rounds (rounded up to even: pairs forward then
   // backward) of (1 warm-up + `retime_runs` runs) each, and only those samples decide.
   // run_search throws ArgumentError past the CLI's bounds: timing.runs 1 to 10^6, timing.warmup
-  // 0 to 10^6, retime_runs at most 10^6; finalists and retime_rounds at most 1000.
+  // 0 to 10^6, retime_runs 1 to 10^6; finalists and retime_rounds 1 to 1000; timing.min_runs at
+  // least 1; tie_fraction finite and >= 0.
   int finalists = 4;
   int retime_rounds = 5;
   int retime_runs = 3;
