@@ -2,6 +2,7 @@
 // core's refusal to hand such views to ops that did not opt in (OpSchema::strided_views).
 #include <kiln/kiln.hpp>
 
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -102,8 +103,8 @@ TEST_CASE("copies honour any strides and batches on the host", "[strides]") {
   CHECK(contains(error_message([&] { kiln::copy(one, b.ref()); }), "batch stride 0"));
 }
 
-TEST_CASE("ops that did not opt in get a clear error for strided or batched views", "[strides]") {
-  kiln::Registry reg;
+// An op "rowonly" (x -> y, dims m and n from x) with no variants: derive_problem's checks alone.
+static std::shared_ptr<kiln::OpSchema> rowonly_schema() {
   auto schema = std::make_shared<kiln::OpSchema>();
   schema->name = "rowonly";
   schema->tensors = {{"x", kiln::Role::input}, {"y", kiln::Role::output}};
@@ -117,6 +118,12 @@ TEST_CASE("ops that did not opt in get a clear error for strided or batched view
   schema->tensor_specs = [](const kiln::Problem&, std::vector<kiln::TensorSpec>&) { return kiln::Status::success(); };
   schema->reference = [](const kiln::Args&, const kiln::Problem&) { return kiln::Status::success(); };
   schema->work = [](const kiln::Problem&) { return 0.0; };
+  return schema;
+}
+
+TEST_CASE("ops that did not opt in get a clear error for strided or batched views", "[strides]") {
+  kiln::Registry reg;
+  auto schema = rowonly_schema();
   reg.add_op(schema);
   kiln::Runtime rt(std::move(reg), kiln_test::offline_options());
   std::vector<float> x(64), y(64);
@@ -143,19 +150,7 @@ TEST_CASE("a one-column view with another column stride still needs rows at leas
   // strided views never checked its row stride: rows 0 apart (every row of an output on one
   // element) passed, and a negative one was called "more bytes than fit in int64".
   kiln::Registry reg;
-  auto schema = std::make_shared<kiln::OpSchema>();
-  schema->name = "rowonly";
-  schema->tensors = {{"x", kiln::Role::input}, {"y", kiln::Role::output}};
-  schema->dim_names = {"m", "n"};
-  schema->make_problem = [](const kiln::Args& args, kiln::Problem& p) {
-    p.n_dims = 2;
-    p.dims[0] = args.tensor(0).rows();
-    p.dims[1] = args.tensor(0).cols();
-    return kiln::Status::success();
-  };
-  schema->tensor_specs = [](const kiln::Problem&, std::vector<kiln::TensorSpec>&) { return kiln::Status::success(); };
-  schema->reference = [](const kiln::Args&, const kiln::Problem&) { return kiln::Status::success(); };
-  schema->work = [](const kiln::Problem&) { return 0.0; };
+  auto schema = rowonly_schema();
   reg.add_op(schema);
   kiln::Runtime rt(std::move(reg), kiln_test::offline_options());
   std::vector<float> x(64), y(64);
