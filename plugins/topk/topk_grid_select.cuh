@@ -64,9 +64,11 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   __shared__ std::uint32_t hist[33 * 32];  // [bin][lane]: no two lanes of a warp collide
   __shared__ std::uint32_t s_bin[33];
   __shared__ std::uint32_t scratch[32];
+  __shared__ std::uint32_t s_warp_ties[BLOCK / 32];
   __shared__ std::uint32_t s_pick, s_above, s_count, s_base;
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int row = int(blockIdx.x) / blocks_per_row, part = int(blockIdx.x) % blocks_per_row;
+  constexpr int W = BLOCK / 32;
   const int t = threadIdx.x, lane = t & 31;
   const T* xr = x + std::int64_t(row) * x_stride;
   const std::int64_t begin = std::int64_t(part) * chunk_len;
@@ -181,11 +183,10 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     const std::uint32_t d = top - r;
     return d >= lo && std::uint64_t(d) <= reach;
   };
-  std::uint32_t mine = 0, ties = 0;
+  std::uint32_t mine = 0;
   for (int j = t; j < len; j += BLOCK) {
     const std::uint32_t d = top - s_rank[j];
     mine += (trim ? d < lo : std::uint64_t(d) <= reach) ? 1u : 0u;
-    ties += trim && in_bin(s_rank[j]) ? 1u : 0u;
   }
   // Exclusive scan of the threads' counts: within warps, then over the warps' totals.
   std::uint32_t incl = mine;
@@ -203,9 +204,27 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     warp_base += w < (t >> 5) ? c : 0u;
     total += c;
   }
+  // The tie class in index order: warp w holds the chunk's elements [w wseg, (w + 1) wseg) (wseg a
+  // multiple of 32), so a warp places its members with ballots alone, with no block barrier per
+  // round (bf16 rows of millions take this path at every k: their top value's class is thousands
+  // strong).
+  const int wseg = ((len + W - 1) / W + 31) & ~31;
+  const int wbegin = (t >> 5) * wseg < len ? (t >> 5) * wseg : len;
+  const int wend = wbegin + wseg < len ? wbegin + wseg : len;
   std::uint32_t take_ties = 0;  // this block's first take_ties members of the tie class
+  std::uint32_t warp_before = 0;  // members of the class in the block's warps before this one
   if (trim) {  // the same for every block
-    const std::uint32_t my_ties = block_sum<BLOCK>(ties, scratch);
+    std::uint32_t c = 0;
+    for (int j = wbegin + lane; j < wend; j += 32) c += in_bin(s_rank[j]) ? 1u : 0u;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) c += __shfl_xor_sync(0xFFFFFFFFu, c, o);
+    if (lane == 0) s_warp_ties[t >> 5] = c;
+    __syncthreads();
+    std::uint32_t my_ties = 0;
+    for (int u = 0; u < W; ++u) {
+      warp_before += u < (t >> 5) ? s_warp_ties[u] : 0u;
+      my_ties += s_warp_ties[u];
+    }
     if (t == 0) partial[blockIdx.x] = my_ties;  // every block read the partial maxima two barriers ago
     grid.sync();
     std::uint32_t before = 0;
@@ -231,28 +250,20 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
       ++at;
     }
   }
-  if (take_ties == 0) return;  // the same for the whole block
-  // The first take_ties members of the tie class in this chunk, in index order: rounds of BLOCK
-  // elements, a ballot per warp and a scan over the warps per round.
-  std::uint32_t placed = 0;
-  for (int round = 0; round < len && placed < take_ties; round += BLOCK) {
-    const int j = round + t;
-    const bool tie = j < len && in_bin(s_rank[j]);
+  // This warp's members of the class with block ordinals below take_ties, in index order: a ballot
+  // per 32 elements (every branch here is the same for the whole warp).
+  if (take_ties <= warp_before) return;
+  std::uint32_t placed = warp_before;
+  for (int j0 = wbegin; j0 < wend && placed < take_ties; j0 += 32) {
+    const int j = j0 + lane;
+    const bool tie = j < wend && in_bin(s_rank[j]);
     const unsigned ballot = __ballot_sync(0xFFFFFFFFu, tie);
-    __syncthreads();  // scratch was read in the last round
-    if (lane == 0) scratch[t >> 5] = std::uint32_t(__popc(ballot));
-    __syncthreads();
-    std::uint32_t before = 0, round_total = 0;
-    for (int w = 0; w < BLOCK / 32; ++w) {
-      before += w < (t >> 5) ? scratch[w] : 0u;
-      round_total += scratch[w];
-    }
-    const std::uint32_t pos = placed + before + std::uint32_t(__popc(ballot & ((1u << lane) - 1u)));
+    const std::uint32_t pos = placed + std::uint32_t(__popc(ballot & ((1u << lane) - 1u)));
     if (tie && pos < take_ties) {
       const std::uint32_t slot = base + total + pos;
       if (std::int64_t(slot) < cand_cap) out[slot] = key_at(j);
     }
-    placed += round_total;
+    placed += std::uint32_t(__popc(ballot));
   }
 }
 
