@@ -21,14 +21,15 @@ std::int64_t ceil_div64(std::int64_t a, std::int64_t b) { return (a + b - 1) / b
 // Workspace: what the select kernel reads and writes (its row states and candidates; the failed
 // list, radix row states and histograms it would fill for a row whose candidates miss, which
 // never happens here: a row ends with between k and target candidates), then the blocks' largest
-// ranks (at most ceil(n / min_chunk) blocks a row, reused for their tie counts) and the levels'
-// counters.  grid_rank_kernel (k >= kGridRankMinK) reads the same row state and candidates.
+// ranks (at most ceil(n / min_chunk) blocks a row), the levels' counters and every block's own
+// counts of the latest level.  grid_rank_kernel (k >= kGridRankMinK) reads the same row state and candidates.
 struct GridLayout {
   GridPlan plan;
   std::size_t states_bytes = 0, failed_bytes = 0, radix_states_bytes = 0, hists_bytes = 0, cands_bytes = 0;
-  std::size_t partial_bytes = 0, bins_bytes = 0;
+  std::size_t partial_bytes = 0, bins_bytes = 0, block_bins_bytes = 0;
   std::size_t total() const {
-    return states_bytes + failed_bytes + radix_states_bytes + hists_bytes + cands_bytes + partial_bytes + bins_bytes;
+    return states_bytes + failed_bytes + radix_states_bytes + hists_bytes + cands_bytes + partial_bytes + bins_bytes +
+           block_bins_bytes;
   }
 };
 
@@ -44,6 +45,7 @@ GridLayout layout_of(const Problem& p, const Config& c) {
   const std::int64_t most_blocks = ceil_div64(p.dims[1], std::max(c.get_or("min_chunk", 4096), kGridChunkAlign));
   r.partial_bytes = (rows * std::size_t(most_blocks) + 1) / 2 * 8;
   r.bins_bytes = rows * kGridLevels * kGridBins * sizeof(std::uint32_t);
+  r.block_bins_bytes = rows * std::size_t(most_blocks) * kGridBins * sizeof(std::uint32_t);
   return r;
 }
 
@@ -85,13 +87,15 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
   auto* partial = reinterpret_cast<std::uint32_t*>(bytes + at);
   at += r.partial_bytes;
   auto* bins = reinterpret_cast<std::uint32_t*>(bytes + at);
+  at += r.bins_bytes;
+  auto* block_bins = reinterpret_cast<std::uint32_t*>(bytes + at);
 
   const T* x = static_cast<const T*>(l.x);
   std::int64_t x_stride = l.x_stride, n = l.n, cand_cap = r.plan.cand_cap;
   int largest = l.largest, k = l.k;
   std::uint32_t target = r.plan.target;
   void* args[] = {&x, &x_stride, &n, &largest, &k, &per_row, &chunk_len, &target, &cand_cap,
-                  &partial, &bins, &states, &cands, &failed};
+                  &partial, &bins, &block_bins, &states, &cands, &failed};
   if (cudaError_t e = cudaLaunchCooperativeKernel(fn, dim3(unsigned(l.rows * per_row)), dim3(BLOCK), args,
                                                   std::size_t(chunk_len) * sizeof(std::uint32_t), stream);
       e != cudaSuccess)

@@ -17,8 +17,8 @@
 //     4. threshold T = the smallest rank of the chosen bin.  At most `target` ranks >= T: each
 //        block counts its own, reserves slots with one global atomic and writes their keys
 //        (rank << 32 | ~index).  More (a tie class of one value): the keys above the bin and the
-//        first k - above members of the class in index order (one more barrier: the blocks' tie
-//        counts), exactly k keys
+//        first k - above members of the class in index order (each block's members before it:
+//        the earlier blocks' counts of the bin, which every block leaves per level), exactly k keys
 //   grid_rank_kernel (k >= kGridRankMinK): candidate i's place = the candidates with a larger
 //        key (keys are distinct); those with place < k are written
 // Every block reads the same global counters after a barrier, so every decision (and every
@@ -50,15 +50,16 @@ __device__ std::uint32_t block_sum(std::uint32_t v, std::uint32_t* scratch) {
 }
 
 // Dynamic shared memory: chunk_len ranks.  partial: rows x blocks_per_row words; bins: rows x
-// kGridLevels x kGridBins words (zeroed here before the first barrier).  states[row] is written
-// whole (threshold, count, best); failed[0] is zeroed for the select kernel.
+// kGridLevels x kGridBins words (zeroed here before the first barrier); block_bins: rows x
+// blocks_per_row x kGridBins words, each block's own counts of the latest level.  states[row] is
+// written whole (threshold, count, best); failed[0] is zeroed for the select kernel.
 // Held to 40 registers (1536 threads a multiprocessor): more blocks resident, shorter chunks.
 template <class T, int BLOCK>
 __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     grid_threshold_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest, int k,
                           int blocks_per_row, int chunk_len, std::uint32_t target, std::int64_t cand_cap,
                           std::uint32_t* __restrict__ partial, std::uint32_t* __restrict__ bins,
-                          SampleRowState* __restrict__ states, std::uint64_t* __restrict__ cands,
+                          std::uint32_t* __restrict__ block_bins, SampleRowState* __restrict__ states, std::uint64_t* __restrict__ cands,
                           std::uint32_t* __restrict__ failed) {
   extern __shared__ std::uint32_t s_rank[];
   __shared__ std::uint32_t hist[33 * 32];  // [bin][lane]: no two lanes of a warp collide
@@ -74,6 +75,7 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   const std::int64_t begin = std::int64_t(part) * chunk_len;
   const int len = begin >= n ? 0 : n - begin < chunk_len ? int(n - begin) : chunk_len;
   std::uint32_t* row_bins = bins + std::int64_t(row) * kGridLevels * kGridBins;
+  std::uint32_t* row_block_bins = block_bins + std::int64_t(row) * blocks_per_row * kGridBins;
   if (part == 0) {
     for (int b = t; b < kGridLevels * kGridBins; b += BLOCK) row_bins[b] = 0;
     if (t == 0) states[row] = SampleRowState{0u, 0u, 0u, 0u};
@@ -131,6 +133,7 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
       std::uint32_t c = 0;
       for (int l = 0; l < 32; ++l) c += hist[t * 32 + l];
       if (c != 0) atomicAdd(level_bins + t, c);
+      row_block_bins[std::int64_t(part) * kGridBins + t] = c;  // read only after the last level
     }
     grid.sync();  // also a block barrier: hist has been read
     for (int b = t; b < 33 * 32; b += BLOCK) hist[b] = 0;  // for the next level (after the pick's barriers)
@@ -156,6 +159,7 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   // 2. Bands of distance from top; the band b holds distances [2^(b-1), 2^b) (band 0: d = 0).
   level(0, 0u, 0, 0, 0u);
   const int band = int(s_pick);
+  int last_pick = band;  // the bin picked at the last level: its count per block is in row_block_bins
   std::uint32_t above = s_above, count = s_count;
   std::uint32_t lo = band == 0 ? 0u : 1u << (band - 1);
   int width_log = band == 0 ? 0 : band - 1;
@@ -167,6 +171,7 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     const int sh = width_log > 5 ? width_log - 5 : 0;
     __syncthreads();  // every thread has read s_* of the last level
     level(lvl, lo, width_log, sh, above);
+    last_pick = int(s_pick);
     lo += s_pick << sh;
     width_log = sh;
     above = s_above;
@@ -225,10 +230,10 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
       warp_before += u < (t >> 5) ? s_warp_ties[u] : 0u;
       my_ties += s_warp_ties[u];
     }
-    if (t == 0) partial[blockIdx.x] = my_ties;  // every block read the partial maxima two barriers ago
-    grid.sync();
+    // The class is the last level's picked bin: the earlier blocks' members are their counts of
+    // it, left before that level's barrier (no barrier of its own).
     std::uint32_t before = 0;
-    for (int b = t; b < part; b += BLOCK) before += __ldcg(partial + std::int64_t(row) * blocks_per_row + b);
+    for (int b = t; b < part; b += BLOCK) before += __ldcg(row_block_bins + std::int64_t(b) * kGridBins + last_pick);
     before = block_sum<BLOCK>(before, scratch);
     const std::uint32_t need = std::uint32_t(k) - above;
     take_ties = need > before ? (need - before < my_ties ? need - before : my_ties) : 0u;

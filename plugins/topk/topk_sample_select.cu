@@ -19,15 +19,16 @@ namespace {
 
 // Workspace: sample row states, the failed-row list, topk_radix_select's row states and
 // histograms (for rows that fall back), the candidate buffers (reused as the fallback's selection
-// buffers once the select kernel has read them: cand_cap >= fallback_cap).
+// buffers once the select kernel has read them: cand_cap >= fallback_cap), the gathered samples.
 struct SampleLayout {
   SamplePlan plan;
   Chunking filter, fallback;
   std::size_t states_bytes = 0, failed_bytes = 0, radix_states_bytes = 0, hists_bytes = 0, cands_bytes = 0;
+  std::size_t gather_bytes = 0;  // the gathered sample's ranks (few sampled rows), after the candidates
   std::size_t argmax_bytes = 0;  // k = 1: the largest key of every (row, filter chunk), and nothing else
   std::size_t total() const {
     return argmax_bytes != 0 ? argmax_bytes
-                             : states_bytes + failed_bytes + radix_states_bytes + hists_bytes + cands_bytes;
+                             : states_bytes + failed_bytes + radix_states_bytes + hists_bytes + cands_bytes + gather_bytes;
   }
 };
 
@@ -43,6 +44,8 @@ SampleLayout layout_of(const Problem& p, const Config& c) {
   r.radix_states_bytes = rows * sizeof(RadixRowState);
   r.hists_bytes = rows * kRadixBins * sizeof(std::uint32_t);
   r.cands_bytes = rows * std::size_t(r.plan.cand_cap) * sizeof(std::uint64_t);
+  if (p.dims[0] <= kSampleGatherMaxRows && r.plan.samples < p.dims[1])
+    r.gather_bytes = rows * std::size_t(r.plan.samples) * sizeof(std::uint32_t);
   if (p.dims[2] == 1) r.argmax_bytes = rows * std::size_t(r.filter.chunks) * sizeof(std::uint64_t);
   return r;
 }
@@ -70,11 +73,19 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
   auto* hists = reinterpret_cast<std::uint32_t*>(bytes + at);
   at += r.hists_bytes;
   auto* cands = reinterpret_cast<std::uint64_t*>(bytes + at);
+  at += r.cands_bytes;
+  std::uint32_t* gathered = nullptr;
   const unsigned rows = unsigned(l.rows);
+  if (r.gather_bytes != 0) {
+    gathered = reinterpret_cast<std::uint32_t*>(bytes + at);
+    const unsigned parts = unsigned((r.plan.samples + kSampleGatherBlock - 1) / kSampleGatherBlock);
+    sample_gather_kernel<T, kSampleGatherBlock><<<dim3(rows, parts), kSampleGatherBlock, 0, stream>>>(
+        x, l.x_stride, l.n, l.largest, r.plan.samples, gathered);
+  }
   const std::size_t sample_bytes = std::size_t(r.plan.samples) * sizeof(std::uint32_t);
   if (r.plan.samples <= kSampleMax) {
     sample_threshold_kernel<T, kSampleBlock><<<rows, kSampleBlock, sample_bytes, stream>>>(
-        x, l.x_stride, l.n, l.largest, r.plan.samples, r.plan.rank, states, failed);
+        x, l.x_stride, l.n, l.largest, r.plan.samples, r.plan.rank, gathered, states, failed);
   } else {
     // Above 48 KiB of dynamic shared memory the kernel must opt in (per device; cheap to repeat).
     auto* kernel = &sample_threshold_kernel<T, kSampleBlockLong>;
@@ -83,7 +94,7 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
         e != cudaSuccess)
       return e;
     kernel<<<rows, kSampleBlockLong, sample_bytes, stream>>>(x, l.x_stride, l.n, l.largest, r.plan.samples,
-                                                              r.plan.rank, states, failed);
+                                                              r.plan.rank, gathered, states, failed);
   }
   sample_filter_kernel<T, BLOCK, ITEMS><<<dim3(rows, unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
       x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);

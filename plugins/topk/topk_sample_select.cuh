@@ -2,10 +2,12 @@
 // exact selection on the candidates (after AIR Top-K's fused filtering, with the first digit
 // replaced by a sampled threshold: the pass over the row does one compare per element and no
 // histogram atomics, which is what bounds topk_radix_select on long rows).
+//   sample_gather_kernel    (rows x parts blocks; only for at most kSampleGatherMaxRows rows that
+//                            are sampled) the sample's ranks into the workspace
 //   sample_threshold_kernel (rows blocks)          ranks of a sample of the row (runs of 8
 //                            contiguous elements spread over the row, or the whole row when
-//                            n <= kSampleMax) in shared memory (dynamic); picks a 32-bit rank threshold T
-//                            with at least `rank` sampled ranks >= T
+//                            n <= kSampleMax; or the gathered ranks) in shared memory (dynamic);
+//                            picks a 32-bit rank threshold T with at least `rank` sampled ranks >= T
 //   sample_filter_kernel    (rows x chunks blocks) appends the 64-bit key of every element whose
 //                            rank is >= T to the row's candidate buffer (counting past its end);
 //                            16-byte loads, appends staged per block in shared memory
@@ -62,11 +64,34 @@ __device__ U block_max(U v, U* scratch) {
 // Band of a distance d from the best sampled rank: 0 for d = 0, else b with 2^(b-1) <= d < 2^b.
 __device__ __forceinline__ int distance_band(std::uint32_t d) { return 32 - __clz(int(d)); }
 
+// The sample's runs of a row: run g of runs = samples / kSampleRun starts at g * n / runs (runs do
+// not overlap: n / runs > kSampleRun).  Used by both ways of reading the sample below.
+__device__ __forceinline__ std::int64_t sample_run_start(int g, int runs, std::int64_t n) {
+  return std::int64_t(g) * n / runs;
+}
+
+// For few rows (kSampleGatherMaxRows): the ranks of the sample gathered by many blocks, element j
+// of the sample of row r into gathered[r samples + j].  One block reading a sample's scattered
+// runs has too few loads in flight: a single row of 2^24 f32 spent 27 us there (Nsight Compute,
+// H200), on 32768 elements.  Grid (rows, ceil(samples / BLOCK)); eight consecutive threads read one run.
+template <class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    sample_gather_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest, int samples,
+                         std::uint32_t* __restrict__ gathered) {
+  const int j = int(blockIdx.y) * BLOCK + int(threadIdx.x);
+  if (j >= samples) return;
+  const std::int64_t row = blockIdx.x;
+  const std::int64_t at = sample_run_start(j / kSampleRun, samples / kSampleRun, n) + j % kSampleRun;
+  gathered[row * samples + j] = rank_of(__ldg(x + row * x_stride + at), largest != 0);
+}
+
 // failed[0]: how many rows need the fallback; failed[1 + i]: their indices (any order).
+// `gathered`: the sample's ranks from sample_gather_kernel, or null (this kernel reads the sample).
 template <class T, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     sample_threshold_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest, int samples,
-                            int rank, SampleRowState* __restrict__ states, std::uint32_t* __restrict__ failed) {
+                            int rank, const std::uint32_t* __restrict__ gathered, SampleRowState* __restrict__ states,
+                            std::uint32_t* __restrict__ failed) {
   extern __shared__ std::uint32_t s_rank[];  // samples ranks (dynamic: up to kSampleMaxLong)
   __shared__ std::uint32_t hist[33 * 32];  // [band or sub-bin][lane]: no two lanes of a warp collide
   __shared__ std::uint32_t s_band[33];
@@ -79,19 +104,26 @@ __global__ void __launch_bounds__(BLOCK)
   if (row == 0 && t == 0) failed[0] = 0;  // read by the select kernel, after this one
 
   std::uint32_t best = 0;
-  if (std::int64_t(samples) == n) {
+  if (gathered != nullptr) {
+    const std::uint32_t* gr = gathered + row * samples;
+#pragma unroll 8
+    for (int j = t; j < samples; j += BLOCK) {
+      const std::uint32_t r = __ldcg(gr + j);
+      s_rank[j] = r;
+      best = r > best ? r : best;
+    }
+  } else if (std::int64_t(samples) == n) {
     for (int j = t; j < samples; j += BLOCK) {
       const std::uint32_t r = rank_of(__ldg(xr + j), largest != 0);
       s_rank[j] = r;
       best = r > best ? r : best;
     }
   } else {
-    // samples < n, a multiple of kSampleRun: run g starts at g * n / runs (runs do not overlap:
-    // n / runs > kSampleRun).
+    // samples < n, a multiple of kSampleRun.
     const int runs = samples / kSampleRun;
 #pragma unroll 2
     for (int g = t; g < runs; g += BLOCK) {
-      const std::int64_t start = std::int64_t(g) * n / runs;
+      const std::int64_t start = sample_run_start(g, runs, n);
       std::uint32_t r[kSampleRun];
 #pragma unroll
       for (int i = 0; i < kSampleRun; ++i) r[i] = rank_of(__ldg(xr + start + i), largest != 0);

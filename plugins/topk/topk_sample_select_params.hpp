@@ -27,6 +27,14 @@ inline constexpr int kSampleMin = 1024;         // the smallest sample of a row 
 inline constexpr int kSampleDensity = 32;       // otherwise n / 32 elements (one in 32), up to kSampleMax
 inline constexpr int kSampleBlock = 256;        // threads of the sample kernel for samples of up to kSampleMax
 inline constexpr int kSampleBlockLong = 1024;   // and above (few long rows: more loads in flight per row)
+// Up to this many rows that are sampled (samples < n), the sample is gathered by a grid of its own
+// (sample_gather_kernel, kSampleGatherBlock threads a block) before the threshold kernel: with
+// few rows the one block per row that reads the sample is latency-bound.  H200, 2026-11-28, same
+// call, with / without: 1 x 2^24 f32 k = 1024 68.8 / 80.8 us, 8 x 2^22 f32 k = 64 81.6 / 92.5,
+// 16 x 2097157 bf16 k = 128 92.8 / 101.7, 64 x 2^20 f32 k = 64 121.3 / 120.3 (MAD 0.6): the
+// gain is gone by 64 rows, so the bound sits between 16 and 64.
+inline constexpr int kSampleGatherMaxRows = 32;
+inline constexpr int kSampleGatherBlock = 256;
 inline constexpr int kSampleStage = 2048;       // candidate keys a filter block stages in shared memory (16 KiB)
 inline constexpr int kSampleSelectItems = 8;    // candidate keys per thread in flight in the select kernel
 // Threads of the select kernel: few rows have many candidates each (1024 threads pull them from

@@ -110,9 +110,13 @@ TEST_CASE("topk_sample_select matches the host reference on random rows", "[topk
   REQUIRE(v != nullptr);
   Workspace ws;
   // Small rows (the whole row is the sample), rows just above kSampleMax, long rows; k = 1 to 4096.
-  const Shape shapes[] = {{3, 5, 5},         {2, 8191, 4096},    {5, 3001, 1},       {4, 8193, 1},
-                          {3, 20011, 1000},  {7, 100003, 64},    {1, 1000003, 1},    {1, 1000003, 100},
-                          {1, 1000003, 4096}, {2, 3145733, 2048}, {64, 65539, 64}};
+  // Sampled rows up to kSampleGatherMaxRows = 32 have their sample gathered by a grid of its own
+  // (3 x 20011 in quick runs too); 33 x 20011 and up are sampled by the threshold kernel itself.
+  const Shape shapes[] = {{3, 5, 5},          {2, 8191, 4096},    {5, 3001, 1},       {4, 8193, 1},
+                          {3, 20011, 1000},   {7, 100003, 64},    {1, 1000003, 1},    {1, 1000003, 100},
+                          {1, 1000003, 4096}, {2, 3145733, 2048}, {64, 65539, 64},    {32, 20011, 64},
+                          {33, 20011, 64},    {200, 30011, 300}};
+  static_assert(kiln::topk::kSampleGatherMaxRows == 32, "the shapes above cover both ways of reading the sample");
   std::uint64_t seed = 1200;
   for (const Shape& s : shapes) {
     if (kiln_test::skip_when_quick(double(s.rows) * double(s.n), 70000.0)) continue;
