@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cuda_backend.hpp"
+#include "device_form.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln {
@@ -13,6 +14,18 @@ namespace kiln {
 std::string Device::to_string() const {
   if (!is_host() && !is_cuda()) return "device kind " + std::to_string(static_cast<int>(kind));  // made by hand
   return is_host() ? std::string("host") : "cuda:" + std::to_string(ordinal);
+}
+
+// Device{host, 0} and the like: without this the device comparisons of op() reported two
+// different-looking devices with the same name ("is on host, but ... is on host").
+std::string detail::malformed_device(Device d) {
+  if (well_formed(d)) return {};
+  const std::string fields = ", ordinal " + std::to_string(d.ordinal) + "}";
+  if (d.kind != DeviceKind::host && d.kind != DeviceKind::cuda)
+    return " has Device{kind " + std::to_string(static_cast<int>(d.kind)) + fields +
+           ": expected DeviceKind::host or DeviceKind::cuda";
+  if (d.is_host()) return " has Device{host" + fields + ": the host has ordinal -1 (use Device::host())";
+  return " has Device{cuda" + fields + ": CUDA ordinals are >= 0";
 }
 
 const char* fallback_level_name(FallbackLevel level) {

@@ -1,6 +1,7 @@
 #include "kiln/op_schema.hpp"
 
 #include "device_compare.hpp"
+#include "device_form.hpp"
 #include "tuning_db_files.hpp"  // detail::printable
 
 #include <charconv>
@@ -62,6 +63,12 @@ bool accumulate_error_any(const TensorRef& got, const TensorRef& expected, doubl
   return true;
 }
 
+// A hand-made Device no factory gives (Device{host, 9}) is refused where the problem is made, not
+// later where the problem is used.  The device need not exist: plans name GPUs this machine lacks.
+void check_device_form(const std::string& op, Device device) {
+  if (!detail::well_formed(device)) throw DeviceError(op + ": argument 'device'" + detail::malformed_device(device));
+}
+
 std::string extents_text(const std::vector<std::int64_t>& dims) {
   std::string text;
   for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? "x" : "") + std::to_string(dims[i]);
@@ -99,6 +106,7 @@ Problem OpSchema::problem_from_dims(DType dtype, const std::vector<std::int64_t>
     }
   }
   check_dtype(dtype);
+  check_device_form(name, device);
   check_round_trip(p, extents_text(dims));
   return p;
 }
@@ -111,13 +119,22 @@ Problem OpSchema::problem_from_shape(DType dtype, std::string_view shape, Device
   for (const auto& d : dim_names) expected += (expected.empty() ? "" : "x") + d;
   std::vector<std::int64_t> values(dim_names.size(), 0);
   std::vector<bool> given(dim_names.size(), false);
-  std::size_t next = 0, i = 0;
+  std::size_t next = 0, i = 0, item_no = 0;
   while (i <= shape.size()) {
     std::size_t j = i;
     while (j < shape.size() && shape[j] != 'x' && shape[j] != ',') ++j;
     std::string_view item = shape.substr(i, j - i);
-    if (item.empty())
-      throw ShapeError(name + ": bad shape '" + shown + "', expected " + expected + " (e.g. 4096x4096) or name=value,...");
+    ++item_no;
+    if (item.empty()) {
+      // Say which item: in 'm=1,,n=2' the reader should not have to find the doubled comma.
+      const std::string where = shape.empty() ? "it is empty"
+                                : i == shape.size() ? "it ends with '" + std::string(1, shape[i - 1]) + "'"
+                                : i == 0 ? "it starts with '" + std::string(1, shape[0]) + "'"
+                                : "item " + std::to_string(item_no) + " (at character " + std::to_string(i + 1) +
+                                      ") is empty";
+      throw ShapeError(name + ": bad shape '" + shown + "': " + where + "; expected " + expected +
+                       " (e.g. 4096x4096) or name=value,...");
+    }
     std::size_t slot = next;
     const std::size_t eq = item.find('=');
     if (eq != std::string_view::npos) {
@@ -158,6 +175,7 @@ Problem OpSchema::problem_from_shape(DType dtype, std::string_view shape, Device
     }
   }
   check_dtype(dtype);
+  check_device_form(name, device);
   check_round_trip(out, "shape '" + shown + "'");
   return out;
 }

@@ -9,6 +9,7 @@
 #include "bound_call.hpp"
 #include "byte_ranges.hpp"
 #include "cuda_backend.hpp"
+#include "device_form.hpp"
 #include "kiln/buffer.hpp"
 #include "logger.hpp"
 #include "spelling.hpp"
@@ -30,20 +31,6 @@ struct Runtime::WorkspaceTable {
 namespace {
 
 int ordinal_of(Device d) { return d.is_cuda() ? d.ordinal : -1; }
-
-// What is wrong with a Device filled in by hand (empty when it is one Device::host() or
-// Device::cuda(n) could give): the device comparison below would otherwise report two
-// different-looking devices with the same name ("is on host, but ... is on host").
-std::string malformed_device(Device d) {
-  if ((d.is_host() && d.ordinal == -1) || (d.is_cuda() && d.ordinal >= 0)) return {};
-  const std::string fields = ", ordinal " + std::to_string(d.ordinal) + "}";
-  if (d.kind != DeviceKind::host && d.kind != DeviceKind::cuda)
-    return " has Device{kind " + std::to_string(static_cast<int>(d.kind)) + fields +
-           ": expected DeviceKind::host or DeviceKind::cuda";
-  if (d.is_host() && d.ordinal != -1) return " has Device{host" + fields + ": the host has ordinal -1 (use Device::host())";
-  if (d.is_cuda() && d.ordinal < 0) return " has Device{cuda" + fields + ": CUDA ordinals are >= 0";
-  return {};
-}
 
 // Errors of derive_problem: the message is built only when something is wrong.
 [[noreturn]] void bad_argument(const OpSchema& schema, int i, ErrorKind kind, const std::string& what) {
@@ -240,7 +227,7 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
     // undefined behaviour on the host and a misaligned-address fault (which ends the CUDA
     // context) on a GPU, so no variant may see one.
     if (detail::misaligned_element(t)) bad_argument(schema, i, ErrorKind::argument, misaligned_what(t));
-    if (std::string why = malformed_device(t.device); !why.empty()) bad_argument(schema, i, ErrorKind::device, why);
+    if (!detail::well_formed(t.device)) bad_argument(schema, i, ErrorKind::device, detail::malformed_device(t.device));
     if (t.device != p.device)
       bad_argument(schema, i, ErrorKind::device,
                    " is on " + t.device.to_string() + ", but argument '" + schema.tensors[0].name + "' is on " +

@@ -90,6 +90,29 @@ TEST_CASE("each op's own rules refuse invalid shapes", "[hardening][shape]") {
   CHECK(contains(shape_error("add", "m=1,m=2,n=3"), "dim 'm' is given twice in shape 'm=1,m=2,n=3'"));
   CHECK(contains(shape_error("gemm", "64x64x64,k=8"), "dim 'k' is given twice"));
   CHECK(from_shape("add", "n=3,4").key() == "f32|m=4|n=3");  // a position fills the first dim not given
+  // An empty item: the message said only "bad shape 'm=1,,n=2'"; now it says where.
+  CHECK(contains(shape_error("add", "m=1,,n=2"), "bad shape 'm=1,,n=2': item 2 (at character 5) is empty"));
+  CHECK(contains(shape_error("add", "4x"), "bad shape '4x': it ends with 'x'"));
+  CHECK(contains(shape_error("add", ",4"), "bad shape ',4': it starts with ','"));
+  CHECK(contains(shape_error("add", ""), "bad shape '': it is empty"));
+  CHECK(contains(shape_error("gemm", "8xx8"), "item 2 (at character 3) is empty"));
+}
+
+// A hand-made Device no factory gives was accepted by problem_from_shape and problem_from_dims
+// (Device{host, 9}); the error came later, from whatever used the problem.
+TEST_CASE("problems refuse a Device made by hand that no factory gives", "[hardening][shape]") {
+  const kiln::OpSchema& add = op("add");
+  const kiln::Device host9{kiln::DeviceKind::host, 9};
+  std::string e = error_message([&] { add.problem_from_shape(kiln::f32, "4x4", host9); });
+  CHECK(contains(e, "add: argument 'device' has Device{host, ordinal 9}: the host has ordinal -1"));
+  CHECK_THROWS_AS(add.problem_from_shape(kiln::f32, "4x4", host9), kiln::DeviceError);
+  CHECK_THROWS_AS(add.problem_from_dims(kiln::f32, {4, 4}, host9), kiln::DeviceError);
+  e = error_message([&] { add.problem_from_dims(kiln::f32, {4, 4}, kiln::Device::cuda(-2)); });
+  CHECK(contains(e, "has Device{cuda, ordinal -2}: CUDA ordinals are >= 0"));
+  e = error_message([&] { add.problem_from_dims(kiln::f32, {4, 4}, kiln::Device{static_cast<kiln::DeviceKind>(5), 0}); });
+  CHECK(contains(e, "has Device{kind 5, ordinal 0}"));
+  // The device need not exist here: a plan may name a GPU this machine lacks.
+  CHECK(add.problem_from_dims(kiln::f32, {4, 4}, kiln::Device::cuda(7)).key() == "f32|m=4|n=4");
 }
 
 TEST_CASE("problem_from_dims validates like problem_from_shape", "[hardening][shape]") {

@@ -122,7 +122,8 @@ struct OpSchema {
   // make_problem() must reject every invalid problem, and scalars_for() must carry every mode
   // dim (tf32, largest, ...) into the scalar that make_problem() reads it from.
   // Throws ShapeError naming the expected dims or what the op rejected, DTypeError for a dtype
-  // the op does not accept.
+  // the op does not accept, DeviceError for a Device that Device::host() or Device::cuda(n) could
+  // not give (the device itself need not be present).
   Problem problem_from_dims(DType dtype, const std::vector<std::int64_t>& dims, Device device) const;
   // Parses "4096x4096x4096" or "m=4096,n=4096,k=4096" (names may be mixed with positions; a dim
   // given twice is a ShapeError), then validates it like problem_from_dims.
