@@ -18,19 +18,13 @@ namespace {
 
 std::int64_t ceil_div64(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Workspace: what the select kernel reads and writes (its row states and candidates; the failed
-// list, radix row states and histograms it would fill for a row whose candidates miss, which
-// never happens here: a row ends with between k and target candidates), then the blocks' largest
-// ranks (at most ceil(n / min_chunk) blocks a row), the levels' counters and every block's own
-// counts of the latest level.  grid_rank_kernel (k >= kGridRankMinK) reads the same row state and candidates.
+// Workspace: the row state and candidates (written by the threshold kernel, read by
+// grid_rank_kernel), then the blocks' largest ranks (at most ceil(n / min_chunk) blocks a row), the
+// levels' counters and every block's own counts of the latest level.
 struct GridLayout {
   GridPlan plan;
-  std::size_t states_bytes = 0, failed_bytes = 0, radix_states_bytes = 0, hists_bytes = 0, cands_bytes = 0;
-  std::size_t partial_bytes = 0, bins_bytes = 0, block_bins_bytes = 0;
-  std::size_t total() const {
-    return states_bytes + failed_bytes + radix_states_bytes + hists_bytes + cands_bytes + partial_bytes + bins_bytes +
-           block_bins_bytes;
-  }
+  std::size_t states_bytes = 0, cands_bytes = 0, partial_bytes = 0, bins_bytes = 0, block_bins_bytes = 0;
+  std::size_t total() const { return states_bytes + cands_bytes + partial_bytes + bins_bytes + block_bins_bytes; }
 };
 
 GridLayout layout_of(const Problem& p, const Config& c) {
@@ -38,9 +32,6 @@ GridLayout layout_of(const Problem& p, const Config& c) {
   const std::size_t rows = std::size_t(p.dims[0]);
   r.plan = grid_plan(p.dims[2]);
   r.states_bytes = rows * sizeof(SampleRowState);
-  r.failed_bytes = (rows + 2) / 2 * 8;  // rows + 1 words, rounded up to keep 8-byte alignment
-  r.radix_states_bytes = rows * sizeof(RadixRowState);
-  r.hists_bytes = rows * kRadixBins * sizeof(std::uint32_t);
   r.cands_bytes = rows * std::size_t(r.plan.cand_cap) * sizeof(std::uint64_t);
   const std::int64_t most_blocks = ceil_div64(p.dims[1], std::max(c.get_or("min_chunk", 4096), kGridChunkAlign));
   r.partial_bytes = (rows * std::size_t(most_blocks) + 1) / 2 * 8;
@@ -58,7 +49,7 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
   std::int64_t chunk = ceil_div64(std::max(min_chunk, kGridChunkAlign), kGridChunkAlign) * kGridChunkAlign;
   int per_row = 0;
   for (int attempt = 0; attempt < 4; ++attempt) {
-    const int grid = resident_grid(fn, BLOCK, std::size_t(chunk) * sizeof(std::uint32_t));
+    const int grid = resident_grid(fn, BLOCK, grid_chunk_smem<T, BLOCK>(chunk));
     const std::int64_t fits = grid / std::max<std::int64_t>(l.rows, 1);
     if (fits >= 1 && ceil_div64(l.n, chunk) <= fits) {
       per_row = int(ceil_div64(l.n, chunk));
@@ -76,12 +67,6 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
   std::size_t at = 0;
   auto* states = reinterpret_cast<SampleRowState*>(bytes + at);
   at += r.states_bytes;
-  auto* failed = reinterpret_cast<std::uint32_t*>(bytes + at);
-  at += r.failed_bytes;
-  auto* radix_states = reinterpret_cast<RadixRowState*>(bytes + at);
-  at += r.radix_states_bytes;
-  auto* hists = reinterpret_cast<std::uint32_t*>(bytes + at);
-  at += r.hists_bytes;
   auto* cands = reinterpret_cast<std::uint64_t*>(bytes + at);
   at += r.cands_bytes;
   auto* partial = reinterpret_cast<std::uint32_t*>(bytes + at);
@@ -95,37 +80,24 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
   int largest = l.largest, k = l.k;
   std::uint32_t target = r.plan.target;
   void* args[] = {&x, &x_stride, &n, &largest, &k, &per_row, &chunk_len, &target, &cand_cap,
-                  &partial, &bins, &block_bins, &states, &cands, &failed};
+                  &partial, &bins, &block_bins, &states, &cands};
+  // chunk_len <= chunk: its whole groups need no more shared memory than resident_grid allowed.
   if (cudaError_t e = cudaLaunchCooperativeKernel(fn, dim3(unsigned(l.rows * per_row)), dim3(BLOCK), args,
-                                                  std::size_t(chunk_len) * sizeof(std::uint32_t), stream);
+                                                  grid_chunk_smem<T, BLOCK>(chunk_len), stream);
       e != cudaSuccess)
     return e;
-  if (r.plan.rank) {
-    // Between k and target (<= kGridRankCap) candidates: each one's place by counting the larger.
-    auto* rank = &grid_rank_kernel<T, kGridRankBlock>;
-    const std::size_t smem = grid_rank_smem_bytes<kGridRankBlock>(cand_cap);
-    // Above 48 KiB of dynamic shared memory (kGridRankCap > 6000) the kernel must opt in (per
-    // device; cheap to repeat).
-    if (smem > 48 * 1024)
-      if (cudaError_t e = cudaFuncSetAttribute(rank, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               int(grid_rank_smem_bytes<kGridRankBlock>(kGridRankCap)));
-          e != cudaSuccess)
-        return e;
-    rank<<<unsigned(ceil_div64(cand_cap, 32)), kGridRankBlock, smem, stream>>>(
-        x, l.k, cand_cap, states, cands, static_cast<T*>(l.values), l.indices);
-    return cudaGetLastError();
-  }
-  // At most target (<= kSampleSortCap) candidates: the select kernel gathers and sorts them, no
-  // radix pass and no fallback.
-  const unsigned rows = unsigned(l.rows);
-  if (l.rows <= kSampleSelectWideRows)
-    sample_select_kernel<T, kSampleSelectWideBlock><<<rows, kSampleSelectWideBlock, 0, stream>>>(
-        x, l.x_stride, l.n, l.k, cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
-        l.v_stride, l.indices, l.i_stride);
-  else
-    sample_select_kernel<T, kSampleSelectBlock><<<rows, kSampleSelectBlock, 0, stream>>>(
-        x, l.x_stride, l.n, l.k, cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
-        l.v_stride, l.indices, l.i_stride);
+  // Between k and target (<= kGridRankCap) candidates: each one's place by counting the larger.
+  auto* rank = &grid_rank_kernel<T, kGridRankBlock>;
+  const std::size_t smem = grid_rank_smem_bytes<kGridRankBlock>(cand_cap);
+  // Above 48 KiB of dynamic shared memory (kGridRankCap > 6000) the kernel must opt in (per
+  // device; cheap to repeat).
+  if (smem > 48 * 1024)
+    if (cudaError_t e = cudaFuncSetAttribute(rank, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             int(grid_rank_smem_bytes<kGridRankBlock>(kGridRankCap)));
+        e != cudaSuccess)
+      return e;
+  rank<<<unsigned(ceil_div64(cand_cap, 32)), kGridRankBlock, smem, stream>>>(
+      x, l.k, cand_cap, states, cands, static_cast<T*>(l.values), l.indices);
   return cudaGetLastError();
 }
 
@@ -144,8 +116,7 @@ class GridSelect final : public Variant {
       : Variant(VariantDesc{"topk_grid_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 51,
                             "a row spread over the resident grid in shared memory; the k-th rank's bin by "
                             "histograms across blocks (grid barriers); one append pass of at most "
-                            "max(256, 2 pow2(k)) keys (k >= 1024: up to 8192); those sorted by topk_sample_select's "
-                            "select kernel (k >= 1024: each placed by counting the larger keys, over many blocks)",
+                            "max(256, 2 pow2(k)) keys (up to 8192); each placed by counting the larger keys, over many blocks",
                             false, false},
                 grid_select_space()) {}
   Config default_config(const DeviceInfo& d) const override { return grid_select_default(d); }

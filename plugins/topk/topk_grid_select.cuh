@@ -1,14 +1,13 @@
 // The kernels of topk_grid_select: one row spread over the resident grid, the threshold
 // of its k-th rank found by histograms that all of the row's blocks add to, one grid barrier per
 // level, every block then appending its keys at or above the threshold to the row's candidate
-// buffer; then the candidates are ordered: by topk_sample_select's select kernel (one block sorts
-// them) for k < kGridRankMinK, by grid_rank_kernel (below: each candidate's place counted by many
-// blocks) from there on.
+// buffer; then grid_rank_kernel orders the candidates (each one's place counted by many blocks).
 //   grid_threshold_kernel (cooperative: rows x blocks_per_row blocks, all resident; rows = 1:
 //                          the barriers are the grid's, so every row must take the same levels)
 //     1. block (row, part) reads elements [part chunk, (part + 1) chunk) of the row once, into
-//        shared memory as 32-bit ranks, and its largest rank; barrier; every block takes the
-//        row's largest rank `top` from the blocks' partials
+//        shared memory as 32-bit ranks (runs of 16 bytes a thread, stored as quads: every later
+//        pass reads four ranks per shared load), and its largest rank; barrier; every block
+//        takes the row's largest rank `top` from the blocks' partials
 //     2. level 0: the row's ranks counted by band of distance from top (0 for d = 0, b for
 //        2^(b-1) <= d < 2^b: 33 bands, lane-private shared counters, one global atomic per
 //        non-empty band and block); barrier; every block picks the band holding the k-th rank
@@ -19,12 +18,13 @@
 //        (rank << 32 | ~index).  More (a tie class of one value): the keys above the bin and the
 //        first k - above members of the class in index order (each block's members before it:
 //        the earlier blocks' counts of the bin, which every block leaves per level), exactly k keys
-//   grid_rank_kernel (k >= kGridRankMinK): candidate i's place = the candidates with a larger
-//        key (keys are distinct); those with place < k are written
+//   grid_rank_kernel: candidate i's place = the candidates with a larger key (keys are
+//        distinct); those with place < k are written
 // Every block reads the same global counters after a barrier, so every decision (and every
 // barrier) is the same across the grid, as long as the grid holds one row (two rows may need
-// different levels: their blocks would wait at different barriers; topk_grid_select_supports).  Exact for every input, with no fallback: a row ends
-// with between k and target candidates, a superset of its answer.
+// different levels: their blocks would wait at different barriers; topk_grid_select_supports).
+// Exact for every input, with no fallback: a row ends with between k and target candidates, a
+// superset of its answer.
 #pragma once
 #include <cstdint>
 
@@ -49,61 +49,106 @@ __device__ std::uint32_t block_sum(std::uint32_t v, std::uint32_t* scratch) {
   return v;
 }
 
-// Dynamic shared memory: chunk_len ranks.  partial: rows x blocks_per_row words; bins: rows x
-// kGridLevels x kGridBins words (zeroed here before the first barrier); block_bins: rows x
-// blocks_per_row x kGridBins words, each block's own counts of the latest level.  states[row] is
-// written whole (threshold, count, best); failed[0] is zeroed for the select kernel.
+// The chunk in shared memory, as runs: thread t loads the kGridRun<T> elements [E t, E t + E) of
+// each group of E BLOCK (one 16-byte load when the row allows it) and stores their ranks as E / 4
+// quads; element g E BLOCK + E t + 4 q + i of the chunk is word i of quad (g Q + q) BLOCK + t.  Every
+// pass then reads a quad (four ranks) per shared load, and a warp's elements of a group are the
+// 32 E consecutive ones of its threads (index order: group, warp, lane, element).
+template <class T>
+inline constexpr int kGridRun = 16 / int(sizeof(T));
+// Dynamic shared memory for a chunk of chunk_len elements: whole groups of quads.
+template <class T, int BLOCK>
+constexpr std::size_t grid_chunk_smem(std::int64_t chunk_len) {
+  constexpr std::int64_t group = std::int64_t(kGridRun<T>) * BLOCK;
+  return std::size_t((chunk_len + group - 1) / group * group) * sizeof(std::uint32_t);
+}
+
+// The raw bits of element i of a 16-byte run (little-endian halves for f16/bf16).
+template <class T>
+__device__ __forceinline__ std::uint32_t run_bits(const uint4& raw, int i) {
+  const std::uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+  if constexpr (sizeof(T) == 4) return w[i];
+  else return (w[i >> 1] >> ((i & 1) * 16)) & 0xFFFFu;
+}
+
+// Dynamic shared memory: grid_chunk_smem(chunk_len) bytes.  partial: rows x blocks_per_row words;
+// bins: rows x kGridLevels x kGridBins words (zeroed here before the first barrier); block_bins:
+// rows x blocks_per_row x kGridBins words, each block's own counts of the latest level.
+// states[row] is written whole (threshold, count, best).
 // Held to 40 registers (1536 threads a multiprocessor): more blocks resident, shorter chunks.
 template <class T, int BLOCK>
 __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     grid_threshold_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest, int k,
                           int blocks_per_row, int chunk_len, std::uint32_t target, std::int64_t cand_cap,
                           std::uint32_t* __restrict__ partial, std::uint32_t* __restrict__ bins,
-                          std::uint32_t* __restrict__ block_bins, SampleRowState* __restrict__ states, std::uint64_t* __restrict__ cands,
-                          std::uint32_t* __restrict__ failed) {
-  extern __shared__ std::uint32_t s_rank[];
+                          std::uint32_t* __restrict__ block_bins, SampleRowState* __restrict__ states,
+                          std::uint64_t* __restrict__ cands) {
+  constexpr int W = BLOCK / 32, E = kGridRun<T>, Q = E / 4, GROUP = E * BLOCK;
+  constexpr int kMaxGroups = kGridMaxChunk / GROUP;
+  constexpr int kLoadBatch = 4;  // groups whose loads are in flight together (16 registers)
+  extern __shared__ uint4 s_quad[];
   __shared__ std::uint32_t hist[33 * 32];  // [bin][lane]: no two lanes of a warp collide
   __shared__ std::uint32_t s_bin[33];
   __shared__ std::uint32_t scratch[32];
-  __shared__ std::uint32_t s_warp_ties[BLOCK / 32];
-  __shared__ std::uint32_t s_pick, s_above, s_count, s_base;
+  __shared__ std::uint32_t s_warp_ties[kMaxGroups * W];  // the tie class by (group, warp), then its exclusive scan
+  __shared__ std::uint32_t s_pick, s_above, s_count, s_base, s_ties;
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int row = int(blockIdx.x) / blocks_per_row, part = int(blockIdx.x) % blocks_per_row;
-  constexpr int W = BLOCK / 32;
-  const int t = threadIdx.x, lane = t & 31;
+  const int t = threadIdx.x, lane = t & 31, w = t >> 5;
   const T* xr = x + std::int64_t(row) * x_stride;
   const std::int64_t begin = std::int64_t(part) * chunk_len;
   const int len = begin >= n ? 0 : n - begin < chunk_len ? int(n - begin) : chunk_len;
+  const int groups = (len + GROUP - 1) / GROUP;
   std::uint32_t* row_bins = bins + std::int64_t(row) * kGridLevels * kGridBins;
   std::uint32_t* row_block_bins = block_bins + std::int64_t(row) * blocks_per_row * kGridBins;
   if (part == 0) {
     for (int b = t; b < kGridLevels * kGridBins; b += BLOCK) row_bins[b] = 0;
     if (t == 0) states[row] = SampleRowState{0u, 0u, 0u, 0u};
   }
-  if (blockIdx.x == 0 && t == 0) failed[0] = 0;
 
-  // 1. The chunk's ranks into shared memory: all of a thread's loads first, then the ranks.
-  constexpr int U = 8;
+  // 1. The chunk's ranks into shared memory: a batch of groups' loads in flight, then their ranks.
+  // 16-byte loads where the chunk starts on a 16-byte boundary (chunk_len is a multiple of 8).
+  const bool vec = (reinterpret_cast<std::uintptr_t>(xr + begin) & 15u) == 0;
   std::uint32_t best = 0;
-  for (int base = 0; base < len; base += BLOCK * U) {
-    T v[U];
+  for (int g0 = 0; g0 < groups; g0 += kLoadBatch) {
+    uint4 raw[kLoadBatch];
 #pragma unroll
-    for (int i = 0; i < U; ++i) {
-      const int j = base + i * BLOCK + t;
-      if (j < len) v[i] = __ldg(xr + begin + j);
+    for (int b = 0; b < kLoadBatch; ++b) {
+      const int e0 = (g0 + b) * GROUP + E * t;
+      raw[b] = make_uint4(0u, 0u, 0u, 0u);
+      if (g0 + b >= groups || e0 >= len) continue;
+      if (vec && e0 + E <= len) {
+        raw[b] = __ldg(reinterpret_cast<const uint4*>(xr + begin + e0));
+      } else {
+        std::uint32_t wds[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+        for (int i = 0; i < E; ++i)
+          if (e0 + i < len) {
+            const std::uint32_t bits = Element<T>::bits(__ldg(xr + begin + e0 + i));
+            if constexpr (sizeof(T) == 4) wds[i] = bits;
+            else wds[i >> 1] |= bits << ((i & 1) * 16);
+          }
+        raw[b] = make_uint4(wds[0], wds[1], wds[2], wds[3]);
+      }
     }
 #pragma unroll
-    for (int i = 0; i < U; ++i) {
-      const int j = base + i * BLOCK + t;
-      if (j < len) {
-        const std::uint32_t r = rank_of(v[i], largest != 0);
-        s_rank[j] = r;
-        best = r > best ? r : best;
+    for (int b = 0; b < kLoadBatch; ++b) {
+      const int g = g0 + b, e0 = g * GROUP + E * t;
+      if (g >= groups) continue;
+#pragma unroll
+      for (int q = 0; q < Q; ++q) {
+        std::uint32_t r[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          r[i] = rank_key(run_bits<T>(raw[b], 4 * q + i), largest != 0, Element<T>::kFormat);
+          if (e0 + 4 * q + i < len) best = r[i] > best ? r[i] : best;
+        }
+        s_quad[(g * Q + q) * BLOCK + t] = make_uint4(r[0], r[1], r[2], r[3]);
       }
     }
   }
   for (int b = t; b < 33 * 32; b += BLOCK) hist[b] = 0;
-  best = block_max<BLOCK>(best, scratch);  // its barriers also publish s_rank and hist
+  best = block_max<BLOCK>(best, scratch);  // its barriers also publish s_quad and hist
   if (t == 0) partial[blockIdx.x] = best;
   grid.sync();
   std::uint32_t m = 0;
@@ -113,18 +158,42 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   }
   const std::uint32_t top = block_max<BLOCK>(m, scratch);
 
+  // Calls f(rank, element) for each of this thread's elements of group g (element < len).
+  auto each_in_group = [&](int g, auto&& f) {
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+      const int e0 = g * GROUP + E * t + 4 * q;
+      if (e0 >= len) break;
+      const uint4 r = s_quad[(g * Q + q) * BLOCK + t];
+      if (e0 + 4 <= len) {
+        f(r.x, e0);
+        f(r.y, e0 + 1);
+        f(r.z, e0 + 2);
+        f(r.w, e0 + 3);
+      } else {
+        f(r.x, e0);
+        if (e0 + 1 < len) f(r.y, e0 + 1);
+        if (e0 + 2 < len) f(r.z, e0 + 2);
+      }
+    }
+  };
+  auto each = [&](auto&& f) {
+    for (int g = 0; g < groups; ++g) each_in_group(g, f);
+  };
+
   // Counts the distances d = top - rank with d - lo in [0, 2^width_log) into bins of 2^sh (or,
   // at level 0, every distance by band), adds the block's counts to the level's global counters,
   // waits for the grid and picks the bin holding the k-th rank: s_pick, s_above (ranks of the
   // row above the bin), s_count (ranks in it).
   auto level = [&](int lvl, std::uint32_t lo, int width_log, int sh, std::uint32_t above) {
-    for (int j = t; j < len; j += BLOCK) {
-      const std::uint32_t d = top - s_rank[j];
-      if (lvl == 0) {
-        atomicAdd(hist + distance_band(d) * 32 + lane, 1u);
-      } else if (d >= lo && std::uint64_t(d - lo) < (std::uint64_t(1) << width_log)) {
-        atomicAdd(hist + ((d - lo) >> sh) * 32 + lane, 1u);
-      }
+    if (lvl == 0) {
+      each([&](std::uint32_t r, int) { atomicAdd(hist + distance_band(top - r) * 32 + lane, 1u); });
+    } else {
+      each([&](std::uint32_t r, int) {
+        const std::uint32_t d = top - r;
+        if (d >= lo && std::uint64_t(d - lo) < (std::uint64_t(1) << width_log))
+          atomicAdd(hist + ((d - lo) >> sh) * 32 + lane, 1u);
+      });
     }
     __syncthreads();
     const int nbins = lvl == 0 ? 33 : 32;
@@ -184,14 +253,27 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   // above the bin and the first k - above of the tie class in index order (ties go to the smaller
   // index), exactly k keys.  Blocks hold the row's chunks in index order.
   const bool trim = above + count > target;
+  auto taken = [&](std::uint32_t r) {  // appended whole: above the bin (trim) or in or above it
+    const std::uint32_t d = top - r;
+    return trim ? d < lo : std::uint64_t(d) <= reach;
+  };
   auto in_bin = [&](std::uint32_t r) {
     const std::uint32_t d = top - r;
     return d >= lo && std::uint64_t(d) <= reach;
   };
+  // This thread's keys to append and, on the trim path, each (group, warp)'s members of the class.
   std::uint32_t mine = 0;
-  for (int j = t; j < len; j += BLOCK) {
-    const std::uint32_t d = top - s_rank[j];
-    mine += (trim ? d < lo : std::uint64_t(d) <= reach) ? 1u : 0u;
+  for (int g = 0; g < groups; ++g) {
+    std::uint32_t ties = 0;
+    each_in_group(g, [&](std::uint32_t r, int) {
+      mine += taken(r) ? 1u : 0u;
+      ties += trim && in_bin(r) ? 1u : 0u;
+    });
+    if (trim) {  // the same for every block
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) ties += __shfl_xor_sync(0xFFFFFFFFu, ties, o);
+      if (lane == 0) s_warp_ties[g * W + w] = ties;
+    }
   }
   // Exclusive scan of the threads' counts: within warps, then over the warps' totals.
   std::uint32_t incl = mine;
@@ -200,42 +282,49 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, incl, o);
     if (lane >= o) incl += up;
   }
-  __syncthreads();  // scratch was read by block_max
-  if (lane == 31) scratch[t >> 5] = incl;
+  __syncthreads();  // scratch was read by block_max; s_warp_ties is complete
+  if (lane == 31) scratch[w] = incl;
+  if (trim && w == 0) {
+    // Exclusive scan of the (group, warp) tie counts in index order: lane l takes four entries.
+    constexpr int kPer = (kMaxGroups * W + 31) / 32;
+    const int slots = groups * W;
+    std::uint32_t v[kPer], sum = 0;
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      const int s = lane * kPer + i;
+      v[i] = s < slots ? s_warp_ties[s] : 0u;
+      sum += v[i];
+    }
+    std::uint32_t run = sum;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, run, o);
+      if (lane >= o) run += up;
+    }
+    if (lane == 31) s_ties = run;
+    run -= sum;
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      const int s = lane * kPer + i;
+      if (s < slots) s_warp_ties[s] = run;
+      run += v[i];
+    }
+  }
   __syncthreads();
   std::uint32_t warp_base = 0, total = 0;
-  for (int w = 0; w < BLOCK / 32; ++w) {
-    const std::uint32_t c = scratch[w];
-    warp_base += w < (t >> 5) ? c : 0u;
+  for (int u = 0; u < W; ++u) {
+    const std::uint32_t c = scratch[u];
+    warp_base += u < w ? c : 0u;
     total += c;
   }
-  // The tie class in index order: warp w holds the chunk's elements [w wseg, (w + 1) wseg) (wseg a
-  // multiple of 32), so a warp places its members with ballots alone, with no block barrier per
-  // round (bf16 rows of millions take this path at every k: their top value's class is thousands
-  // strong).
-  const int wseg = ((len + W - 1) / W + 31) & ~31;
-  const int wbegin = (t >> 5) * wseg < len ? (t >> 5) * wseg : len;
-  const int wend = wbegin + wseg < len ? wbegin + wseg : len;
   std::uint32_t take_ties = 0;  // this block's first take_ties members of the tie class
-  std::uint32_t warp_before = 0;  // members of the class in the block's warps before this one
-  if (trim) {  // the same for every block
-    std::uint32_t c = 0;
-    for (int j = wbegin + lane; j < wend; j += 32) c += in_bin(s_rank[j]) ? 1u : 0u;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) c += __shfl_xor_sync(0xFFFFFFFFu, c, o);
-    if (lane == 0) s_warp_ties[t >> 5] = c;
-    __syncthreads();
-    std::uint32_t my_ties = 0;
-    for (int u = 0; u < W; ++u) {
-      warp_before += u < (t >> 5) ? s_warp_ties[u] : 0u;
-      my_ties += s_warp_ties[u];
-    }
+  if (trim) {
     // The class is the last level's picked bin: the earlier blocks' members are their counts of
     // it, left before that level's barrier (no barrier of its own).
     std::uint32_t before = 0;
     for (int b = t; b < part; b += BLOCK) before += __ldcg(row_block_bins + std::int64_t(b) * kGridBins + last_pick);
     before = block_sum<BLOCK>(before, scratch);
-    const std::uint32_t need = std::uint32_t(k) - above;
+    const std::uint32_t need = std::uint32_t(k) - above, my_ties = s_ties;
     take_ties = need > before ? (need - before < my_ties ? need - before : my_ties) : 0u;
   }
   if (t == 0) s_base = total + take_ties != 0 ? atomicAdd(&states[row].count, total + take_ties) : 0u;
@@ -247,32 +336,44 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   const std::uint32_t base = s_base;
   std::uint32_t at = base + warp_base + incl - mine;
   std::uint64_t* out = cands + std::int64_t(row) * cand_cap;
-  auto key_at = [&](int j) { return (std::uint64_t(s_rank[j]) << 32) | std::uint32_t(~std::uint32_t(begin + j)); };
-  for (int j = t; j < len; j += BLOCK) {
-    const std::uint32_t d = top - s_rank[j];
-    if (trim ? d < lo : std::uint64_t(d) <= reach) {
-      if (std::int64_t(at) < cand_cap) out[at] = key_at(j);
-      ++at;
+  auto key_at = [&](std::uint32_t r, int e) {
+    return (std::uint64_t(r) << 32) | std::uint32_t(~std::uint32_t(begin + e));
+  };
+  if (mine != 0)
+    each([&](std::uint32_t r, int e) {
+      if (taken(r)) {
+        if (std::int64_t(at) < cand_cap) out[at] = key_at(r, e);
+        ++at;
+      }
+    });
+  // This warp's members of the class with block ordinals below take_ties, in index order: per
+  // group, a warp scan of its lanes' counts (every branch here is the same for the whole warp).
+  for (int g = 0; g < groups && trim; ++g) {
+    const std::uint32_t pre = s_warp_ties[g * W + w];
+    if (pre >= take_ties) break;
+    std::uint32_t c = 0;
+    each_in_group(g, [&](std::uint32_t r, int) { c += in_bin(r) ? 1u : 0u; });
+    std::uint32_t pos = c;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, pos, o);
+      if (lane >= o) pos += up;
     }
-  }
-  // This warp's members of the class with block ordinals below take_ties, in index order: a ballot
-  // per 32 elements (every branch here is the same for the whole warp).
-  if (take_ties <= warp_before) return;
-  std::uint32_t placed = warp_before;
-  for (int j0 = wbegin; j0 < wend && placed < take_ties; j0 += 32) {
-    const int j = j0 + lane;
-    const bool tie = j < wend && in_bin(s_rank[j]);
-    const unsigned ballot = __ballot_sync(0xFFFFFFFFu, tie);
-    const std::uint32_t pos = placed + std::uint32_t(__popc(ballot & ((1u << lane) - 1u)));
-    if (tie && pos < take_ties) {
-      const std::uint32_t slot = base + total + pos;
-      if (std::int64_t(slot) < cand_cap) out[slot] = key_at(j);
-    }
-    placed += std::uint32_t(__popc(ballot));
+    pos = pre + pos - c;
+    if (c != 0)
+      each_in_group(g, [&](std::uint32_t r, int e) {
+        if (in_bin(r)) {
+          if (pos < take_ties) {
+            const std::uint32_t slot = base + total + pos;
+            if (std::int64_t(slot) < cand_cap) out[slot] = key_at(r, e);
+          }
+          ++pos;
+        }
+      });
   }
 }
 
-// topk_grid_select's second kernel for k >= kGridRankMinK (rows = 1): the place of each of the
+// topk_grid_select's second kernel (rows = 1): the place of each of the
 // row's C candidates is the number of candidates with a larger key (keys are distinct: the low
 // half is ~index, so ties by value go to the smaller index), and those with place < k are written
 // (values copied bit for bit from x).  Block b ranks candidates [32 b, 32 b + 32), one per lane:

@@ -10,13 +10,8 @@ namespace kiln::topk {
 
 GridPlan grid_plan(std::int64_t k) {
   GridPlan g;
-  // The select kernel's sort size (sample_select_kernel's sort_target): with at most this many
-  // candidates it needs no radix pass of its own.  grid_rank_kernel has no such limit but its
-  // shared memory (kGridRankCap keys).
-  g.rank = k >= kGridRankMinK;
-  const std::int64_t cap = g.rank ? kGridRankCap : kSampleSortCap;
   std::int64_t target = kSampleSortMin;
-  while (target < 2 * k && target < cap) target <<= 1;
+  while (target < 2 * k && target < kGridRankCap) target <<= 1;
   g.target = std::uint32_t(target);
   g.cand_cap = target;
   return g;

@@ -2,8 +2,8 @@
 // to a few million elements, spread over the whole resident grid.  Each block holds
 // its chunk of the row in shared memory as 32-bit ranks; the grid finds the threshold of the
 // k-th rank by histograms combined across blocks (a grid barrier between levels), every block
-// appends its keys at or above it; topk_sample_select's select kernel orders them, or from
-// k = kGridRankMinK on grid_rank_kernel (each one's place counted by many blocks).
+// appends its keys at or above it; grid_rank_kernel orders them (each one's place counted by many
+// blocks).
 //
 //   kiln::topk::GridPlan g = kiln::topk::grid_plan(/*n=*/1 << 20, /*k=*/100, /*element_bytes=*/4);
 //   // g.target == 256: the levels stop once at most 256 keys are at or above the threshold's bin
@@ -24,14 +24,13 @@ inline constexpr int kGridChunkAlign = 256;          // chunks are multiples of 
 // it to one rank.
 inline constexpr int kGridLevels = 8;
 inline constexpr int kGridBins = 64;                 // global counters per row and level (33 used)
-// From this k on the candidates are ordered by grid_rank_kernel (C x C compares spread over C / 32
-// blocks) instead of the select kernel's one-block sort, and a row may end with up to
-// kGridRankCap of them (more: fewer levels, but the rank's cost grows as C^2).  Measured on an
-// H200 (2026-11-28, sixteenth session, docs/performance.md; same call, k = 4096, us, cap 8192 /
-// 4096): f32 1 x 2^20 31.0 / 26.5, 1 x 2^22 30.9 / 49.5; bf16 30.3 / 28.2, 54.2 / 54.2; f16
-// 30.0 / 30.8, 38.9 / 56.4 (main's one-block sort: 52.9, 69.9; 41.2, 64.6; 69.6, 95.5).  Below
-// k = 1024 the rank path was not measured (main's sort stays).
-inline constexpr std::int64_t kGridRankMinK = 1024;
+// The candidates are ordered by grid_rank_kernel (C x C compares spread over C / 32 blocks), and a
+// row may end with up to kGridRankCap of them (more: fewer levels, but the rank's cost grows as
+// C^2).  Measured on an H200 (2026-11-28, sixteenth session, docs/performance.md; same call, k =
+// 4096, us, cap 8192 / 4096): f32 1 x 2^20 31.0 / 26.5, 1 x 2^22 30.9 / 49.5; bf16 30.3 / 28.2,
+// 54.2 / 54.2; f16 30.0 / 30.8, 38.9 / 56.4.  Until the nineteenth session rows with k < 1024 took
+// topk_sample_select's one-block select kernel instead: 2.1-2.4 us slower at k = 100 (H200, 2^20
+// and 2^22 rows, f32 and bf16).
 inline constexpr int kGridRankCap = 8192;
 inline constexpr int kGridRankBlock = 512;           // grid_rank_kernel: 16 warps split the list
 inline constexpr std::int64_t kGridMinN = 8193;      // shorter rows are topk_row_select's and topk_warp_select's
@@ -41,11 +40,8 @@ inline constexpr int kGridBlocksPerSmAssumed = 2;
 
 struct GridPlan {
   std::uint32_t target = 0;   // the candidates a row ends with: between k and target,
-                              // max(kSampleSortMin, 2 pow2(k)) up to kSampleSortCap (the select
-                              // kernel's sort size, so it needs no radix pass of its own) or, with
-                              // `rank`, up to kGridRankCap
+                              // max(kSampleSortMin, 2 pow2(k)) up to kGridRankCap
   std::int64_t cand_cap = 0;  // candidate keys per row: target
-  bool rank = false;          // k >= kGridRankMinK: grid_rank_kernel orders the candidates
 };
 GridPlan grid_plan(std::int64_t k);
 

@@ -5,7 +5,7 @@
 // row at the k-th place; values spread over many octaves; NaN of both signs, infinities and zeros
 // of both signs; a few huge values above a cluster of neighbouring floats, which sends the k-th
 // rank deep into the levels; few distinct values, small tie classes straddling the k-th place),
-// compared bit for bit, with k on both sides of kGridRankMinK.
+// compared bit for bit; rows that start off a 16-byte boundary.
 #include <cuda_runtime.h>
 #include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
@@ -109,8 +109,7 @@ TEST_CASE("topk_grid_select matches the host reference on random rows", "[topk][
   const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
   REQUIRE(v != nullptr);
   Workspace ws;
-  // Quick runs (the sanitizer): the shapes of up to 50000 elements (8193, 20011, 40009: the last
-  // takes grid_rank_kernel, k >= kGridRankMinK).
+  // Quick runs (the sanitizer): the shapes of up to 50000 elements (8193, 20011, 40009).
   const Shape shapes[] = {{1, 8193, 7},       {1, 20011, 1000},  {1, 1000003, 100},  {1, 1000003, 4096},
                           {1, 1000003, 1},    {1, 100003, 64},   {1, 3145733, 2048}, {1, (1 << 22) - 3, 16},
                           {1, 1 << 20, 4096}, {1, 262147, 256},   {1, 40009, 2500},  {1, 77777, 1024},
@@ -150,8 +149,7 @@ TEST_CASE("topk_grid_select is exact on ties, spread octaves, NaN and signed zer
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  // k = 1025, 3001 and 4096 take grid_rank_kernel (k >= kGridRankMinK), k = 1 and 100 the select
-  // kernel's sort.
+  // k = 1 and 100 end with at most 256 candidates, k = 1025, 3001 and 4096 with up to 8192.
   for (const Shape s : {Shape{1, n, 1}, Shape{1, n, 100}, Shape{1, n, 1025}, Shape{1, n, 3001}, Shape{1, n, 4096}}) {
     std::vector<float> x(std::size_t(s.rows * s.n));
     for (int largest : {1, 0}) {
@@ -233,6 +231,61 @@ TEST_CASE("topk_grid_select is exact on f16 and bf16 rows with NaN, inf and sign
         kStream.synchronize();
         CHECK(di.to_host<std::int32_t>() == hi.to_host<std::int32_t>());
         CHECK(dv.to_host<std::uint16_t>() == hv.to_host<std::uint16_t>());
+      }
+    }
+  }
+}
+
+// A row that starts off a 16-byte boundary (a view into a larger buffer, 1 to 7 elements in) is
+// read element by element instead of in 16-byte runs; with n not a multiple of a run either.
+TEST_CASE("topk_grid_select reads rows that start off a 16-byte boundary", "[topk][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
+  REQUIRE(v != nullptr);
+  Workspace ws;
+  std::mt19937_64 rng(1901);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const std::int64_t n = kiln_test::quick_mode() ? 20011 : 1000003;
+  for (kiln::DType t : {kiln::f32, kiln::bf16}) {
+    const std::size_t es = t == kiln::f32 ? 4 : 2;
+    for (std::int64_t offset : {1, 3, 7}) {
+      for (std::int64_t k : {std::int64_t(100), std::int64_t(1500)}) {
+        // Few distinct values: tie classes at the k-th place (the bf16 rows' trim path).
+        std::vector<unsigned char> bytes(std::size_t(n + offset) * es);
+        for (std::int64_t i = 0; i < n + offset; ++i) {
+          const float f = (rng() % 3) ? float(int(rng() % 501) - 250) / 250.0f : u(rng);
+          if (t == kiln::f32) std::memcpy(&bytes[std::size_t(i) * 4], &f, 4);
+          else {
+            const std::uint16_t h = kiln::float_to_bf16(f);
+            std::memcpy(&bytes[std::size_t(i) * 2], &h, 2);
+          }
+        }
+        kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), t, {1, n});
+        hx.copy_from_host(bytes.data() + std::size_t(offset) * es, std::size_t(n) * es);
+        kiln::Buffer hv = kiln::Buffer::alloc(kiln::Device::host(), t, {1, k});
+        kiln::Buffer hi = kiln::Buffer::alloc(kiln::Device::host(), kiln::i32, {1, k});
+        const kiln::Args host_args({hx, hv, hi}, {1.0});
+        REQUIRE(schema.reference(host_args, rt.make_problem(schema, host_args)).ok());
+        kiln::Buffer whole = kiln::Buffer::alloc(gpu, t, {1, n + offset});
+        whole.copy_from_host(bytes.data(), bytes.size());
+        const kiln::TensorRef dx = kiln::TensorRef::matrix(static_cast<unsigned char*>(whole.data()) + offset * es, t, 1,
+                                                           n, n, gpu);
+        kiln::Buffer dv = kiln::Buffer::alloc(gpu, t, {1, k}), di = kiln::Buffer::alloc(gpu, kiln::i32, {1, k});
+        const kiln::Args args({dx, dv, di}, {1.0});
+        const kiln::Problem p = rt.make_problem(schema, args);
+        const kiln::Config c = v->default_config(dev);
+        INFO(c.to_string() << " on " << p.key() << " offset " << offset);
+        REQUIRE(v->supports(p, dev, c).ok);
+        dv.fill_bytes(0xFF);
+        di.fill_bytes(0xFF);
+        REQUIRE(v->launch(args, p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
+        kStream.synchronize();
+        CHECK(di.to_host<std::int32_t>() == hi.to_host<std::int32_t>());
+        if (t == kiln::f32) CHECK(dv.to_host<float>() == hv.to_host<float>());
+        else CHECK(dv.to_host<std::uint16_t>() == hv.to_host<std::uint16_t>());
       }
     }
   }
