@@ -79,13 +79,17 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
   std::int64_t x_stride = l.x_stride, n = l.n, cand_cap = r.plan.cand_cap;
   int largest = l.largest, k = l.k;
   std::uint32_t target = r.plan.target;
+  T* values = static_cast<T*>(l.values);
+  std::int32_t* indices = l.indices;
   void* args[] = {&x, &x_stride, &n, &largest, &k, &per_row, &chunk_len, &target, &cand_cap,
-                  &partial, &bins, &block_bins, &states, &cands};
+                  &partial, &bins, &block_bins, &states, &cands, &values, &indices};
   // chunk_len <= chunk: its whole groups need no more shared memory than resident_grid allowed.
   if (cudaError_t e = cudaLaunchCooperativeKernel(fn, dim3(unsigned(l.rows * per_row)), dim3(BLOCK), args,
                                                   grid_chunk_smem<T, BLOCK>(chunk_len), stream);
       e != cudaSuccess)
     return e;
+  // At most BLOCK candidates: the threshold kernel's last block has ordered them.
+  if (target <= std::uint32_t(BLOCK)) return cudaSuccess;
   // Between k and target (<= kGridRankCap) candidates: each one's place by counting the larger.
   auto* rank = &grid_rank_kernel<T, kGridRankBlock>;
   const std::size_t smem = grid_rank_smem_bytes<kGridRankBlock>(cand_cap);
@@ -96,8 +100,8 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
                                              int(grid_rank_smem_bytes<kGridRankBlock>(kGridRankCap)));
         e != cudaSuccess)
       return e;
-  rank<<<unsigned(ceil_div64(cand_cap, 32)), kGridRankBlock, smem, stream>>>(
-      x, l.k, cand_cap, states, cands, static_cast<T*>(l.values), l.indices);
+  rank<<<unsigned(ceil_div64(cand_cap, 32)), kGridRankBlock, smem, stream>>>(x, l.k, cand_cap, states, cands,
+                                                                            values, indices);
   return cudaGetLastError();
 }
 

@@ -82,7 +82,8 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
                           int blocks_per_row, int chunk_len, std::uint32_t target, std::int64_t cand_cap,
                           std::uint32_t* __restrict__ partial, std::uint32_t* __restrict__ bins,
                           std::uint32_t* __restrict__ block_bins, SampleRowState* __restrict__ states,
-                          std::uint64_t* __restrict__ cands) {
+                          std::uint64_t* __restrict__ cands, T* __restrict__ values,
+                          std::int32_t* __restrict__ indices) {
   constexpr int W = BLOCK / 32, E = kGridRun<T>, Q = E / 4, GROUP = E * BLOCK;
   constexpr int kMaxGroups = kGridMaxChunk / GROUP;
   constexpr int kLoadBatch = 4;  // groups whose loads are in flight together (16 registers)
@@ -91,7 +92,7 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   __shared__ std::uint32_t s_bin[33];
   __shared__ std::uint32_t scratch[32];
   __shared__ std::uint32_t s_warp_ties[kMaxGroups * W];  // the tie class by (group, warp), then its exclusive scan
-  __shared__ std::uint32_t s_pick, s_above, s_count, s_base, s_ties;
+  __shared__ std::uint32_t s_pick, s_above, s_count, s_base, s_ties, s_last;
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int row = int(blockIdx.x) / blocks_per_row, part = int(blockIdx.x) % blocks_per_row;
   const int t = threadIdx.x, lane = t & 31, w = t >> 5;
@@ -208,19 +209,28 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     for (int b = t; b < 33 * 32; b += BLOCK) hist[b] = 0;  // for the next level (after the pick's barriers)
     if (t < nbins) s_bin[t] = __ldcg(level_bins + t);
     __syncthreads();
-    if (t == 0) {
-      std::uint32_t cum = above;
-      int pick = nbins - 1;
-      for (int b = 0; b < nbins; ++b) {
-        if (cum + s_bin[b] >= std::uint32_t(k)) {
-          pick = b;
-          break;
-        }
-        cum += s_bin[b];
+    if (t < 32) {  // the first bin whose running count reaches k: a warp scan of bins 0..31
+      const std::uint32_t c = s_bin[lane];
+      std::uint32_t incl = c;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+        if (lane >= o) incl += up;
       }
-      s_pick = std::uint32_t(pick);
-      s_above = cum;
-      s_count = s_bin[pick];
+      const unsigned hit = __ballot_sync(0xFFFFFFFFu, above + incl >= std::uint32_t(k));
+      const int pick = hit != 0 ? __ffs(int(hit)) - 1 : nbins - 1;
+      const std::uint32_t before_pick = __shfl_sync(0xFFFFFFFFu, incl - c, pick & 31);
+      const std::uint32_t first32 = __shfl_sync(0xFFFFFFFFu, incl, 31);
+      if (lane == 0) {
+        // As a serial scan would: the ranks of the bins before the pick; if no bin reaches k
+        // (never on real counts) the last bin, with every bin's count.
+        std::uint32_t cum = above + first32;
+        if (hit != 0) cum = above + before_pick;
+        else if (nbins > 32 && cum + s_bin[32] < std::uint32_t(k)) cum += s_bin[32];
+        s_pick = std::uint32_t(pick);
+        s_above = cum;
+        s_count = s_bin[pick];
+      }
     }
     __syncthreads();
   };
@@ -261,6 +271,12 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     const std::uint32_t d = top - r;
     return d >= lo && std::uint64_t(d) <= reach;
   };
+  // The class is the last level's picked bin: the earlier blocks' members are their counts of it,
+  // left before that level's barrier (no barrier of its own).  Loaded here, summed after the
+  // counts below, so that the loads' latency overlaps them.
+  std::uint32_t before = 0;
+  if (trim)
+    for (int b = t; b < part; b += BLOCK) before += __ldcg(row_block_bins + std::int64_t(b) * kGridBins + last_pick);
   // This thread's keys to append and, on the trim path, each (group, warp)'s members of the class.
   std::uint32_t mine = 0;
   for (int g = 0; g < groups; ++g) {
@@ -319,10 +335,6 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   }
   std::uint32_t take_ties = 0;  // this block's first take_ties members of the tie class
   if (trim) {
-    // The class is the last level's picked bin: the earlier blocks' members are their counts of
-    // it, left before that level's barrier (no barrier of its own).
-    std::uint32_t before = 0;
-    for (int b = t; b < part; b += BLOCK) before += __ldcg(row_block_bins + std::int64_t(b) * kGridBins + last_pick);
     before = block_sum<BLOCK>(before, scratch);
     const std::uint32_t need = std::uint32_t(k) - above, my_ties = s_ties;
     take_ties = need > before ? (need - before < my_ties ? need - before : my_ties) : 0u;
@@ -370,6 +382,38 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
           ++pos;
         }
       });
+  }
+  // 5. A list of at most BLOCK candidates (target <= BLOCK: k <= BLOCK / 2) is ordered here by
+  // the row's last block to finish, instead of by grid_rank_kernel's launch: each candidate's
+  // place is the number of larger keys (keys are distinct).  The arrivals count in
+  // states[row].unused, zeroed by part 0 before the first barrier (every arrival is after it).
+  if (target > std::uint32_t(BLOCK)) return;  // the same for every block
+  __threadfence();  // this block's candidates are visible before its arrival is
+  __syncthreads();
+  if (t == 0) s_last = atomicAdd(&states[row].unused, 1u) == std::uint32_t(blocks_per_row - 1) ? 1u : 0u;
+  __syncthreads();
+  if (s_last == 0) return;
+  __threadfence();
+  const std::uint32_t found = __ldcg(&states[row].count);
+  const int listed = std::int64_t(found) < cand_cap ? int(found) : int(cand_cap);
+  auto* s_list = reinterpret_cast<std::uint64_t*>(s_quad);  // the chunk's ranks are no longer read
+  const int padded = (listed + 1) & ~1;
+  const std::uint64_t key = t < listed ? __ldcg(reinterpret_cast<const unsigned long long*>(out + t)) : kNoElement;
+  if (t < padded) s_list[t] = key;  // an odd list ends with kNoElement, below every key
+  __syncthreads();
+  if (t < listed) {
+    const ulonglong2* pairs = reinterpret_cast<const ulonglong2*>(s_list);
+    std::uint32_t place = 0;
+#pragma unroll 8
+    for (int q = 0; q < padded / 2; ++q) {
+      const ulonglong2 two = pairs[q];  // the same address for the whole warp: a broadcast
+      place += (two.x > key ? 1u : 0u) + (two.y > key ? 1u : 0u);
+    }
+    if (place < std::uint32_t(k)) {
+      const std::uint32_t j = index_of(key);
+      indices[place] = std::int32_t(j);
+      values[place] = xr[j];
+    }
   }
 }
 
