@@ -683,6 +683,24 @@ std::string emit_yaml(const TuningTable& table, const std::vector<std::pair<std:
 
 // ---- files -----------------------------------------------------------------------------------
 
+// Every rewrite of a database file goes through here.  The reader refuses a file over
+// kTuningDbMaxEntries entries or kTuningDbMaxFileBytes bytes, so a merge or a tuning run that
+// wrote one would leave a database the next read rejects, its entries as good as lost: such a
+// table is refused before anything touches the disk (no temp file), and the file stays as it was.
+// The count is checked before the text is emitted, which a huge table would make slow.
+void write_table(const detail::DbTarget& target, const std::string& what, const TuningTable& table,
+                 const std::vector<std::pair<std::string, std::string>>& extra_top) {
+  const std::size_t entries = count_entries(table);
+  if (entries > kTuningDbMaxEntries)
+    fail(what, "not written: it would hold " + std::to_string(entries) + " entries, more than the limit of " +
+                   std::to_string(kTuningDbMaxEntries) + " for a tuning database; the file is left as it was");
+  const std::string text = emit_yaml(table, extra_top);
+  if (text.size() > kTuningDbMaxFileBytes)
+    fail(what, "not written: it would be " + std::to_string(text.size()) + " bytes, more than the limit of " +
+                   std::to_string(kTuningDbMaxFileBytes) + " bytes for a tuning database; the file is left as it was");
+  detail::write_db_text(target, text);
+}
+
 double lock_timeout_from_env(std::string* problem = nullptr) {
   const char* env = std::getenv("KILN_DB_LOCK_TIMEOUT");
   if (!env || !*env) return kTuningDbDefaultLockTimeoutSeconds;
@@ -1019,7 +1037,7 @@ void TuningDb::update(const std::function<void(TuningTable&)>& edit) {
     // is kept as <file>.bak first).
     ParsedFile file = read_user_file(target, user_path_, &dropped);
     if (edit) edit(file.table);
-    detail::write_db_text(target, emit_yaml(file.table, file.extra_top));
+    write_table(target, user_path_, file.table, file.extra_top);
     table = std::move(file.table);
   }
   set_user_layer(std::move(table));
@@ -1054,7 +1072,7 @@ std::size_t TuningDb::prune(const std::function<bool(const std::string& device, 
       }
       dev = dev->second.empty() ? file.table.erase(dev) : std::next(dev);
     }
-    if (removed > 0) detail::write_db_text(target, emit_yaml(file.table, file.extra_top));
+    if (removed > 0) write_table(target, user_path_, file.table, file.extra_top);
     else dropped.clear();  // nothing rewritten, nothing lost (the .bak copy is harmless)
     table = std::move(file.table);
   }
@@ -1068,8 +1086,7 @@ TuningTable TuningDb::read_file(const std::string& path, std::vector<std::string
 }
 
 void TuningDb::write_file(const std::string& path, const TuningTable& table) {
-  const std::string text = emit_yaml(table, {});
-  detail::write_db_text(detail::resolve_db_path(path), text);
+  write_table(detail::resolve_db_path(path), path, table, {});
 }
 
 std::string TuningDb::to_yaml(const TuningTable& table) { return emit_yaml(table, {}); }

@@ -874,3 +874,79 @@ TEST_CASE("tuning db hardening: put() refuses extra fields the next read would s
   REQUIRE(read.extra_plugin_fields.size() == 1);
   CHECK(read.extra_plugin_fields[0].first == "commit");
 }
+
+namespace {
+
+// The names in a directory, sorted: a refused write must leave no temp file behind.
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("tuning db hardening: a write over the entry or size limit is refused and the file kept") {
+  // The reader refuses a file of more than kTuningDbMaxEntries entries or kTuningDbMaxFileBytes
+  // bytes, but update() (kiln db merge, the tuner's store) and write_file() wrote such files: the
+  // next read refused the whole database, every entry in it as good as lost.
+  TempDir dir;
+  const std::string user = dir.file("tuning.yaml");
+  kiln::TuningDb db({}, user);
+  db.put(kDev, "gemm", key(1), entry("v1"));
+  const std::string before = slurp(user);
+  const std::vector<std::string> names_before = names_in(dir.path);
+  auto file_kept = [&] {
+    const bool same_bytes = slurp(user) == before;  // not CHECK(a == b): Catch would print 16 MiB
+    CHECK(same_bytes);
+    CHECK(names_in(dir.path) == names_before);
+    // The in-memory layer did not take the refused table either.
+    REQUIRE(!db.layers().empty());
+    CHECK(db.layers().front().writable);
+    CHECK(db.layers().front().table.at(kDev).at("gemm").size() == 1);
+    CHECK(kiln::TuningDb::read_file(user).at(kDev).at("gemm").count(key(1)) == 1);
+  };
+
+  SECTION("one entry over the limit") {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string msg = error_of([&] {
+      db.update([](kiln::TuningTable& table) {
+        auto& keys = table[kDev]["gemm"];
+        for (int i = 2; keys.size() <= kiln::kTuningDbMaxEntries; ++i) keys.emplace(key(i), entry("v1"));
+      });
+    });
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    INFO(msg << " (" << seconds << " s)");
+    CHECK(seconds < 5.0);
+    CHECK(contains(msg, "tuning database '" + user + "'"));
+    CHECK(contains(msg, "would hold " + std::to_string(kiln::kTuningDbMaxEntries + 1) + " entries"));
+    CHECK(contains(msg, "limit of " + std::to_string(kiln::kTuningDbMaxEntries)));
+    CHECK(contains(msg, "left as it was"));
+    file_kept();
+  }
+  SECTION("text over the size limit") {
+    // One entry under a device key longer than the limit (written double-quoted: the quickest
+    // text for yaml-cpp's emitter; a long unknown field took 8 s).
+    const auto start = std::chrono::steady_clock::now();
+    const std::string msg = error_of([&] { db.put(std::string(kiln::kTuningDbMaxFileBytes, 'd'), "gemm", key(2), entry("v2")); });
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(seconds < 5.0);
+    INFO(msg.substr(0, 300) << " (" << seconds << " s)");
+    CHECK(contains(msg, "tuning database '" + user + "'"));
+    CHECK(contains(msg, "bytes, more than the limit of " + std::to_string(kiln::kTuningDbMaxFileBytes) + " bytes"));
+    CHECK(contains(msg, "left as it was"));
+    file_kept();
+  }
+  SECTION("write_file, to a file that does not exist yet") {
+    kiln::TuningTable table;
+    auto& keys = table[kDev]["gemm"];
+    for (int i = 1; keys.size() <= kiln::kTuningDbMaxEntries; ++i) keys.emplace(key(i), entry("v1"));
+    const std::string other = dir.file("other.yaml");
+    const std::string msg = error_of([&] { kiln::TuningDb::write_file(other, table); });
+    CHECK(contains(msg, "tuning database '" + other + "'"));
+    CHECK(contains(msg, std::to_string(kiln::kTuningDbMaxEntries + 1) + " entries"));
+    CHECK(!fs::exists(other));
+    file_kept();
+  }
+}

@@ -92,6 +92,15 @@ TEST_CASE("plans: defaults, per-problem overrides and errors with line numbers")
   CHECK(message_of([] { kiln::parse_plan("budget_evals: -3\nproblems: []\n", "a.yaml"); }).find("positive") !=
         std::string::npos);
   CHECK(message_of([] { kiln::parse_plan("problem: []\n", "a.yaml"); }).find("unknown field 'problem'") != std::string::npos);
+  // A key with no text (a list, a map or null) was named as "unknown field ''".
+  CHECK(message_of([] { kiln::parse_plan("problems: []\n? [a, b]\n: 1\n", "a.yaml"); }) ==
+        "plan 'a.yaml' line 2: a key that is not a plain string (a list) where a field name belongs (expected problems, "
+        "strategy, budget_evals, budget_seconds, name, description)");
+  CHECK(message_of([] { kiln::parse_plan("problems:\n  - op: add\n    shape: 4x4\n    {x: 1}: 2\n", "a.yaml"); }) ==
+        "plan 'a.yaml' line 4: a key that is not a plain string (a map) where a field name belongs (expected op, dtype, "
+        "shape, device, strategy, budget_evals, budget_seconds)");
+  CHECK(message_of([] { kiln::parse_plan("problems: []\n~: 1\n", "a.yaml"); }).find("line 2: a key that is not a plain string (null)") !=
+        std::string::npos);
   // An unknown strategy was refused only at tune time, naming neither the plan nor the line.
   CHECK(message_of([] { kiln::parse_plan("problems:\n  - {op: add, shape: 4x4, strategy: bogus}\n", "a.yaml"); }) ==
         "plan 'a.yaml' line 2: `strategy`: unknown strategy 'bogus': expected exhaustive, random or anneal");

@@ -108,6 +108,15 @@ void check_unique_keys(const YAML::Node& map, const std::string& source) {
       plan_error(source, line_of(kv.first), "field '" + kv.first.Scalar() + "' is given twice");
 }
 
+// A field name as written: a key that is a list, a map or null (`? [a, b] : 1`, `~: 1`) has no
+// text, and the error said "unknown field ''"; it now says what was found.
+std::string field_name(const YAML::Node& key, const std::string& source, const std::string& expected) {
+  if (key.IsScalar()) return key.Scalar();
+  const char* kind = key.IsSequence() ? "a list" : key.IsMap() ? "a map" : "null";
+  plan_error(source, line_of(key), std::string("a key that is not a plain string (") + kind + ") where a field name belongs (expected " +
+                                       expected + ")");
+}
+
 // Reads the optional strategy and budgets of a map (the plan or one problem).
 template <typename Target>
 void read_search_fields(const YAML::Node& map, const std::string& source, Target& t) {
@@ -152,12 +161,12 @@ Plan parse_plan_checked(const std::string& text, const std::string& source) {
   plan.source = source;
   if (!root.IsMap()) plan_error(source, line_of(root), "expected a map with `problems:`");
   check_unique_keys(root, source);
+  const std::string plan_fields = "problems, strategy, budget_evals, budget_seconds, name, description";
   for (const auto& kv : root) {
-    const std::string key = kv.first.Scalar();
+    const std::string key = field_name(kv.first, source, plan_fields);
     if (key != "problems" && key != "strategy" && key != "budget_evals" && key != "budget_seconds" && key != "name" &&
         key != "description")
-      plan_error(source, line_of(kv.first),
-                 "unknown field '" + key + "' (expected problems, strategy, budget_evals, budget_seconds, name, description)");
+      plan_error(source, line_of(kv.first), "unknown field '" + key + "' (expected " + plan_fields + ")");
   }
   read_search_fields(root, source, plan);
   const YAML::Node problems = root["problems"];
@@ -166,12 +175,12 @@ Plan parse_plan_checked(const std::string& text, const std::string& source) {
     const int line = line_of(item);
     if (!item.IsMap()) plan_error(source, line, "each problem must be a map {op, dtype, shape}");
     check_unique_keys(item, source);
+    const std::string problem_fields = "op, dtype, shape, device, strategy, budget_evals, budget_seconds";
     for (const auto& kv : item) {
-      const std::string key = kv.first.Scalar();
+      const std::string key = field_name(kv.first, source, problem_fields);
       if (key != "op" && key != "dtype" && key != "shape" && key != "device" && key != "strategy" &&
           key != "budget_evals" && key != "budget_seconds")
-        plan_error(source, line_of(kv.first),
-                   "unknown problem field '" + key + "' (expected op, dtype, shape, device, strategy, budget_evals, budget_seconds)");
+        plan_error(source, line_of(kv.first), "unknown problem field '" + key + "' (expected " + problem_fields + ")");
     }
     PlanItem p;
     p.line = line;

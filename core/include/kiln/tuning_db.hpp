@@ -47,7 +47,8 @@
 namespace kiln {
 
 inline constexpr int kTuningDbSchema = 1;
-// What one database file may hold; a file over a limit is refused with an error naming it.
+// What one database file may hold; a file over a limit is refused with an error naming it, and
+// a write that would go over one throws TuningDbError and leaves the file as it was.
 inline constexpr std::size_t kTuningDbMaxFileBytes = std::size_t{16} << 20;
 inline constexpr std::size_t kTuningDbMaxEntries = 50000;
 // YAML nodes after alias expansion (an alias bomb is refused before it is expanded).
@@ -144,7 +145,8 @@ class TuningDb {
                                    const std::function<std::string(const Problem&)>& bucket_of_key = nullptr) const;
 
   // Stores an entry in the user layer and in memory.  Throws TuningDbError when the user file
-  // is corrupt (it is left as it was) or cannot be written.
+  // is corrupt (it is left as it was), cannot be written, or would go over kTuningDbMaxEntries or
+  // kTuningDbMaxFileBytes (it is left as it was, and so is the in-memory layer).
   void put(const std::string& device_key, const std::string& op, const std::string& problem_key,
            const TuningEntry& entry);
   // Locked read-modify-write of the user file (what `kiln db merge` uses): under the lock, reads
