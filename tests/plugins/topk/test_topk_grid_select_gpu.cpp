@@ -271,8 +271,8 @@ TEST_CASE("topk_grid_select reads rows that start off a 16-byte boundary", "[top
         REQUIRE(schema.reference(host_args, rt.make_problem(schema, host_args)).ok());
         kiln::Buffer whole = kiln::Buffer::alloc(gpu, t, {1, n + offset});
         whole.copy_from_host(bytes.data(), bytes.size());
-        const kiln::TensorRef dx = kiln::TensorRef::matrix(static_cast<unsigned char*>(whole.data()) + offset * es, t, 1,
-                                                           n, n, gpu);
+        unsigned char* first = static_cast<unsigned char*>(whole.data()) + offset * es;
+        const kiln::TensorRef dx = kiln::TensorRef::matrix(first, t, 1, n, n, gpu);
         kiln::Buffer dv = kiln::Buffer::alloc(gpu, t, {1, k}), di = kiln::Buffer::alloc(gpu, kiln::i32, {1, k});
         const kiln::Args args({dx, dv, di}, {1.0});
         const kiln::Problem p = rt.make_problem(schema, args);
