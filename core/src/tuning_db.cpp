@@ -704,9 +704,12 @@ void write_table(const detail::DbTarget& target, const std::string& what, const 
 double lock_timeout_from_env(std::string* problem = nullptr) {
   const char* env = std::getenv("KILN_DB_LOCK_TIMEOUT");
   if (!env || !*env) return kTuningDbDefaultLockTimeoutSeconds;
+  // Decimal text only, as the other number variables (tune_modes.cpp): strtod also took " 5" and
+  // "0x10" (16 s), which a user meaning something else would never hear about.
+  const bool decimal = std::string(env).find_first_not_of("0123456789+-.eE") == std::string::npos;
   char* end = nullptr;
-  const double v = std::strtod(env, &end);
-  if (end == env || *end != '\0' || !std::isfinite(v) || v < 0.0) {
+  const double v = decimal ? std::strtod(env, &end) : 0.0;
+  if (!decimal || end == env || *end != '\0' || !std::isfinite(v) || v < 0.0) {
     if (problem)
       *problem = "KILN_DB_LOCK_TIMEOUT='" + detail::printable(env) + "' is not a number of seconds >= 0; a write waits " +
                  std::to_string(static_cast<int>(kTuningDbDefaultLockTimeoutSeconds)) + " s for the lock";

@@ -317,6 +317,25 @@ TEST_CASE("tuning db hardening: a mistyped KILN_DB_LOCK_TIMEOUT is reported, not
   CHECK(quiet.warnings().empty());
 }
 
+TEST_CASE("tuning db hardening: KILN_DB_LOCK_TIMEOUT takes decimal text only (no hex, no blanks)") {
+  TempDir dir;
+  for (const char* bad : {"0x10", " 5", "5 ", "0x1p3"}) {
+    INFO(bad);
+    ::setenv("KILN_DB_LOCK_TIMEOUT", bad, 1);
+    kiln::TuningDb db({}, dir.file("tuning.yaml"));
+    bool named = false;
+    for (const std::string& w : db.warnings()) named = named || contains(w, "KILN_DB_LOCK_TIMEOUT='");
+    CHECK(named);
+  }
+  for (const char* good : {"5", "0.5", "1e1", "+2"}) {
+    INFO(good);
+    ::setenv("KILN_DB_LOCK_TIMEOUT", good, 1);
+    kiln::TuningDb db({}, dir.file("tuning.yaml"));
+    CHECK(db.warnings().empty());
+  }
+  ::unsetenv("KILN_DB_LOCK_TIMEOUT");
+}
+
 TEST_CASE("tuning db hardening: check_writable finds an unusable database before tuning") {
   TempDir dir;
   kiln::TuningDb fine({}, dir.file("cache/tuning.yaml"));
