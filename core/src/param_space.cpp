@@ -85,10 +85,15 @@ Config Config::parse(std::string_view text) {
     int v = 0;
     const std::string_view num = eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1);
     auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+    // The caller's text is quoted through printable(): an escape sequence in it must not reach a
+    // terminal or a log raw.
     if (eq == std::string_view::npos || eq == 0 || num.empty() || ec != std::errc() || ptr != num.data() + num.size())
-      throw ArgumentError("config '" + std::string(text) + "': expected NAME=INT items, got '" + std::string(item) + "'");
+      throw ArgumentError("config '" + detail::printable(std::string(text)) + "': expected NAME=INT items, got '" +
+                          detail::printable(std::string(item)) + "'");
     const std::string name(item.substr(0, eq));
-    if (c.has(name)) throw ArgumentError("config '" + std::string(text) + "': parameter '" + name + "' given twice");
+    if (c.has(name))
+      throw ArgumentError("config '" + detail::printable(std::string(text)) + "': parameter '" + detail::printable(name) +
+                          "' given twice");
     c.set(name, v);
     i = j;
   }

@@ -332,7 +332,7 @@ TunedAlternative parse_alternative(const YAML::Node& node) {
     try {
       a.config = Config::parse(parts[1]);
     } catch (const ArgumentError& e) {
-      entry_fail(node, "alternative config '" + printable(parts[1]) + "' is not name=integer,...: " + printable(e.what()));
+      entry_fail(node, "alternative config '" + printable(parts[1]) + "' is not name=integer,...: " + std::string(e.what()));  // already printable
     }
   }
   char* end = nullptr;

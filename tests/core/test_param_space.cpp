@@ -127,6 +127,22 @@ TEST_CASE("configs print, parse and compare") {
   REQUIRE_THROWS_AS(kiln::ParamSpace().param("a", {1}).param("a", {2}), kiln::ArgumentError);
 }
 
+TEST_CASE("Config::parse quotes the caller's text printable in its errors") {
+  // An escape sequence in a bad config must not reach a terminal or a log raw.
+  for (const char* bad : {"BM=\x1b[2J", "\x1b[31mBM=1 \x1b[31mBM=2"}) {
+    std::string msg;
+    try {
+      kiln::Config::parse(bad);
+    } catch (const kiln::ArgumentError& e) {
+      msg = e.what();
+    }
+    INFO(msg);
+    CHECK(msg.find("config '") != std::string::npos);
+    CHECK(msg.find('\x1b') == std::string::npos);
+    CHECK(msg.find("\\x1b") != std::string::npos);
+  }
+}
+
 TEST_CASE("a space whose cartesian product passes uint64 is refused and names the parameter") {
   // count() and at() index the product with a uint64: nine 256-value parameters (2^72 configs)
   // counted 0 and enumerated nothing, without a word.
