@@ -403,6 +403,8 @@ void Runtime::run_variant(const Variant& variant, const Config& config, const Ar
   if (variant.device_kind() != p.device.kind)
     throw DeviceError(variant.name() + " runs on " + device_kind_name(variant.device_kind()) + ", the arguments are on " +
                       p.device.to_string());
+  // As op(): a host or another GPU's pointer tagged cuda:N would fault in the kernel and end the context.
+  check_pointers(schema, filled, p);
   if (auto bad = variant.space().violated(config, dev, p)) throw ArgumentError(variant.name() + ": " + *bad);
   Support s = variant.supports_or_no(p, dev, config);
   if (!s.ok) throw NoVariantError(variant.name() + " does not support " + p.key() + ": " + s.reason);

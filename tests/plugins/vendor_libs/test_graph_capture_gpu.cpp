@@ -190,6 +190,36 @@ TEST_CASE("a memo hit on a new stream during capture needs its workspace reserve
   cudaGraphDestroy(graph);
 }
 
+// run_variant promises op()'s validation: it skipped the pointer check, so a host pointer tagged
+// cuda:0 went to the kernel, which faulted and ended the context.
+TEST_CASE("run_variant refuses a host pointer tagged cuda:0 as op() does") {
+  kiln::Runtime rt = make_runtime(false);
+  const kiln::Variant* v = rt.registry().find_variant("add_streaming");
+  REQUIRE(v != nullptr);
+  const std::int64_t m = 17, n = 513;
+  auto a = kiln::Buffer::alloc(kGpu, kiln::f32, {m, n});
+  auto b = kiln::Buffer::alloc(kGpu, kiln::f32, {m, n});
+  auto c = kiln::Buffer::alloc(kGpu, kiln::f32, {m, n});
+  std::vector<float> host(static_cast<std::size_t>(m * n), 1.5f);
+  kiln::TensorRef fake = b.ref();
+  fake.data = host.data();  // host memory, tagged cuda:0
+  const kiln::Config config = v->default_config(kiln::device_info(kGpu));
+  std::string msg;
+  try {
+    rt.run_variant(*v, config, {a, fake, c});
+  } catch (const kiln::DeviceError& e) {
+    msg = e.what();
+  }
+  INFO(msg);
+  CHECK(msg.find("argument 'b'") != std::string::npos);
+  CHECK(msg.find("host memory") != std::string::npos);
+  // The context is healthy: the same variant on device memory runs.
+  a.fill_bytes(0x3F);
+  b.fill_bytes(0x3F);
+  rt.run_variant(*v, config, {a, b, c});
+  cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
 TEST_CASE("op() refuses a host pointer tagged cuda:0 and the context survives") {
   kiln::Runtime rt = make_runtime(true);
   const std::int64_t m = 33, n = 1025;
