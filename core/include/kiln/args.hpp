@@ -29,9 +29,10 @@ class Args {
   void push_tensor(const TensorRef& t);   // throws ArgumentError past kMaxTensors
   void push_scalar(double v);             // throws ArgumentError past kMaxScalars
   // tensor(i) and scalar(i) are unchecked, like operator[]: i < tensor_count() / scalar_count().
-  // The two below write, so they check: ArgumentError for i or n outside [0, kMaxScalars).
+  // The two below write, so they check (ArgumentError): set_scalar's i must name an existing
+  // scalar, [0, scalar_count()); resize_scalars' n lies in [0, kMaxScalars].
   void set_scalar(int i, double v);
-  void resize_scalars(int n);   // n in [0, kMaxScalars]; new scalars are 0
+  void resize_scalars(int n);   // new scalars are 0
 
  private:
   TensorRef tensors_[kMaxTensors];
