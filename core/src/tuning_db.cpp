@@ -704,9 +704,8 @@ void write_table(const detail::DbTarget& target, const std::string& what, const 
 double lock_timeout_from_env(std::string* problem = nullptr) {
   const char* env = std::getenv("KILN_DB_LOCK_TIMEOUT");
   if (!env || !*env) return kTuningDbDefaultLockTimeoutSeconds;
-  // Decimal text only, as the other number variables (tune_modes.cpp): strtod also took " 5" and
-  // "0x10" (16 s), which a user meaning something else would never hear about.
-  const bool decimal = std::string(env).find_first_not_of("0123456789+-.eE") == std::string::npos;
+  // Decimal text only, as the other number variables (tune_modes.cpp): strtod took "0x10" as 16 s.
+  const bool decimal = detail::decimal_text(env);
   char* end = nullptr;
   const double v = decimal ? std::strtod(env, &end) : 0.0;
   if (!decimal || end == env || *end != '\0' || !std::isfinite(v) || v < 0.0) {

@@ -59,6 +59,12 @@ void check_dir_not_shared(const std::string& dir, const std::string& db_path);
 // Text from a file (or an environment variable) made safe for a terminal: control characters, DEL and bytes outside printable
 // ASCII become \xNN.
 std::string printable(const std::string& text);
+// Number text as a person writes it: digits, a sign, a point, an exponent.  strtod and stod also
+// take " 5" and hex ("0x10" is 16), which a user meaning something else would never hear about;
+// the CLI's numeric flags and the number variables check this first.
+inline bool decimal_text(const std::string& text) {
+  return !text.empty() && text.find_first_not_of("0123456789+-.eE") == std::string::npos;
+}
 // Lighter, for paths and messages that quote them: only C0 controls, DEL and UTF-8 C1 controls
 // (U+0080..U+009F, which some terminals honour) become \xNN; other UTF-8 ("café") and
 // backslashes are kept, so text that went through printable() passes unchanged.

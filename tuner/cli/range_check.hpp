@@ -13,13 +13,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tuning_db_files.hpp"
+
 namespace kiln::cli {
 
-// Number text as a person writes it: digits, a sign, a point, an exponent.  strtod (behind
-// CLI11's lexical_cast) also took " 5" and hex ("--runs 0x10" ran 16), which seeds refused.
-inline bool decimal_text(const std::string& input) {
-  return !input.empty() && input.find_first_not_of("0123456789+-.eE") == std::string::npos;
-}
+// Number text as a person writes it (tuning_db_files.hpp): strtod, behind CLI11's lexical_cast,
+// also took " 5" and hex ("--runs 0x10" ran 16), which seeds refused.
+using detail::decimal_text;
 
 inline CLI::Validator in_range(double lo, double hi) {
   char text[80];

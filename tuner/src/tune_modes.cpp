@@ -63,7 +63,7 @@ double env_number(const char* name, double fallback, double lo, double hi, bool 
   const std::string v = env_or(name, "");
   if (v.empty()) return fallback;
   // Decimal text only, as the command-line flags (range_check.hpp): stod took " 5" and "0x10".
-  const bool decimal = v.find_first_not_of("0123456789+-.eE") == std::string::npos;
+  const bool decimal = detail::decimal_text(v);
   try {
     std::size_t used = 0;
     const double d = decimal ? std::stod(v, &used) : 0.0;
