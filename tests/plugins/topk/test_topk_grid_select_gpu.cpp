@@ -307,10 +307,12 @@ TEST_CASE("topk_grid_select declines more than one row, rows beyond the resident
   CHECK(v->supports(schema.problem_from_dims(kiln::f32, {1, 1 << 22, 64, 1}, gpu), dev, c).ok);
 }
 
-// op() must stay capturable (docs/architecture.md): the cooperative launch and the select kernel
-// after it are captured into a CUDA graph on a stream of their own and replayed twice, outputs
-// poisoned before each replay, against the host reference.  The counters in the workspace are
-// the kernels' own to reset, so a replay must not depend on a memset outside the graph.
+// op() must stay capturable (docs/architecture.md): the cooperative launch and the rank kernel
+// after it (or, for k <= 256, the cooperative launch alone, its last block ordering the list) are
+// captured into a CUDA graph on a stream of their own and replayed twice, outputs poisoned before
+// each replay, against the host reference.  The counters in the workspace (the levels', the
+// last block's arrivals) are the kernels' own to reset, so a replay must not depend on a memset
+// outside the graph.
 TEST_CASE("topk_grid_select captures in a CUDA graph and replays exactly", "[topk][gpu]") {
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("topk");
@@ -319,9 +321,10 @@ TEST_CASE("topk_grid_select captures in a CUDA graph and replays exactly", "[top
   const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
   REQUIRE(v != nullptr);
   Workspace ws;
-  // k = 2048 and 4096: grid_rank_kernel and its shared-memory opt-in inside the capture.
-  const std::pair<kiln::DType, std::int64_t> cases[] = {{kiln::f32, 300}, {kiln::bf16, 300}, {kiln::f32, 2048},
-                                                        {kiln::f16, 4096}};
+  // k = 64 and 100: the last block's order; 300: grid_rank_kernel; 2048 and 4096: also its
+  // shared-memory opt-in inside the capture.
+  const std::pair<kiln::DType, std::int64_t> cases[] = {{kiln::f32, 64},   {kiln::bf16, 100}, {kiln::f32, 300},
+                                                        {kiln::bf16, 300}, {kiln::f32, 2048}, {kiln::f16, 4096}};
   for (const auto& [t, k] : cases) {
     const kiln::Problem wanted = schema.problem_from_dims(t, {1, 200003, k, 1}, gpu);
     kiln::ProblemData data(schema, wanted, gpu, /*seed=*/77);
