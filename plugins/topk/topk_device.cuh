@@ -44,6 +44,17 @@ __device__ __forceinline__ std::uint64_t load_key(const std::uint64_t* p) {
   return __ldg(reinterpret_cast<const unsigned long long*>(p));
 }
 
+// The sum of v over lanes 0..lane of the calling warp (all 32 lanes call it).
+__device__ __forceinline__ std::uint32_t warp_inclusive_scan(std::uint32_t v) {
+  const int lane = int(threadIdx.x) & 31;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, v, o);
+    if (lane >= o) v += up;
+  }
+  return v;
+}
+
 // Sorts s[0, p) descending (p a power of two) with the whole block; ends with a barrier.
 template <int BLOCK>
 __device__ void bitonic_sort_desc(std::uint64_t* s, int p) {

@@ -42,14 +42,19 @@ GridLayout layout_of(const Problem& p, const Config& c) {
 
 // Blocks per row and chunk: chunks of at least min_chunk (a multiple of kGridChunkAlign) and as
 // many blocks as the device holds at once with that chunk's shared memory, up to one per chunk.
+// A chunk past kGridMaxChunk holds its first kGridMaxChunk ranks in shared memory and re-reads the
+// rest from global memory (L2) at every pass, up to kGridMaxStreamChunk elements a block.
 template <class T, int BLOCK>
 cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, void* workspace, cudaStream_t stream) {
-  auto* kernel = &grid_threshold_kernel<T, BLOCK>;
-  const void* fn = reinterpret_cast<const void*>(kernel);
+  const void* held_fn = reinterpret_cast<const void*>(&grid_threshold_kernel<T, BLOCK, false>);
+  const void* stream_fn = reinterpret_cast<const void*>(&grid_threshold_kernel<T, BLOCK, true>);
+  const void* fn = held_fn;
   std::int64_t chunk = ceil_div64(std::max(min_chunk, kGridChunkAlign), kGridChunkAlign) * kGridChunkAlign;
   int per_row = 0;
   for (int attempt = 0; attempt < 4; ++attempt) {
-    const int grid = resident_grid(fn, BLOCK, grid_chunk_smem<T, BLOCK>(chunk));
+    const std::int64_t held = std::min<std::int64_t>(chunk, kGridMaxChunk);
+    fn = chunk > kGridMaxChunk ? stream_fn : held_fn;
+    const int grid = resident_grid(fn, BLOCK, grid_chunk_smem<T, BLOCK>(held));
     const std::int64_t fits = grid / std::max<std::int64_t>(l.rows, 1);
     if (fits >= 1 && ceil_div64(l.n, chunk) <= fits) {
       per_row = int(ceil_div64(l.n, chunk));
@@ -57,7 +62,7 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
     }
     if (fits < 1) return cudaErrorCooperativeLaunchTooLarge;
     chunk = ceil_div64(ceil_div64(l.n, fits), kGridChunkAlign) * kGridChunkAlign;  // fewer, longer chunks
-    if (chunk > kGridMaxChunk) return cudaErrorCooperativeLaunchTooLarge;
+    if (chunk > kGridMaxStreamChunk) return cudaErrorCooperativeLaunchTooLarge;
   }
   if (per_row == 0) return cudaErrorCooperativeLaunchTooLarge;
   // Spread the row evenly over the blocks it takes (the last chunk is not left nearly empty).
@@ -83,24 +88,25 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
   std::int32_t* indices = l.indices;
   void* args[] = {&x, &x_stride, &n, &largest, &k, &per_row, &chunk_len, &target, &cand_cap,
                   &partial, &bins, &block_bins, &states, &cands, &values, &indices};
-  // chunk_len <= chunk: its whole groups need no more shared memory than resident_grid allowed.
-  if (cudaError_t e = cudaLaunchCooperativeKernel(fn, dim3(unsigned(l.rows * per_row)), dim3(BLOCK), args,
-                                                  grid_chunk_smem<T, BLOCK>(chunk_len), stream);
+  // chunk_len <= chunk: its whole held groups need no more shared memory than resident_grid allowed.
+  const std::size_t smem = grid_chunk_smem<T, BLOCK>(std::min(chunk_len, kGridMaxChunk));
+  if (cudaError_t e = cudaLaunchCooperativeKernel(fn, dim3(unsigned(l.rows * per_row)), dim3(BLOCK), args, smem,
+                                                  stream);
       e != cudaSuccess)
     return e;
   // At most BLOCK candidates: the threshold kernel's last block has ordered them.
   if (target <= std::uint32_t(BLOCK)) return cudaSuccess;
   // Between k and target (<= kGridRankCap) candidates: each one's place by counting the larger.
   auto* rank = &grid_rank_kernel<T, kGridRankBlock>;
-  const std::size_t smem = grid_rank_smem_bytes<kGridRankBlock>(cand_cap);
+  const std::size_t rank_smem = grid_rank_smem_bytes<kGridRankBlock>(cand_cap);
   // Above 48 KiB of dynamic shared memory (kGridRankCap > 6000) the kernel must opt in (per
   // device; cheap to repeat).
-  if (smem > 48 * 1024)
+  if (rank_smem > 48 * 1024)
     if (cudaError_t e = cudaFuncSetAttribute(rank, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              int(grid_rank_smem_bytes<kGridRankBlock>(kGridRankCap)));
         e != cudaSuccess)
       return e;
-  rank<<<unsigned(ceil_div64(cand_cap, 32)), kGridRankBlock, smem, stream>>>(x, l.k, cand_cap, states, cands,
+  rank<<<unsigned(ceil_div64(cand_cap, 32)), kGridRankBlock, rank_smem, stream>>>(x, l.k, cand_cap, states, cands,
                                                                             values, indices);
   return cudaGetLastError();
 }
@@ -118,9 +124,11 @@ class GridSelect final : public Variant {
  public:
   GridSelect()
       : Variant(VariantDesc{"topk_grid_select", "topk", DeviceKind::cuda, {f32, f16, bf16}, 51,
-                            "a row spread over the resident grid in shared memory; the k-th rank's bin by "
-                            "histograms across blocks (grid barriers); one append pass of at most "
-                            "max(256, 2 pow2(k)) keys (up to 8192); each placed by counting the larger keys, over many blocks",
+                            "a row spread over the resident grid (each block's first 16384 elements held in "
+                            "shared memory, the rest re-read from L2); the k-th rank's bin by histograms "
+                            "across blocks (grid barriers); one append pass of at most max(256, 2 pow2(k)) "
+                            "keys (up to 8192), placed by counting the larger keys: by the last block for "
+                            "at most `block` keys, else by a second kernel over many blocks",
                             false, false},
                 grid_select_space()) {}
   Config default_config(const DeviceInfo& d) const override { return grid_select_default(d); }
@@ -144,11 +152,14 @@ class GridSelect final : public Variant {
     cudaError_t e;
     if (block == 256) e = launch_block<256>(l, r, min_chunk, workspace, s);
     else if (block == 512) e = launch_block<512>(l, r, min_chunk, workspace, s);
-    else return Status::fail(ErrorKind::argument, "topk_grid_select: block = " + std::to_string(block) + " is not instantiated");
+    else
+      return Status::fail(ErrorKind::argument,
+                          "topk_grid_select: block = " + std::to_string(block) + " is not instantiated");
     if (e == cudaErrorCooperativeLaunchTooLarge)
       return Status::fail(ErrorKind::cuda, "topk_grid_select: n = " + std::to_string(l.n) +
                                                " does not fit the device's resident grid");
-    if (e != cudaSuccess) return Status::fail(ErrorKind::cuda, std::string("topk_grid_select: ") + cudaGetErrorString(e));
+    if (e != cudaSuccess)
+      return Status::fail(ErrorKind::cuda, std::string("topk_grid_select: ") + cudaGetErrorString(e));
     return Status::success();
   }
 };

@@ -7,7 +7,9 @@
 //     1. block (row, part) reads elements [part chunk, (part + 1) chunk) of the row once, into
 //        shared memory as 32-bit ranks (runs of 16 bytes a thread, stored as quads: every later
 //        pass reads four ranks per shared load), and its largest rank; barrier; every block
-//        takes the row's largest rank `top` from the blocks' partials
+//        takes the row's largest rank `top` from the blocks' partials.  A chunk past
+//        kGridMaxChunk (STREAM) holds its first kGridMaxChunk ranks; every pass re-reads the rest
+//        from global memory (L2 for rows it holds)
 //     2. level 0: the row's ranks counted by band of distance from top (0 for d = 0, b for
 //        2^(b-1) <= d < 2^b: 33 bands, lane-private shared counters, one global atomic per
 //        non-empty band and block); barrier; every block picks the band holding the k-th rank
@@ -18,8 +20,9 @@
 //        (rank << 32 | ~index).  More (a tie class of one value): the keys above the bin and the
 //        first k - above members of the class in index order (each block's members before it:
 //        the earlier blocks' counts of the bin, which every block leaves per level), exactly k keys
-//   grid_rank_kernel: candidate i's place = the candidates with a larger key (keys are
-//        distinct); those with place < k are written
+//     5. at most BLOCK candidates (k <= BLOCK / 2): the row's last block to append orders them
+//   grid_rank_kernel (more candidates): candidate i's place = the candidates with a larger key
+//        (keys are distinct); those with place < k are written
 // Every block reads the same global counters after a barrier, so every decision (and every
 // barrier) is the same across the grid, as long as the grid holds one row (two rows may need
 // different levels: their blocks would wait at different barriers; topk_grid_select_supports).
@@ -76,7 +79,10 @@ __device__ __forceinline__ std::uint32_t run_bits(const uint4& raw, int i) {
 // rows x blocks_per_row x kGridBins words, each block's own counts of the latest level.
 // states[row] is written whole (threshold, count, best).
 // Held to 40 registers (1536 threads a multiprocessor): more blocks resident, shorter chunks.
-template <class T, int BLOCK>
+// STREAM: chunks may pass kGridMaxChunk, their later groups re-read from global memory at every
+// pass (a separate instantiation: the streamed path's registers cost the held-only rows about
+// 0.6-1.0 us at 2^20-2^22 on an H200, twentieth session).
+template <class T, int BLOCK, bool STREAM>
 __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     grid_threshold_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest, int k,
                           int blocks_per_row, int chunk_len, std::uint32_t target, std::int64_t cand_cap,
@@ -85,7 +91,8 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
                           std::uint64_t* __restrict__ cands, T* __restrict__ values,
                           std::int32_t* __restrict__ indices) {
   constexpr int W = BLOCK / 32, E = kGridRun<T>, Q = E / 4, GROUP = E * BLOCK;
-  constexpr int kMaxGroups = kGridMaxChunk / GROUP;
+  constexpr int kHeldGroups = kGridMaxChunk / GROUP;  // in shared memory; later groups are re-read
+  constexpr int kMaxGroups = (STREAM ? kGridMaxStreamChunk : kGridMaxChunk) / GROUP;
   constexpr int kLoadBatch = 4;  // groups whose loads are in flight together (16 registers)
   extern __shared__ uint4 s_quad[];
   __shared__ std::uint32_t hist[33 * 32];  // [bin][lane]: no two lanes of a warp collide
@@ -100,6 +107,8 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   const std::int64_t begin = std::int64_t(part) * chunk_len;
   const int len = begin >= n ? 0 : n - begin < chunk_len ? int(n - begin) : chunk_len;
   const int groups = (len + GROUP - 1) / GROUP;
+  // Groups [held, groups) are re-read from global memory at every pass (STREAM only).
+  const int held = !STREAM || groups < kHeldGroups ? groups : kHeldGroups;
   std::uint32_t* row_bins = bins + std::int64_t(row) * kGridLevels * kGridBins;
   std::uint32_t* row_block_bins = block_bins + std::int64_t(row) * blocks_per_row * kGridBins;
   if (part == 0) {
@@ -107,44 +116,49 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     if (t == 0) states[row] = SampleRowState{0u, 0u, 0u, 0u};
   }
 
-  // 1. The chunk's ranks into shared memory: a batch of groups' loads in flight, then their ranks.
-  // 16-byte loads where the chunk starts on a 16-byte boundary (chunk_len is a multiple of 8).
+  // 1. The chunk's ranks into shared memory (its first `held` groups; the rest only for `best`): a
+  // batch of groups' loads in flight, then their ranks.  16-byte loads where the chunk starts on a
+  // 16-byte boundary (chunk_len is a multiple of 8).
   const bool vec = (reinterpret_cast<std::uintptr_t>(xr + begin) & 15u) == 0;
+  // This thread's run of group g (zeros past the chunk).
+  auto load_run = [&](int g) {
+    const int e0 = g * GROUP + E * t;
+    if (g >= groups || e0 >= len) return make_uint4(0u, 0u, 0u, 0u);
+    if (vec && e0 + E <= len) return __ldg(reinterpret_cast<const uint4*>(xr + begin + e0));
+    std::uint32_t wds[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int i = 0; i < E; ++i)
+      if (e0 + i < len) {
+        const std::uint32_t bits = Element<T>::bits(__ldg(xr + begin + e0 + i));
+        if constexpr (sizeof(T) == 4) wds[i] = bits;
+        else wds[i >> 1] |= bits << ((i & 1) * 16);
+      }
+    return make_uint4(wds[0], wds[1], wds[2], wds[3]);
+  };
+  // The ranks of elements 4 q .. 4 q + 3 of a run.
+  auto run_ranks = [&](const uint4& raw, int q) {
+    return make_uint4(rank_key(run_bits<T>(raw, 4 * q), largest != 0, Element<T>::kFormat),
+                      rank_key(run_bits<T>(raw, 4 * q + 1), largest != 0, Element<T>::kFormat),
+                      rank_key(run_bits<T>(raw, 4 * q + 2), largest != 0, Element<T>::kFormat),
+                      rank_key(run_bits<T>(raw, 4 * q + 3), largest != 0, Element<T>::kFormat));
+  };
   std::uint32_t best = 0;
   for (int g0 = 0; g0 < groups; g0 += kLoadBatch) {
     uint4 raw[kLoadBatch];
 #pragma unroll
-    for (int b = 0; b < kLoadBatch; ++b) {
-      const int e0 = (g0 + b) * GROUP + E * t;
-      raw[b] = make_uint4(0u, 0u, 0u, 0u);
-      if (g0 + b >= groups || e0 >= len) continue;
-      if (vec && e0 + E <= len) {
-        raw[b] = __ldg(reinterpret_cast<const uint4*>(xr + begin + e0));
-      } else {
-        std::uint32_t wds[4] = {0u, 0u, 0u, 0u};
-#pragma unroll
-        for (int i = 0; i < E; ++i)
-          if (e0 + i < len) {
-            const std::uint32_t bits = Element<T>::bits(__ldg(xr + begin + e0 + i));
-            if constexpr (sizeof(T) == 4) wds[i] = bits;
-            else wds[i >> 1] |= bits << ((i & 1) * 16);
-          }
-        raw[b] = make_uint4(wds[0], wds[1], wds[2], wds[3]);
-      }
-    }
+    for (int b = 0; b < kLoadBatch; ++b) raw[b] = load_run(g0 + b);
 #pragma unroll
     for (int b = 0; b < kLoadBatch; ++b) {
       const int g = g0 + b, e0 = g * GROUP + E * t;
       if (g >= groups) continue;
 #pragma unroll
       for (int q = 0; q < Q; ++q) {
-        std::uint32_t r[4];
+        const uint4 r = run_ranks(raw[b], q);
+        const std::uint32_t rr[4] = {r.x, r.y, r.z, r.w};
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          r[i] = rank_key(run_bits<T>(raw[b], 4 * q + i), largest != 0, Element<T>::kFormat);
-          if (e0 + 4 * q + i < len) best = r[i] > best ? r[i] : best;
-        }
-        s_quad[(g * Q + q) * BLOCK + t] = make_uint4(r[0], r[1], r[2], r[3]);
+        for (int i = 0; i < 4; ++i)
+          if (e0 + 4 * q + i < len) best = rr[i] > best ? rr[i] : best;
+        if (!STREAM || g < held) s_quad[(g * Q + q) * BLOCK + t] = r;
       }
     }
   }
@@ -159,13 +173,14 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   }
   const std::uint32_t top = block_max<BLOCK>(m, scratch);
 
-  // Calls f(rank, element) for each of this thread's elements of group g (element < len).
-  auto each_in_group = [&](int g, auto&& f) {
+  // Calls f(rank, element) for each of this thread's elements of group g (element < len), its
+  // ranks from shared memory (g < held) or from `raw`, the group's run loaded by the caller.
+  auto visit_group = [&](int g, const uint4& raw, auto&& f) {
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
       const int e0 = g * GROUP + E * t + 4 * q;
       if (e0 >= len) break;
-      const uint4 r = s_quad[(g * Q + q) * BLOCK + t];
+      const uint4 r = !STREAM || g < held ? s_quad[(g * Q + q) * BLOCK + t] : run_ranks(raw, q);
       if (e0 + 4 <= len) {
         f(r.x, e0);
         f(r.y, e0 + 1);
@@ -178,8 +193,19 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
       }
     }
   };
+  // Calls body(g, visit) for every group in order, visit(f) calling f(rank, element) for this
+  // thread's elements of g; the streamed groups' runs are loaded two at a time (both in flight).
+  auto for_groups = [&](auto&& body) {
+    const uint4 none = make_uint4(0u, 0u, 0u, 0u);
+    for (int g = 0; g < held; ++g) body(g, [&](auto&& f) { visit_group(g, none, f); });
+    for (int g = held; STREAM && g < groups; g += 2) {
+      const uint4 a = load_run(g), b = load_run(g + 1);
+      body(g, [&](auto&& f) { visit_group(g, a, f); });
+      if (g + 1 < groups) body(g + 1, [&](auto&& f) { visit_group(g + 1, b, f); });
+    }
+  };
   auto each = [&](auto&& f) {
-    for (int g = 0; g < groups; ++g) each_in_group(g, f);
+    for_groups([&](int, auto&& visit) { visit(f); });
   };
 
   // Counts the distances d = top - rank with d - lo in [0, 2^width_log) into bins of 2^sh (or,
@@ -211,12 +237,7 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     __syncthreads();
     if (t < 32) {  // the first bin whose running count reaches k: a warp scan of bins 0..31
       const std::uint32_t c = s_bin[lane];
-      std::uint32_t incl = c;
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, incl, o);
-        if (lane >= o) incl += up;
-      }
+      const std::uint32_t incl = warp_inclusive_scan(c);
       const unsigned hit = __ballot_sync(0xFFFFFFFFu, above + incl >= std::uint32_t(k));
       const int pick = hit != 0 ? __ffs(int(hit)) - 1 : nbins - 1;
       const std::uint32_t before_pick = __shfl_sync(0xFFFFFFFFu, incl - c, pick & 31);
@@ -279,9 +300,9 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
     for (int b = t; b < part; b += BLOCK) before += __ldcg(row_block_bins + std::int64_t(b) * kGridBins + last_pick);
   // This thread's keys to append and, on the trim path, each (group, warp)'s members of the class.
   std::uint32_t mine = 0;
-  for (int g = 0; g < groups; ++g) {
+  for_groups([&](int g, auto&& visit) {
     std::uint32_t ties = 0;
-    each_in_group(g, [&](std::uint32_t r, int) {
+    visit([&](std::uint32_t r, int) {
       mine += taken(r) ? 1u : 0u;
       ties += trim && in_bin(r) ? 1u : 0u;
     });
@@ -290,18 +311,14 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
       for (int o = 16; o > 0; o >>= 1) ties += __shfl_xor_sync(0xFFFFFFFFu, ties, o);
       if (lane == 0) s_warp_ties[g * W + w] = ties;
     }
-  }
+  });
   // Exclusive scan of the threads' counts: within warps, then over the warps' totals.
-  std::uint32_t incl = mine;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, incl, o);
-    if (lane >= o) incl += up;
-  }
+  const std::uint32_t incl = warp_inclusive_scan(mine);
   __syncthreads();  // scratch was read by block_max; s_warp_ties is complete
   if (lane == 31) scratch[w] = incl;
   if (trim && w == 0) {
-    // Exclusive scan of the (group, warp) tie counts in index order: lane l takes four entries.
+    // Exclusive scan of the (group, warp) tie counts in index order: lane l takes kPer
+    // consecutive entries (a loop of 32-entry steps instead spills registers on the held path).
     constexpr int kPer = (kMaxGroups * W + 31) / 32;
     const int slots = groups * W;
     std::uint32_t v[kPer], sum = 0;
@@ -311,12 +328,7 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
       v[i] = s < slots ? s_warp_ties[s] : 0u;
       sum += v[i];
     }
-    std::uint32_t run = sum;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, run, o);
-      if (lane >= o) run += up;
-    }
+    std::uint32_t run = warp_inclusive_scan(sum);
     if (lane == 31) s_ties = run;
     run -= sum;
 #pragma unroll
@@ -363,17 +375,12 @@ __global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)
   for (int g = 0; g < groups && trim; ++g) {
     const std::uint32_t pre = s_warp_ties[g * W + w];
     if (pre >= take_ties) break;
+    const uint4 raw = !STREAM || g < held ? make_uint4(0u, 0u, 0u, 0u) : load_run(g);
     std::uint32_t c = 0;
-    each_in_group(g, [&](std::uint32_t r, int) { c += in_bin(r) ? 1u : 0u; });
-    std::uint32_t pos = c;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const std::uint32_t up = __shfl_up_sync(0xFFFFFFFFu, pos, o);
-      if (lane >= o) pos += up;
-    }
-    pos = pre + pos - c;
+    visit_group(g, raw, [&](std::uint32_t r, int) { c += in_bin(r) ? 1u : 0u; });
+    std::uint32_t pos = pre + warp_inclusive_scan(c) - c;
     if (c != 0)
-      each_in_group(g, [&](std::uint32_t r, int e) {
+      visit_group(g, raw, [&](std::uint32_t r, int e) {
         if (in_bin(r)) {
           if (pos < take_ties) {
             const std::uint32_t slot = base + total + pos;

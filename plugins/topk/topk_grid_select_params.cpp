@@ -36,9 +36,9 @@ Support grid_select_supports(std::int64_t rows, std::int64_t n, const DeviceInfo
     return Support::no("rows = " + std::to_string(rows) + ": one row only (its blocks share the grid's barriers)");
   if (n < kGridMinN) return Support::no("n = " + std::to_string(n) + " < " + std::to_string(kGridMinN));
   const std::int64_t blocks = std::int64_t(device.sm_count) * kGridBlocksPerSmAssumed;
-  if ((n + kGridMaxChunk - 1) / kGridMaxChunk > blocks)
+  if ((n + kGridMaxStreamChunk - 1) / kGridMaxStreamChunk > blocks)
     return Support::no("n = " + std::to_string(n) + " exceeds the resident grid (" + std::to_string(blocks) +
-                       " blocks of " + std::to_string(kGridMaxChunk) + " elements)");
+                       " blocks of " + std::to_string(kGridMaxStreamChunk) + " elements)");
   return Support::yes();
 }
 

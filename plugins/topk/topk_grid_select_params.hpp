@@ -1,6 +1,7 @@
 // Parameters and plan of topk_grid_select (kernels in topk_grid_select.cuh): a single row of 2^13
-// to a few million elements, spread over the whole resident grid.  Each block holds
-// its chunk of the row in shared memory as 32-bit ranks; the grid finds the threshold of the
+// to about 2^24 elements, spread over the whole resident grid.  Each block holds
+// its chunk of the row in shared memory as 32-bit ranks (up to kGridMaxChunk; the rest of a longer
+// chunk is re-read from global memory at every pass); the grid finds the threshold of the
 // k-th rank by histograms combined across blocks (a grid barrier between levels), every block
 // appends its keys at or above it; grid_rank_kernel orders them (each one's place counted by many
 // blocks).
@@ -19,6 +20,9 @@ namespace kiln::topk {
 
 inline constexpr int kGridBlocks[] = {256, 512};     // instantiated block sizes (template argument)
 inline constexpr int kGridMaxChunk = 16384;          // ranks a block holds (64 KiB of shared memory)
+// Elements a block takes at most: past kGridMaxChunk, the rest of its chunk is re-read from global
+// memory at every pass (a 16-bit row of 2^24 is 32 MiB: the H200's L2 holds it).
+inline constexpr int kGridMaxStreamChunk = 65536;
 inline constexpr int kGridChunkAlign = 256;          // chunks are multiples of this many elements
 // Distance bands, then levels of 32 sub-bins: a band is at most 2^31 wide, 7 levels of 2^-5 take
 // it to one rank.
@@ -49,8 +53,8 @@ GridPlan grid_plan(std::int64_t k);
 // fuller blocks against more loads in flight).
 ParamSpace grid_select_space();
 Config grid_select_default(const DeviceInfo& device);
-// One row (the grid's barriers are the row's), n from kGridMinN to what the resident grid holds
-// (kGridBlocksPerSmAssumed x kGridMaxChunk per SM).
+// One row (the grid's barriers are the row's), n from kGridMinN to what the resident grid takes
+// (kGridBlocksPerSmAssumed x kGridMaxStreamChunk per SM).
 Support grid_select_supports(std::int64_t rows, std::int64_t n, const DeviceInfo& device);
 
 }  // namespace kiln::topk

@@ -5,7 +5,7 @@
 // row at the k-th place; values spread over many octaves; NaN of both signs, infinities and zeros
 // of both signs; a few huge values above a cluster of neighbouring floats, which sends the k-th
 // rank deep into the levels; few distinct values, small tie classes straddling the k-th place),
-// compared bit for bit; rows that start off a 16-byte boundary.
+// compared bit for bit; rows that start off a 16-byte boundary; rows longer than shared memory holds.
 #include <cuda_runtime.h>
 #include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
@@ -303,8 +303,91 @@ TEST_CASE("topk_grid_select declines more than one row, rows beyond the resident
   CHECK_FALSE(v->supports(schema.problem_from_dims(kiln::f32, {64, 1 << 20, 64, 1}, gpu), dev, c).ok);
   CHECK_FALSE(v->supports(schema.problem_from_dims(kiln::f32, {2, 9001, 64, 1}, gpu), dev, c).ok);
   CHECK_FALSE(v->supports(schema.problem_from_dims(kiln::f32, {1, 1 << 28, 64, 1}, gpu), dev, c).ok);
+  // Two blocks of kGridMaxStreamChunk (65536) elements per SM: 2^24 on an H100 or H200, not 2^25.
+  if (dev.sm_count >= 128) {
+    CHECK(v->supports(schema.problem_from_dims(kiln::bf16, {1, 1 << 24, 64, 1}, gpu), dev, c).ok);
+    CHECK_FALSE(v->supports(schema.problem_from_dims(kiln::bf16, {1, 1 << 25, 64, 1}, gpu), dev, c).ok);
+  }
   CHECK_FALSE(v->supports(schema.problem_from_dims(kiln::f32, {1, 8192, 64, 1}, gpu), dev, c).ok);
   CHECK(v->supports(schema.problem_from_dims(kiln::f32, {1, 1 << 22, 64, 1}, gpu), dev, c).ok);
+}
+
+// Rows longer than the resident grid holds in shared memory (about 6.5 M elements on an H100 or
+// H200): each block keeps its first kGridMaxChunk ranks in shared memory and re-reads the rest of
+// its chunk from global memory at every pass.  Random rows of the three types, a bf16 row of few
+// distinct values (tie classes at the k-th place: the trim path over streamed groups) read from an
+// address off a 16-byte boundary (element-wise runs), and all-equal f32 rows; every config (256-
+// and 512-thread blocks hold different numbers of groups).  Quick runs (the sanitizer) take one
+// random row and the tie row.
+TEST_CASE("topk_grid_select re-reads chunks past shared memory from global memory", "[topk][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
+  REQUIRE(v != nullptr);
+  Workspace ws;
+  const bool quick = kiln_test::quick_mode();
+  std::uint64_t seed = 3100;
+  struct Case {
+    kiln::DType t;
+    std::int64_t n, k;
+    int largest;
+  };
+  const std::vector<Case> randoms =
+      quick ? std::vector<Case>{{kiln::f32, 9000011, 100, 1}}
+            : std::vector<Case>{{kiln::f32, 9000011, 100, 1},    {kiln::f32, 9000011, 1, 0},
+                                {kiln::f32, 12000017, 2000, 1},  {kiln::bf16, 1 << 24, 100, 1},
+                                {kiln::bf16, 7000003, 4096, 0},  {kiln::f16, 7000003, 300, 1},
+                                {kiln::f16, (1 << 24) - 5, 64, 0}};
+  for (const Case& cs : randoms) {
+    const kiln::Problem wanted = schema.problem_from_dims(cs.t, {1, cs.n, cs.k, cs.largest}, gpu);
+    kiln::ProblemData data(schema, wanted, gpu, seed++);
+    const kiln::Problem& p = data.problem();
+    for (const kiln::Config& c : configs_for(*v, dev, p)) {
+      INFO(c.to_string() << " on " << p.key());
+      REQUIRE(v->supports(p, dev, c).ok);
+      data.poison_outputs();
+      REQUIRE(v->launch(data.device_args(), p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
+      kStream.synchronize();
+      CHECK(data.error() == 0.0);
+    }
+  }
+  // bf16, few distinct values, the row 3 elements into its buffer.
+  std::mt19937_64 rng(3101);
+  const std::int64_t n = 7000003, offset = 3;
+  for (std::int64_t k : {std::int64_t(100), std::int64_t(1500)}) {
+    if (quick && k != 100) continue;
+    std::vector<std::uint16_t> bits(std::size_t(n + offset));
+    for (auto& b : bits) b = kiln::float_to_bf16(float(int(rng() % 301) - 150) / 150.0f);
+    kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), kiln::bf16, {1, n});
+    hx.copy_from_host(bits.data() + offset, std::size_t(n) * 2);
+    kiln::Buffer hv = kiln::Buffer::alloc(kiln::Device::host(), kiln::bf16, {1, k});
+    kiln::Buffer hi = kiln::Buffer::alloc(kiln::Device::host(), kiln::i32, {1, k});
+    const kiln::Args host_args({hx, hv, hi}, {1.0});
+    REQUIRE(schema.reference(host_args, rt.make_problem(schema, host_args)).ok());
+    kiln::Buffer whole = kiln::Buffer::alloc(gpu, kiln::bf16, {1, n + offset});
+    whole.copy_from_host(bits.data(), bits.size() * 2);
+    unsigned char* first = static_cast<unsigned char*>(whole.data()) + offset * 2;
+    const kiln::TensorRef dx = kiln::TensorRef::matrix(first, kiln::bf16, 1, n, n, gpu);
+    kiln::Buffer dv = kiln::Buffer::alloc(gpu, kiln::bf16, {1, k}), di = kiln::Buffer::alloc(gpu, kiln::i32, {1, k});
+    const kiln::Args args({dx, dv, di}, {1.0});
+    const kiln::Problem p = rt.make_problem(schema, args);
+    for (const kiln::Config& c : configs_for(*v, dev, p)) {
+      INFO(c.to_string() << " on " << p.key() << " offset " << offset);
+      REQUIRE(v->supports(p, dev, c).ok);
+      dv.fill_bytes(0xFF);
+      di.fill_bytes(0xFF);
+      REQUIRE(v->launch(args, p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
+      kStream.synchronize();
+      CHECK(di.to_host<std::int32_t>() == hi.to_host<std::int32_t>());
+      CHECK(dv.to_host<std::uint16_t>() == hv.to_host<std::uint16_t>());
+    }
+  }
+  if (quick) return;
+  // Every value equal: one tie class of the whole row, its first k members by index.
+  std::vector<float> x(std::size_t(9000011), 0.5f);
+  check_rows(rt, *v, x, Shape{1, 9000011, 300}, 1, false, ws, "all equal, streamed");
 }
 
 // op() must stay capturable (docs/architecture.md): the cooperative launch and the rank kernel
