@@ -179,6 +179,19 @@ def thin_class_coverage():
     for dt in ("bf16", "f16"):
         for rows, n in ((1, 1048576), (64, 32768), (4096, 1024)):
             items.append(("topk", dt, f"rows={rows},n={n},k=8,largest=0"))
+    items += long_half_rows()
+    return items
+
+
+def long_half_rows():
+    """Single 16-bit top-k rows past 2^20 (twentieth session): topk_grid_select holds rows to
+    about 6.5 M elements in shared memory and streams longer ones, topk_sample_select takes them
+    all, and which wins moves with n and k (H200: the grid 1.5x ahead at 5-8 M, even or behind at
+    2^24).  Without these a 16-bit row of millions was dispatched from 2^20 rows and f32 ones."""
+    items = []
+    for dt in ("bf16", "f16"):
+        for n, k in itertools.product((4194304, 16777216), (8, 256, 2048)):
+            items.append(("topk", dt, f"rows=1,n={n},k={k},largest=1"))
     return items
 
 
