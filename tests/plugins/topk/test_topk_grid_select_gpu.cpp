@@ -99,13 +99,69 @@ void check_rows(kiln::Runtime& rt, const kiln::Variant& v, const std::vector<flo
   }
 }
 
+// Runs every config on a random row (ProblemData: fresh inputs, outputs poisoned before each run)
+// and compares with its host reference.
+void check_random_row(const kiln::OpSchema& schema, const kiln::Variant& v, kiln::DType t, const Shape& s,
+                      int largest, bool pitched, std::uint64_t seed, Workspace& ws) {
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Problem wanted = schema.problem_from_dims(t, {s.rows, s.n, s.k, largest}, gpu);
+  kiln::ProblemData data(schema, wanted, gpu, seed, {pitched, true});
+  const kiln::Problem& p = data.problem();
+  REQUIRE(p.dtype == t);
+  for (const kiln::Config& c : configs_for(v, dev, p)) {
+    INFO(c.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense"));
+    REQUIRE(v.supports(p, dev, c).ok);
+    data.poison_outputs();
+    REQUIRE(v.launch(data.device_args(), p, c, ws.get(v.workspace_bytes(p, c)), kStream).ok());
+    kStream.synchronize();
+    CHECK(data.error() == 0.0);
+  }
+}
+
+// The row of n elements of type t that starts `offset` elements into `bytes` (a view into a larger
+// device buffer, so off a 16-byte boundary for most offsets), top k of it largest first, on the
+// default config (or every config) against the host reference, bit for bit.
+void check_offset_row(kiln::Runtime& rt, const kiln::Variant& v, kiln::DType t, const std::vector<unsigned char>& bytes,
+                      std::int64_t n, std::int64_t offset, std::int64_t k, bool every_config, Workspace& ws) {
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const std::size_t es = kiln::dtype_size(t);
+  REQUIRE(bytes.size() == std::size_t(n + offset) * es);
+  kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), t, {1, n});
+  hx.copy_from_host(bytes.data() + std::size_t(offset) * es, std::size_t(n) * es);
+  kiln::Buffer hv = kiln::Buffer::alloc(kiln::Device::host(), t, {1, k});
+  kiln::Buffer hi = kiln::Buffer::alloc(kiln::Device::host(), kiln::i32, {1, k});
+  const kiln::Args host_args({hx, hv, hi}, {1.0});
+  REQUIRE(schema.reference(host_args, rt.make_problem(schema, host_args)).ok());
+  kiln::Buffer whole = kiln::Buffer::alloc(gpu, t, {1, n + offset});
+  whole.copy_from_host(bytes.data(), bytes.size());
+  unsigned char* first = static_cast<unsigned char*>(whole.data()) + std::size_t(offset) * es;
+  const kiln::TensorRef dx = kiln::TensorRef::matrix(first, t, 1, n, n, gpu);
+  kiln::Buffer dv = kiln::Buffer::alloc(gpu, t, {1, k}), di = kiln::Buffer::alloc(gpu, kiln::i32, {1, k});
+  const kiln::Args args({dx, dv, di}, {1.0});
+  const kiln::Problem p = rt.make_problem(schema, args);
+  const std::vector<kiln::Config> configs =
+      every_config ? configs_for(v, dev, p) : std::vector<kiln::Config>{v.default_config(dev)};
+  for (const kiln::Config& c : configs) {
+    INFO(c.to_string() << " on " << p.key() << " offset " << offset);
+    REQUIRE(v.supports(p, dev, c).ok);
+    dv.fill_bytes(0xFF);
+    di.fill_bytes(0xFF);
+    REQUIRE(v.launch(args, p, c, ws.get(v.workspace_bytes(p, c)), kStream).ok());
+    kStream.synchronize();
+    CHECK(di.to_host<std::int32_t>() == hi.to_host<std::int32_t>());
+    if (t == kiln::f32) CHECK(dv.to_host<float>() == hv.to_host<float>());
+    else CHECK(dv.to_host<std::uint16_t>() == hv.to_host<std::uint16_t>());
+  }
+}
+
 }  // namespace
 
 TEST_CASE("topk_grid_select matches the host reference on random rows", "[topk][gpu]") {
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("topk");
-  const kiln::Device gpu = kiln::Device::cuda(0);
-  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
   REQUIRE(v != nullptr);
   Workspace ws;
@@ -118,22 +174,8 @@ TEST_CASE("topk_grid_select matches the host reference on random rows", "[topk][
   for (kiln::DType t : {kiln::f32, kiln::bf16, kiln::f16}) {
     for (const Shape& s : shapes) {
       if (kiln_test::skip_when_quick(double(s.rows) * double(s.n), 50000.0)) continue;
-      for (int largest : {1, 0}) {
-        for (bool pitched : {false, true}) {
-          const kiln::Problem wanted = schema.problem_from_dims(t, {s.rows, s.n, s.k, largest}, gpu);
-          kiln::ProblemData data(schema, wanted, gpu, seed++, {pitched, true});
-          const kiln::Problem& p = data.problem();
-          REQUIRE(p.dtype == t);
-          for (const kiln::Config& c : configs_for(*v, dev, p)) {
-            INFO(c.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense"));
-            REQUIRE(v->supports(p, dev, c).ok);
-            data.poison_outputs();
-            REQUIRE(v->launch(data.device_args(), p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
-            kStream.synchronize();
-            CHECK(data.error() == 0.0);
-          }
-        }
-      }
+      for (int largest : {1, 0})
+        for (bool pitched : {false, true}) check_random_row(schema, *v, t, s, largest, pitched, seed++, ws);
     }
   }
 }
@@ -240,9 +282,6 @@ TEST_CASE("topk_grid_select is exact on f16 and bf16 rows with NaN, inf and sign
 // read element by element instead of in 16-byte runs; with n not a multiple of a run either.
 TEST_CASE("topk_grid_select reads rows that start off a 16-byte boundary", "[topk][gpu]") {
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
-  const kiln::OpSchema& schema = rt.registry().op("topk");
-  const kiln::Device gpu = kiln::Device::cuda(0);
-  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
   REQUIRE(v != nullptr);
   Workspace ws;
@@ -263,29 +302,7 @@ TEST_CASE("topk_grid_select reads rows that start off a 16-byte boundary", "[top
             std::memcpy(&bytes[std::size_t(i) * 2], &h, 2);
           }
         }
-        kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), t, {1, n});
-        hx.copy_from_host(bytes.data() + std::size_t(offset) * es, std::size_t(n) * es);
-        kiln::Buffer hv = kiln::Buffer::alloc(kiln::Device::host(), t, {1, k});
-        kiln::Buffer hi = kiln::Buffer::alloc(kiln::Device::host(), kiln::i32, {1, k});
-        const kiln::Args host_args({hx, hv, hi}, {1.0});
-        REQUIRE(schema.reference(host_args, rt.make_problem(schema, host_args)).ok());
-        kiln::Buffer whole = kiln::Buffer::alloc(gpu, t, {1, n + offset});
-        whole.copy_from_host(bytes.data(), bytes.size());
-        unsigned char* first = static_cast<unsigned char*>(whole.data()) + offset * es;
-        const kiln::TensorRef dx = kiln::TensorRef::matrix(first, t, 1, n, n, gpu);
-        kiln::Buffer dv = kiln::Buffer::alloc(gpu, t, {1, k}), di = kiln::Buffer::alloc(gpu, kiln::i32, {1, k});
-        const kiln::Args args({dx, dv, di}, {1.0});
-        const kiln::Problem p = rt.make_problem(schema, args);
-        const kiln::Config c = v->default_config(dev);
-        INFO(c.to_string() << " on " << p.key() << " offset " << offset);
-        REQUIRE(v->supports(p, dev, c).ok);
-        dv.fill_bytes(0xFF);
-        di.fill_bytes(0xFF);
-        REQUIRE(v->launch(args, p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
-        kStream.synchronize();
-        CHECK(di.to_host<std::int32_t>() == hi.to_host<std::int32_t>());
-        if (t == kiln::f32) CHECK(dv.to_host<float>() == hv.to_host<float>());
-        else CHECK(dv.to_host<std::uint16_t>() == hv.to_host<std::uint16_t>());
+        check_offset_row(rt, *v, t, bytes, n, offset, k, /*every_config=*/false, ws);
       }
     }
   }
@@ -322,8 +339,6 @@ TEST_CASE("topk_grid_select declines more than one row, rows beyond the resident
 TEST_CASE("topk_grid_select re-reads chunks past shared memory from global memory", "[topk][gpu]") {
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::OpSchema& schema = rt.registry().op("topk");
-  const kiln::Device gpu = kiln::Device::cuda(0);
-  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
   const kiln::Variant* v = rt.registry().find_variant("topk_grid_select");
   REQUIRE(v != nullptr);
   Workspace ws;
@@ -340,49 +355,19 @@ TEST_CASE("topk_grid_select re-reads chunks past shared memory from global memor
                                 {kiln::f32, 12000017, 2000, 1},  {kiln::bf16, 1 << 24, 100, 1},
                                 {kiln::bf16, 7000003, 4096, 0},  {kiln::f16, 7000003, 300, 1},
                                 {kiln::f16, (1 << 24) - 5, 64, 0}};
-  for (const Case& cs : randoms) {
-    const kiln::Problem wanted = schema.problem_from_dims(cs.t, {1, cs.n, cs.k, cs.largest}, gpu);
-    kiln::ProblemData data(schema, wanted, gpu, seed++);
-    const kiln::Problem& p = data.problem();
-    for (const kiln::Config& c : configs_for(*v, dev, p)) {
-      INFO(c.to_string() << " on " << p.key());
-      REQUIRE(v->supports(p, dev, c).ok);
-      data.poison_outputs();
-      REQUIRE(v->launch(data.device_args(), p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
-      kStream.synchronize();
-      CHECK(data.error() == 0.0);
-    }
-  }
+  for (const Case& cs : randoms)
+    check_random_row(schema, *v, cs.t, Shape{1, cs.n, cs.k}, cs.largest, /*pitched=*/false, seed++, ws);
   // bf16, few distinct values, the row 3 elements into its buffer.
   std::mt19937_64 rng(3101);
   const std::int64_t n = 7000003, offset = 3;
   for (std::int64_t k : {std::int64_t(100), std::int64_t(1500)}) {
     if (quick && k != 100) continue;
-    std::vector<std::uint16_t> bits(std::size_t(n + offset));
-    for (auto& b : bits) b = kiln::float_to_bf16(float(int(rng() % 301) - 150) / 150.0f);
-    kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), kiln::bf16, {1, n});
-    hx.copy_from_host(bits.data() + offset, std::size_t(n) * 2);
-    kiln::Buffer hv = kiln::Buffer::alloc(kiln::Device::host(), kiln::bf16, {1, k});
-    kiln::Buffer hi = kiln::Buffer::alloc(kiln::Device::host(), kiln::i32, {1, k});
-    const kiln::Args host_args({hx, hv, hi}, {1.0});
-    REQUIRE(schema.reference(host_args, rt.make_problem(schema, host_args)).ok());
-    kiln::Buffer whole = kiln::Buffer::alloc(gpu, kiln::bf16, {1, n + offset});
-    whole.copy_from_host(bits.data(), bits.size() * 2);
-    unsigned char* first = static_cast<unsigned char*>(whole.data()) + offset * 2;
-    const kiln::TensorRef dx = kiln::TensorRef::matrix(first, kiln::bf16, 1, n, n, gpu);
-    kiln::Buffer dv = kiln::Buffer::alloc(gpu, kiln::bf16, {1, k}), di = kiln::Buffer::alloc(gpu, kiln::i32, {1, k});
-    const kiln::Args args({dx, dv, di}, {1.0});
-    const kiln::Problem p = rt.make_problem(schema, args);
-    for (const kiln::Config& c : configs_for(*v, dev, p)) {
-      INFO(c.to_string() << " on " << p.key() << " offset " << offset);
-      REQUIRE(v->supports(p, dev, c).ok);
-      dv.fill_bytes(0xFF);
-      di.fill_bytes(0xFF);
-      REQUIRE(v->launch(args, p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
-      kStream.synchronize();
-      CHECK(di.to_host<std::int32_t>() == hi.to_host<std::int32_t>());
-      CHECK(dv.to_host<std::uint16_t>() == hv.to_host<std::uint16_t>());
+    std::vector<unsigned char> bytes(std::size_t(n + offset) * 2);
+    for (std::size_t i = 0; i < bytes.size(); i += 2) {
+      const std::uint16_t h = kiln::float_to_bf16(float(int(rng() % 301) - 150) / 150.0f);
+      std::memcpy(&bytes[i], &h, 2);
     }
+    check_offset_row(rt, *v, kiln::bf16, bytes, n, offset, k, /*every_config=*/true, ws);
   }
   if (quick) return;
   // Every value equal: one tie class of the whole row, its first k members by index.
