@@ -97,6 +97,13 @@ __device__ __forceinline__ void store_vec(T* p, const T (&v)[N]) {
   }
 }
 
+// Whether a row of 2-byte elements starting at p takes its 4-byte pairs from its second element:
+// p sits 2 bytes past a 4-byte boundary (an odd row pitch, or a view offset by an odd element).
+template <class T>
+__device__ __forceinline__ bool pair_shift(const T* p) {
+  return (reinterpret_cast<std::uintptr_t>(p) & 2) != 0;
+}
+
 // A kTile x kTile block moves one tile at a time through shared memory: coalesced reads of a tile
 // of `in`, coalesced writes of the transposed tile to `out`.  Rows of the staging tile are padded
 // by one element, so a column read (tile[tx][ty]) touches kTile different banks (4-byte T).  The
@@ -126,9 +133,14 @@ __global__ void __launch_bounds__(kTile* kTile)
 // kBlockRows rows of a tile, and issues all its loads before storing any to shared memory, so
 // that many loads are in flight.  kVec > 1 moves kVec elements per access (kVec * sizeof(T)
 // bytes, up to 16: float4 for 4-byte types, 8 halves for 2-byte ones; needs pointers and row
-// strides aligned to that; vectors cut by the matrix edge are moved element by element).  Staging
-// rows are padded by one element; with 4-byte T, kTile == 32 and kVec == 4 the eight lanes of a
-// row and the four rows of a warp then hit 32 distinct banks in both phases.  Tiles are numbered
+// strides aligned to that; vectors cut by the matrix edge are moved element by element).
+// kOutAnyAlign (2-byte pairs on 64-wide tiles only, one warp a tile row) takes `out` at any
+// alignment (`in` must be 4-byte aligned): a whole tile row of `out` whose first element is not
+// 4-byte aligned (pair_shift) is written as 31 pairs from its second element (lanes 0-30) and
+// its last and first elements singly (lane 31); partial tile rows element by element.  A
+// thread's rows all start alike (r0 and kBlockRows are even), so the shift is known once per
+// tile.  Staging rows are padded by one element; with 4-byte T, kTile == 32 and kVec == 4 the
+// eight lanes of a row and the four rows of a warp then hit 32 distinct banks in both phases.  Tiles are numbered
 // row-major over the tile grid (tiles_x per tile row) and taken in a 1-D grid-stride loop.
 // With group_rows > 1 the tiles are taken in groups of group_rows tile rows, each group column by
 // column (consecutive blocks take vertically adjacent tiles of `in`, horizontally adjacent ones
@@ -138,7 +150,7 @@ __global__ void __launch_bounds__(kTile* kTile)
 // evict-first (__ldcs), 1 through the read-only path with the default policy (__ldg), which keeps
 // a sector that two tiles share (rows not aligned to 32 bytes) for the second one; kStoreHint 1
 // stores whole vectors evict-first (__stcs), 0 plainly.
-template <class T, int kTile, int kBlockRows, int kVec, int kLoadHint, int kStoreHint>
+template <class T, int kTile, int kBlockRows, int kVec, int kLoadHint, int kStoreHint, bool kOutAnyAlign = false>
 __global__ void __launch_bounds__(kTile / kVec * kBlockRows)
     transpose_tiled_multirow_kernel(const T* __restrict__ in, std::int64_t ld_in, T* __restrict__ out,
                                     std::int64_t ld_out, std::int64_t m, std::int64_t n, std::int64_t tiles_x,
@@ -146,9 +158,12 @@ __global__ void __launch_bounds__(kTile / kVec * kBlockRows)
   static_assert(kVec * sizeof(T) <= 16, "at most 16-byte accesses");
   static_assert(kTile % kBlockRows == 0 && kTile % kVec == 0, "whole rows and vectors per tile");
   constexpr int kRowsPerThread = kTile / kBlockRows;
+  static_assert(!kOutAnyAlign || (kVec == 2 && sizeof(T) == 2 && kTile == 64 && kBlockRows % 2 == 0),
+                "out at any alignment: 2-byte pairs, one warp a tile row, even row steps");
   __shared__ __align__(16) T tile[kTile][kTile + 1];
   const int ty = threadIdx.y;
   const int lc = kVec * threadIdx.x;  // this thread's first column within a tile row
+  [[maybe_unused]] const bool last_lane = lc + kVec == kTile;  // kOutAnyAlign: lane 31
   for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     std::int64_t tile_row, tile_col;
     if (group_rows > 1) {
@@ -185,6 +200,29 @@ __global__ void __launch_bounds__(kTile / kVec * kBlockRows)
 
     // Store rows ty, ty + kBlockRows, ... of the transposed tile: out row c0 + lr holds column lr
     // of the staged tile; this thread writes its columns r0 + lc ... (tile rows lc ...).
+    if constexpr (kOutAnyAlign) {
+      const bool shifted = pair_shift(out + (c0 + ty) * ld_out + r0);
+      const int a = shifted ? (last_lane ? kTile - 1 : lc + 1) : lc;
+      const int b = shifted ? (last_lane ? 0 : lc + 2) : lc + 1;
+      const bool singly = shifted && last_lane;
+      // Unrolled by 2: fully unrolled, the hoisted shared loads took 48-51 registers (half the
+      // SM's warps); by 2 it takes 30-32 and none spill.
+#pragma unroll 2
+      for (int k = 0; k < kRowsPerThread; ++k) {
+        const int lr = ty + k * kBlockRows;
+        const std::int64_t orow = c0 + lr;
+        const T w[2] = {tile[a][lr], tile[b][lr]};
+        T* row = out + orow * ld_out + r0;
+        if (orow < n && r0 + kTile <= m && !singly) {
+          store_vec<kStoreHint == 1>(row + a, w);
+        } else if (orow < n) {
+          if (r0 + a < m) row[a] = w[0];
+          if (r0 + b < m) row[b] = w[1];
+        }
+      }
+      __syncthreads();  // before the next tile overwrites the staging tile
+      continue;
+    }
     const std::int64_t oc = r0 + lc;
 #pragma unroll
     for (int k = 0; k < kRowsPerThread; ++k) {

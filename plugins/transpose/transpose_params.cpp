@@ -147,13 +147,13 @@ Config tiled_multirow_default_for(const DeviceInfo& device, const Problem& probl
   const bool narrow = (problem.dims[1] + 63) / 64 <= kMultirowWholeColumns;
   if (narrow) c.set("group_rows", 1);
   if (dtype_size(problem.dtype) == 2) {
-    // 2-byte types moved in 4-byte pairs where pointers and row pitches allow (fifteenth session,
-    // H200): bf16 16384^2 282.1 us against 447.5 for single elements (cuBLASLt's transform 475.3),
-    // bf16 100 x 10^6 137.7 against 245.1 (199.7).
-    if (problem.align_bytes >= 4) {
-      c.set("vector_width", 2);
-      c.set("load_hint", 0);
-    }
+    // 2-byte types moved in 4-byte pairs (fifteenth session, H200): bf16 16384^2 282.1 us against
+    // 447.5 for single elements (cuBLASLt's transform 475.3), bf16 100 x 10^6 137.7 against 245.1
+    // (199.7).  Views off a 4-byte boundary too (twenty-first session, H200): `out` rows pair
+    // from their second element, bf16 333 x 200000 104.6 us against 140.7 for single elements
+    // (cuBLASLt 123.4); with `in` off one the scalar kernel runs (docs/performance.md).
+    c.set("vector_width", 2);
+    c.set("load_hint", 0);
     return c;
   }
   // Measured on an H200, 2026-11-24 (`kiln tune transpose --variants transpose_tiled_multirow`,
@@ -181,13 +181,17 @@ Config tiled_multirow_default_for(const DeviceInfo& device, const Problem& probl
   return c;
 }
 
+bool multirow_pairs_any_alignment(const Config& config, int elem_bytes) {
+  return elem_bytes == 2 && config.get_or("vector_width", 1) == 2 && config.get_or("tile", 0) == 64;
+}
+
 Support tiled_multirow_supports(const Problem& problem, const Config& config) {
   const int elem = static_cast<int>(dtype_size(problem.dtype));
   if (multirow_kernel(config, elem) == nullptr)
     return Support::no("transpose_tiled_multirow: " + config.to_string() + " is not instantiated for " +
                        std::string(dtype_name(problem.dtype)));
   const int bytes = config.get_or("vector_width", 1) * elem;
-  if (bytes > elem && problem.align_bytes < bytes)
+  if (bytes > elem && problem.align_bytes < bytes && !multirow_pairs_any_alignment(config, elem))
     return Support::no("transpose_tiled_multirow: vector_width=" + std::to_string(config.get_or("vector_width", 1)) +
                        " needs " + std::to_string(bytes) + "-byte aligned pointers and row pitches, these are " +
                        std::to_string(problem.align_bytes) + "-byte aligned");

@@ -44,7 +44,10 @@ Config tiled_padded_default(const DeviceInfo& device);
 //   block_rows       rows of threads per block (template)
 //   vector_width     elements per access (template): 1, or up to 16 bytes (4 for 4-byte types,
 //                    2 or 8 for 2-byte ones); needs pointers and row pitches aligned to
-//                    vector_width * element size; partial vectors at the matrix edges are moved singly
+//                    vector_width * element size, except 2-byte pairs on 64-wide tiles (any
+//                    alignment: `out` rows off a 4-byte boundary pair from their second element;
+//                    with `in` off one the scalar kernel of the same shape runs); partial vectors
+//                    at the matrix edges are moved singly
 //   load_hint        0: whole vectors loaded evict-first (__ldcs); 1: __ldg, default policy (template)
 //   store_hint       0: plain stores; 1: whole vectors stored evict-first (__stcs) (template)
 //   tiles_per_block  grid = ceil(tiles / tiles_per_block) (a launch argument)
@@ -94,10 +97,15 @@ inline constexpr std::int64_t kMultirowWholeColumns = 8;
 const MultirowKernel* multirow_kernel(const Config& config, int elem_bytes);
 ParamSpace tiled_multirow_space();
 Config tiled_multirow_default(const DeviceInfo& device);
-// The default for one problem (f32 / i32 measured on the H200): 32 x 32 tiles where the short
-// side is at most 32 (float4 when aligned to 16 bytes), else 64 x 64 scalar, with evict-first
-// stores on rows not 16-byte aligned.  2-byte types: tiled_multirow_default.
+// The default for one problem (measured on the H200): tiled_multirow_default, row-major for narrow
+// inputs; 2-byte types in 4-byte pairs; f32 / i32 with a short side of at most 32 on 32 x 32
+// tiles (float4 when aligned to 16 bytes), small 16-byte aligned ones float4 with evict-first
+// stores.
 Config tiled_multirow_default_for(const DeviceInfo& device, const Problem& problem);
+// 2-byte elements in 4-byte pairs on 64-wide tiles take any (2-byte) alignment: rows of `out`
+// starting off a 4-byte boundary pair from their second element (transpose_kernels.cuh); with
+// `in` off one, launch() runs the scalar kernel of the same tile, rows and hints.
+bool multirow_pairs_any_alignment(const Config& config, int elem_bytes);
 Support tiled_multirow_supports(const Problem& problem, const Config& config);
 
 // transpose_skinny: for matrices with a short side (min(m, n) <= kSkinnyMaxShort).  A tile spans

@@ -19,7 +19,8 @@ namespace kiln::transpose {
 namespace {
 
 template <std::size_t I>
-void launch_multirow(const TransposeOperands& o, int tiles_per_block, int group_rows, cudaStream_t stream) {
+void launch_multirow(const TransposeOperands& o, int tiles_per_block, int group_rows, bool out_any_align,
+                     cudaStream_t stream) {
   constexpr MultirowKernel k = kMultirowKernels[I];
   using T = std::conditional_t<k.elem_bytes == 2, std::uint16_t, std::uint32_t>;
   const std::int64_t tiles_x = (o.n + k.tile - 1) / k.tile;
@@ -29,6 +30,13 @@ void launch_multirow(const TransposeOperands& o, int tiles_per_block, int group_
   if (tiles_y <= kMultirowWholeColumns) group_rows = static_cast<int>(tiles_y);
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>((tiles + tiles_per_block - 1) / tiles_per_block, 2147483647));
   const dim3 block(k.tile / k.vector_width, k.block_rows);
+  if constexpr (k.elem_bytes == 2 && k.vector_width == 2 && k.tile == 64) {
+    if (out_any_align) {
+      transpose_tiled_multirow_kernel<T, k.tile, k.block_rows, k.vector_width, k.load_hint, k.store_hint, true>
+          <<<grid, block, 0, stream>>>(o.in_as<T>(), o.ld_in, o.out_as<T>(), o.ld_out, o.m, o.n, tiles_x, tiles, group_rows);
+      return;
+    }
+  }
   transpose_tiled_multirow_kernel<T, k.tile, k.block_rows, k.vector_width, k.load_hint, k.store_hint>
       <<<grid, block, 0, stream>>>(o.in_as<T>(), o.ld_in, o.out_as<T>(), o.ld_out, o.m, o.n, tiles_x, tiles, group_rows);
 }
@@ -36,13 +44,13 @@ void launch_multirow(const TransposeOperands& o, int tiles_per_block, int group_
 // Launches the instantiated kernel matching `want` (element size included); false when none does.
 template <std::size_t... I>
 bool dispatch(const MultirowKernel& want, const TransposeOperands& o, int tiles_per_block, int group_rows,
-              cudaStream_t stream,
+              bool out_any_align, cudaStream_t stream,
               std::index_sequence<I...>) {
   return ((kMultirowKernels[I].elem_bytes == want.elem_bytes && kMultirowKernels[I].tile == want.tile &&
                    kMultirowKernels[I].block_rows == want.block_rows &&
                    kMultirowKernels[I].vector_width == want.vector_width &&
                    kMultirowKernels[I].load_hint == want.load_hint && kMultirowKernels[I].store_hint == want.store_hint
-               ? (launch_multirow<I>(o, tiles_per_block, group_rows, stream), true)
+               ? (launch_multirow<I>(o, tiles_per_block, group_rows, out_any_align, stream), true)
                : false) ||
           ...);
 }
@@ -81,12 +89,25 @@ class TransposeTiledMultirow final : public Variant {
     // supports() saw problem.align_bytes; recheck the actual views (cheap) rather than fault.
     const std::int64_t bytes = std::int64_t{want.vector_width} * o.elem_bytes;
     const std::int64_t vec = want.vector_width;
-    if (want.vector_width > 1 && (!aligned_to(o.in, bytes) || !aligned_to(o.out, bytes) ||
-                                  (o.m > 1 && o.ld_in % vec != 0) || (o.n > 1 && o.ld_out % vec != 0)))
+    const bool in_aligned = aligned_to(o.in, bytes) && (o.m <= 1 || o.ld_in % vec == 0);
+    const bool out_aligned = aligned_to(o.out, bytes) && (o.n <= 1 || o.ld_out % vec == 0);
+    MultirowKernel run = want;
+    bool out_any_align = false;
+    if (want.vector_width > 1 && !(in_aligned && out_aligned) && multirow_pairs_any_alignment(config, o.elem_bytes)) {
+      // 2-byte pairs where the rows allow: `out` off a 4-byte boundary takes the kernel that
+      // shifts its pairs; `in` off one, the scalar kernel of the same shape (pairs read from the
+      // second element, or single elements read by the pair kernel, both ran slower than it:
+      // docs/performance.md, 2026-11-28).
+      if (in_aligned)
+        out_any_align = true;
+      else
+        run.vector_width = 1;
+    } else if (want.vector_width > 1 && !(in_aligned && out_aligned)) {
       return Status::fail(ErrorKind::unsupported, "transpose_tiled_multirow: vector_width=" +
                                                       std::to_string(want.vector_width) + " needs " +
                                                       std::to_string(bytes) + "-byte aligned in, out and row pitches");
-    if (!dispatch(want, o, tiles_per_block, group_rows, s, std::make_index_sequence<std::size(kMultirowKernels)>{}))
+    }
+    if (!dispatch(run, o, tiles_per_block, group_rows, out_any_align, s, std::make_index_sequence<std::size(kMultirowKernels)>{}))
       return Status::fail(ErrorKind::argument, "transpose_tiled_multirow: " + config.to_string() +
                                                    " is not instantiated for " + std::to_string(o.elem_bytes) +
                                                    "-byte elements");

@@ -315,7 +315,7 @@ TEST_CASE("transpose_tiled_multirow in row groups, whole tile columns and its pe
   const kiln::Stream stream;
   const bool quick = kiln_test::quick_mode();
   std::uint64_t seed = 700;
-  std::int64_t grouped_runs = 0, column_runs = 0, default_runs = 0;
+  std::int64_t grouped_runs = 0, column_runs = 0, default_runs = 0, shifted_pair_runs = 0, out_shifted_pair_runs = 0;
   struct Case {
     std::int64_t m, n;
   };
@@ -370,12 +370,22 @@ TEST_CASE("transpose_tiled_multirow in row groups, whole tile columns and its pe
             grouped_runs += grouped;
             column_runs += columns;
             default_runs += is_default;
+            // 2-byte pairs on a view with rows off a 4-byte boundary (odd pitch or offset).
+            const bool pairs = kiln::dtype_size(dtype) == 2 && config.get("vector_width") == 2;
+            shifted_pair_runs += pairs && p.align_bytes == 2;
+            // `in` 4-byte aligned (even pitch, no offset), `out` not (odd pitch): the pair kernel
+            // that shifts out's pairs; the others run the scalar twin.
+            out_shifted_pair_runs += pairs && offset == 0 && (n + pad) % 2 == 0 && (m + pad + 2) % 2 == 1;
           }
         }
   const std::int64_t cases = static_cast<std::int64_t>(shapes.size()) * 2 * (quick ? 2 : 4);
   CHECK(default_runs == cases);
   CHECK(grouped_runs >= cases * 4);  // at least 2 scalar grouped kernels of each size, in groups of 8 and 32
   CHECK(column_runs >= cases / 2 * 3);
+  // The per-problem default of a 2-byte type moves pairs whatever the alignment: every bf16 case
+  // with an odd pitch or an offset ran them at least once (the quick run keeps one such view).
+  CHECK(shifted_pair_runs >= static_cast<std::int64_t>(shapes.size()) * (quick ? 1 : 3));
+  CHECK(out_shifted_pair_runs >= (quick ? 1 : 5));  // 67 x 1000 dense; 100 x 1003, 300 x 521 ... padded
 }
 
 TEST_CASE("transpose honours both row strides and leaves the padding alone", "[transpose][gpu]") {

@@ -343,7 +343,20 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     const kiln::Config pairs{{"tile", 64}, {"block_rows", 8}, {"vector_width", 2}, {"load_hint", 0}, {"store_hint", 0}, {"tiles_per_block", 1}, {"group_rows", 1}};
     CHECK(tr::tiled_multirow_supports(half, pairs).ok);  // 4 bytes
     half.align_bytes = 2;
-    CHECK(!tr::tiled_multirow_supports(half, pairs).ok);
+    CHECK(!tr::tiled_multirow_supports(half, eight).ok);
+    // 2-byte pairs take any alignment: rows off a 4-byte boundary pair from their second element.
+    CHECK(tr::multirow_pairs_any_alignment(pairs, 2));
+    CHECK(!tr::multirow_pairs_any_alignment(pairs, 4));
+    CHECK(!tr::multirow_pairs_any_alignment(eight, 2));
+    CHECK(tr::tiled_multirow_supports(half, pairs).ok);
+    // With `in` off a 4-byte boundary launch() runs the pair kernel's scalar twin: every 2-byte
+    // pair kernel has one.
+    for (const tr::MultirowKernel& k : tr::kMultirowKernels) {
+      if (k.elem_bytes != 2 || k.vector_width != 2) continue;
+      const kiln::Config scalar{{"tile", k.tile}, {"block_rows", k.block_rows}, {"vector_width", 1},
+                                {"load_hint", k.load_hint}, {"store_hint", k.store_hint}, {"tiles_per_block", 1}, {"group_rows", 1}};
+      CHECK(tr::multirow_kernel(scalar, 2) != nullptr);
+    }
     // The default (scalar 64 x 64) is built for both sizes.
     CHECK(!s.violated(tr::tiled_multirow_default(dev), dev, half).has_value());
     const kiln::Config d = tr::tiled_multirow_default(dev);
@@ -398,8 +411,10 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     CHECK(short_odd.get("tile") == 32);
     CHECK(short_odd.get("vector_width") == 1);
     CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::f32, 33, 1000000, 16)).get("tile") == 64);
-    // 2-byte types: the default, in 4-byte pairs where 4-byte aligned.
-    CHECK(tr::tiled_multirow_default_for(dev, problem(kiln::bf16, 24, 1000000, 2)) == d);
+    // 2-byte types: the default, in 4-byte pairs at any alignment.
+    const kiln::Config odd_pairs = tr::tiled_multirow_default_for(dev, problem(kiln::bf16, 24, 1000001, 2));
+    CHECK(odd_pairs.get("vector_width") == 2);
+    CHECK(tr::tiled_multirow_supports(problem(kiln::bf16, 24, 1000001, 2), odd_pairs).ok);
     const kiln::Config pairs = tr::tiled_multirow_default_for(dev, problem(kiln::bf16, 24, 1000000, 16));
     CHECK(pairs.get("vector_width") == 2);
     CHECK(pairs.get("tile") == 64);
