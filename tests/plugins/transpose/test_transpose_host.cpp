@@ -344,7 +344,8 @@ TEST_CASE("transpose parameter spaces", "[transpose]") {
     CHECK(tr::tiled_multirow_supports(half, pairs).ok);  // 4 bytes
     half.align_bytes = 2;
     CHECK(!tr::tiled_multirow_supports(half, eight).ok);
-    // 2-byte pairs take any alignment: rows off a 4-byte boundary pair from their second element.
+    // 2-byte pairs on 64-wide tiles take any alignment (rows of `out` off a 4-byte boundary pair
+    // from their second element; with `in` off one the scalar twin runs, below).
     CHECK(tr::multirow_pairs_any_alignment(pairs, 2));
     CHECK(!tr::multirow_pairs_any_alignment(pairs, 4));
     CHECK(!tr::multirow_pairs_any_alignment(eight, 2));
