@@ -15,6 +15,7 @@ kiln::Status register_topk(kiln::Registry& registry) {
     registry.add_variant(kiln::topk::make_topk_host());
 #if KILN_HAS_CUDA
     registry.add_variant(kiln::topk::make_topk_block_merge());
+    registry.add_variant(kiln::topk::make_topk_grid_radix16());
     registry.add_variant(kiln::topk::make_topk_grid_select());
     registry.add_variant(kiln::topk::make_topk_radix_select());
     registry.add_variant(kiln::topk::make_topk_row_select());

@@ -1,5 +1,6 @@
 // The CUDA variants of topk (only built with the CUDA backend):
 //   topk_block_merge   per-chunk running top-k with threshold filtering, then a per-row merge
+//   topk_grid_radix16  f16/bf16 rows spread over the resident grid, the k-th value from two byte histograms
 //   topk_grid_select   a row spread over the resident grid, the k-th rank's bin by grid-wide histograms
 //   topk_radix_select  radix select of the k-th key, gather, sort of the selection
 //   topk_row_select    one block per row held in registers, the radix select on chip
@@ -14,6 +15,7 @@
 namespace kiln::topk {
 
 std::shared_ptr<Variant> make_topk_block_merge();
+std::shared_ptr<Variant> make_topk_grid_radix16();
 std::shared_ptr<Variant> make_topk_grid_select();
 std::shared_ptr<Variant> make_topk_radix_select();
 std::shared_ptr<Variant> make_topk_row_select();
