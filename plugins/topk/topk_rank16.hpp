@@ -28,4 +28,27 @@ constexpr std::uint32_t rank16_pair(std::uint32_t w, KeyFormat f, bool largest) 
   return largest ? order : ~order;
 }
 
+// A pre-test of a rank threshold on pairs of 16-bit elements, for filters that look for the few
+// elements with rank_key(h, largest, f) >= threshold.  When the threshold's top half is at least
+// 0x8000 (the best half of the order: positive values when largest, negative ones otherwise), an
+// element can reach it only if its magnitude h & 0x7FFF is at least floor = (threshold >> 16) -
+// 0x8000 (capped at infinity + 1, so that every NaN passes): three integer operations a pair
+// (rank16_reach), no rank.  It passes more than it should (the other sign, ties below the
+// threshold's low half); the exact test runs on what it passes.  `usable` is false for thresholds in
+// the other half (most elements pass there).
+struct Rank16Reach {
+  bool usable = false;
+  std::uint32_t add = 0;  // (0x8000 - floor) in both halves
+};
+constexpr Rank16Reach rank16_reach_of(std::uint32_t threshold, KeyFormat f) {
+  const std::uint32_t top = threshold >> 16, inf = f == KeyFormat::f16 ? 0x7C00u : 0x7F80u;
+  if (top < 0x8000u) return {};
+  const std::uint32_t floor = top - 0x8000u < inf + 1u ? top - 0x8000u : inf + 1u;
+  return {true, (0x8000u - floor) * 0x00010001u};
+}
+// Bit 15 of each half is set where that element of w (two 16-bit elements) may reach the
+// threshold of r; OR the results of many words and test 0x80008000 once (no carry crosses a half:
+// magnitude + 0x8000 - floor <= 0xFFFF).
+constexpr std::uint32_t rank16_reach(std::uint32_t w, const Rank16Reach& r) { return (w & 0x7FFF7FFFu) + r.add; }
+
 }  // namespace kiln::topk

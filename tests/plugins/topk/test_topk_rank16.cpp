@@ -1,8 +1,11 @@
 // topk_grid_radix16's host pieces: rank16_pair (two 16-bit ranks at once) against rank_key for
 // every 16-bit pattern in either half, both formats and both orders; the grid plan, the support
-// rule and the workspace layout.
+// rule and the workspace layout.  And rank16_reach (topk_sample_select's pre-test of a threshold
+// on pairs): never skips an element that reaches the threshold.
+#include <algorithm>
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "catch.hpp"
 #include "topk_grid_radix16_params.hpp"
@@ -32,6 +35,47 @@ TEST_CASE("rank16_pair gives both halves' ranks of rank_key for every 16-bit pat
         }
       CAPTURE(int(f), largest);
       CHECK(bad == 0);
+    }
+}
+
+TEST_CASE("rank16_reach passes every element whose rank reaches the threshold, and few others", "[topk]") {
+  using kiln::topk::rank16_reach;
+  using kiln::topk::rank16_reach_of;
+  // Thresholds: every 97th top half, the edges of the usable range and of infinity / NaN for
+  // both formats, each with low halves 0, 0xFFFF and one between.
+  std::vector<std::uint32_t> tops;
+  for (std::uint32_t top = 0; top < 0x10000u; top += 97) tops.push_back(top);
+  for (std::uint32_t top : {0x7FFFu, 0x8000u, 0x8001u, 0xFBFFu, 0xFC00u, 0xFC01u, 0xFC02u, 0xFF7Fu, 0xFF80u, 0xFF81u,
+                            0xFF82u, 0xFFFEu, 0xFFFFu})
+    tops.push_back(top);
+  for (KeyFormat f : {KeyFormat::f16, KeyFormat::bf16})
+    for (bool largest : {true, false}) {
+      std::int64_t missed = 0, wrong_rule = 0, usable = 0;
+      for (std::uint32_t top : tops)
+        for (std::uint32_t low : {0x0000u, 0x1234u, 0xFFFFu}) {
+          const std::uint32_t threshold = top << 16 | low;
+          const auto r = rank16_reach_of(threshold, f);
+          if (!r.usable) {
+            wrong_rule += top >= 0x8000u;  // usable exactly for the best half of the order
+            continue;
+          }
+          ++usable;
+          const std::uint32_t inf = f == KeyFormat::f16 ? 0x7C00u : 0x7F80u;
+          const std::uint32_t floor = std::min(top - 0x8000u, inf + 1u);
+          for (std::uint32_t h = 0; h < 0x10000u; ++h) {
+            // h in either half of the word, beside a partner that never passes (magnitude 0 < floor
+            // unless floor is 0, when everything passes).
+            const std::uint32_t lo = rank16_reach(h, r) & 0x8000u, hi = rank16_reach(h << 16, r) & 0x80000000u;
+            const bool passes = lo != 0;
+            missed += rank_key(h, largest, f) >= threshold && !passes;
+            wrong_rule += passes != ((h & 0x7FFFu) >= floor);  // the documented rule, exactly
+            wrong_rule += (hi != 0) != passes;
+          }
+        }
+      CAPTURE(int(f), largest);
+      CHECK(usable > 1000);
+      CHECK(missed == 0);
+      CHECK(wrong_rule == 0);
     }
 }
 
