@@ -32,16 +32,20 @@
 
 #include "topk_device.cuh"
 #include "topk_radix_select.cuh"
+#include "topk_rank16.hpp"
 #include "topk_sample_select_params.hpp"
 
 namespace kiln::topk {
 
-struct SampleRowState {
+// 8-byte aligned (24 bytes): the workspaces place 8-byte keys right after the rows' states.
+struct alignas(8) SampleRowState {
   std::uint32_t threshold;  // rank threshold of the filter
-  std::uint32_t count;      // keys with rank >= threshold (may exceed the buffer)
+  std::uint32_t count;      // keys the filter passed (may exceed the buffer)
   std::uint32_t best;       // the largest rank among them (the candidates' keys share the bits
                             // above the highest one in which threshold and best differ)
-  std::uint32_t unused;
+  std::uint32_t unused;     // (topk_grid_select: its blocks' arrivals)
+  std::uint32_t bound;      // the filter passes ranks above threshold, and ranks equal to it at
+                            // indices below bound (sample_tie_bound)
 };
 
 // Block-wide maximum of v (every thread gets it); `scratch` holds 32 words.
@@ -83,6 +87,69 @@ __global__ void __launch_bounds__(BLOCK)
   const std::int64_t row = blockIdx.x;
   const std::int64_t at = sample_run_start(j / kSampleRun, samples / kSampleRun, n) + j % kSampleRun;
   gathered[row * samples + j] = rank_of(__ldg(x + row * x_stride + at), largest != 0);
+}
+
+// The row's filter state from the threshold T the sample gave (every thread calls it; s_rank[j]
+// is sample j's rank, sample j at index sample_index(j)).  Two refinements, both keeping at least
+// `rank` samples at or above the threshold:
+//  - T is raised to c, the lowest sampled rank >= T (no sample lies in [T, c), so fewer
+//    candidates and the same margin);
+//  - when c's tie class holds at least kSampleTieMin samples (16-bit rows of millions tie by the
+//    thousands: 65536 elements a value at the top of 2^26 uniform bf16), its members are passed
+//    only below the index just past the m-th sampled member (m = 2 rank + 4, in index order):
+//    the filter then appends about m / (samples / n) of the class, not all of it.
+// Exact either way: the candidates are the ranks above c and a prefix (by index) of c's class,
+// so when they hold at least k keys they hold the answer (ties are taken in index order), and
+// when they do not, the row takes the fallback (the select kernel's test is unchanged).
+template <int BLOCK>
+__device__ void sample_tie_bound(const std::uint32_t* s_rank, int samples, int rank, std::int64_t n,
+                                 std::uint32_t threshold, SampleRowState* state, std::uint32_t* scratch) {
+  __shared__ std::uint32_t s_at;
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  std::uint32_t low = 0xFFFFFFFFu;
+  for (int j = t; j < samples; j += BLOCK)
+    if (s_rank[j] >= threshold && s_rank[j] < low) low = s_rank[j];
+  const std::uint32_t c = ~block_max<BLOCK>(~low, scratch);  // >= threshold: the rank-th sample is
+  std::int64_t bound = n;
+  const int m = 2 * rank + 4;
+  if (std::int64_t(samples) < n) {
+    // The m-th sample of c's class in index order: each warp counts a contiguous segment (whole
+    // 32-sample blocks, a ballot each: no bank conflicts), a scan of the warps' counts, and the
+    // warp whose segment holds it walks its ballots again.
+    constexpr int W = BLOCK / 32;
+    const int seg = ((samples + W - 1) / W + 31) & ~31, first = warp * seg, last = min(first + seg, samples);
+    std::uint32_t mine = 0;  // the same in every lane
+    for (int b = first; b < last; b += 32)
+      mine += std::uint32_t(__popc(__ballot_sync(0xFFFFFFFFu, b + lane < last && s_rank[b + lane] == c)));
+    __syncthreads();  // scratch is free again (block_max's last read)
+    if (lane == 0) scratch[warp] = mine;
+    if (t == 0) s_at = 0xFFFFFFFFu;
+    __syncthreads();
+    std::uint32_t before = 0, total = 0;
+    for (int w = 0; w < W; ++w) {
+      before += w < warp ? scratch[w] : 0u;
+      total += scratch[w];
+    }
+    const std::uint32_t want = std::uint32_t(m);
+    if (total >= std::uint32_t(kSampleTieMin) && total > want && before < want && before + mine >= want) {
+      std::uint32_t seen = before;
+      for (int b = first; b < last; b += 32) {
+        const unsigned hit = __ballot_sync(0xFFFFFFFFu, b + lane < last && s_rank[b + lane] == c);
+        if (seen + std::uint32_t(__popc(hit)) >= want) {  // the same for the whole warp
+          const std::uint32_t upto = std::uint32_t(__popc(hit & (lane == 31 ? 0xFFFFFFFFu : (2u << lane) - 1u)));
+          if (((hit >> lane) & 1u) != 0 && seen + upto == want) s_at = std::uint32_t(b + lane);
+          break;
+        }
+        seen += std::uint32_t(__popc(hit));
+      }
+    }
+    __syncthreads();
+    if (s_at != 0xFFFFFFFFu) {
+      const int j = int(s_at), runs = samples / kSampleRun;
+      bound = sample_run_start(j / kSampleRun, runs, n) + j % kSampleRun + 1;
+    }
+  }
+  if (t == 0) *state = SampleRowState{c, 0u, 0u, 0u, std::uint32_t(bound)};
 }
 
 // failed[0]: how many rows need the fallback; failed[1 + i]: their indices (any order).
@@ -164,7 +231,7 @@ __global__ void __launch_bounds__(BLOCK)
   __syncthreads();
   const int band = s_found;
   if (band == 0) {
-    if (t == 0) states[row] = SampleRowState{top, 0u, 0u, 0u};
+    sample_tie_bound<BLOCK>(s_rank, samples, rank, n, top, states + row, scratch);
     return;
   }
   // Split band b* = [2^(b*-1), 2^b*) into 32 equal sub-bins (or its 2^(b*-1) single distances) and
@@ -193,9 +260,10 @@ __global__ void __launch_bounds__(BLOCK)
         break;
       }
     }
-    const std::uint32_t threshold = reach >= top ? 0u : top - std::uint32_t(reach);
-    states[row] = SampleRowState{threshold, 0u, 0u, 0u};
+    s_before = reach >= top ? 0u : top - std::uint32_t(reach);  // the threshold
   }
+  __syncthreads();
+  sample_tie_bound<BLOCK>(s_rank, samples, rank, n, s_before, states + row, scratch);
 }
 
 // The filter reads the row in 16-byte loads (4 f32 or 8 f16/bf16 elements) from its first 16-byte
@@ -222,6 +290,7 @@ __global__ void __launch_bounds__(BLOCK)
   }
   __syncthreads();
   const std::uint32_t threshold = states[row].threshold;
+  const std::int64_t bound = states[row].bound;  // ranks equal to threshold: indices below it only
   std::uint32_t* count = &states[row].count;
   std::uint32_t* best = &states[row].best;
   std::uint64_t* out = cands + row * cand_cap;
@@ -265,7 +334,7 @@ __global__ void __launch_bounds__(BLOCK)
   if (blockIdx.y == 0 && t < 32) {  // the head: one warp, uniform
     const bool in = t < head && t < n;
     const std::uint32_t rk = in ? rank_of(__ldg(xr + t), largest != 0) : 0u;
-    append(in && rk >= threshold, rk, t);
+    append(in && rk >= threshold && (rk != threshold || t < bound), rk, t);
   }
   // Loads the bits of tile `base` into v (a 16-byte load where the whole vector lies before end).
   auto load_tile = [&](std::int64_t base, std::uint32_t* v) {
@@ -287,6 +356,7 @@ __global__ void __launch_bounds__(BLOCK)
   auto index = [&](std::int64_t base, int i) { return base + E * (std::int64_t(i / E) * BLOCK + t) + (i % E); };
   // Every thread runs the same iterations, so the warp votes are safe.  The next tile's loads are
   // issued before this one is compared (two tiles in flight per thread).
+  const Rank16Reach reach = E == 8 ? rank16_reach_of(threshold, Element<T>::kFormat) : Rank16Reach{};
   std::uint32_t next[ITEMS];
   if (begin < end) load_tile(begin, next);
   for (std::int64_t base = begin; base < end; base += kStep) {
@@ -294,6 +364,17 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) v[i] = next[i];
     if (base + kStep < end) load_tile(base + kStep, next);
+    // 16-bit elements in a whole tile: a pre-test on pairs (rank16_reach: magnitudes against the
+    // threshold's, three operations a pair) skips the tiles none of whose elements can reach it,
+    // and the exact test below runs on the others.
+    if constexpr (E == 8) {
+      if (reach.usable && base + kStep <= end) {
+        std::uint32_t may = 0;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i += 2) may |= rank16_reach(v[i] | (v[i + 1] << 16), reach);
+        if (!__any_sync(0xFFFFFFFFu, (may & 0x80008000u) != 0)) continue;
+      }
+    }
     std::uint32_t rk[ITEMS];
     bool take[ITEMS];
     bool any = false;
@@ -305,6 +386,10 @@ __global__ void __launch_bounds__(BLOCK)
     }
     // On typical data a tile has no candidate at all: one vote skips the appends.
     if (!__any_sync(0xFFFFFFFFu, any)) continue;
+    if (bound < n) {  // the threshold's tie class is bounded (the same for the whole row)
+#pragma unroll
+      for (int i = 0; i < ITEMS; ++i) take[i] = take[i] && (rk[i] != threshold || index(base, i) < bound);
+    }
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) append(take[i], rk[i], index(base, i));
   }

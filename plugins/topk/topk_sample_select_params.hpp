@@ -35,6 +35,9 @@ inline constexpr int kSampleBlockLong = 1024;   // and above (few long rows: mor
 // gain is gone by 64 rows, so the bound sits between 16 and 64.
 inline constexpr int kSampleGatherMaxRows = 32;
 inline constexpr int kSampleGatherBlock = 256;
+// A sampled threshold's tie class of at least this many samples is passed by the filter only up to
+// an index bound (sample_tie_bound in topk_sample_select.cuh).
+inline constexpr int kSampleTieMin = 16;
 inline constexpr int kSampleStage = 2048;       // candidate keys a filter block stages in shared memory (16 KiB)
 inline constexpr int kSampleSelectItems = 8;    // candidate keys per thread in flight in the select kernel
 // Threads of the select kernel: few rows have many candidates each (1024 threads pull them from

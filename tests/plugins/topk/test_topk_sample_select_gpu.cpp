@@ -10,12 +10,14 @@
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/problem_data.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -304,6 +306,74 @@ TEST_CASE("topk_sample_select is exact on f16 and bf16 rows with NaN, inf and si
           CHECK(dv.to_host<std::uint16_t>() == hv.to_host<std::uint16_t>());
         }
       }
+    }
+  }
+}
+
+// f16 and bf16 rows whose sampled threshold falls in a tie class of thousands (few distinct
+// values): the filter passes that class only below an index bound taken from the sampled members
+// (sample_tie_bound), so the answer's tie members must come out in index order wherever the
+// class lies: spread over the row, sorted to its end or its start, or only in its last or first
+// sixteenth (where the bound can miss and the row takes the fallback).
+TEST_CASE("topk_sample_select is exact when the threshold's tie class is bounded by index", "[topk][half][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::OpSchema& schema = rt.registry().op("topk");
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_sample_select");
+  REQUIRE(v != nullptr);
+  Workspace ws;
+  const bool quick = kiln_test::quick_mode();
+  const std::int64_t n = quick ? 70001 : kiln::topk::kSampleLongRow + 5;
+  std::mt19937_64 rng(1800);
+  for (kiln::DType t : {kiln::bf16, kiln::f16}) {
+    auto half = [&](float f) { return t == kiln::f16 ? kiln::float_to_f16(f) : kiln::float_to_bf16(f); };
+    auto level = [&](int levels) { return half(float(int(rng() % unsigned(levels)) - levels / 2) / float(levels)); };
+    const char* patterns[] = {"spread", "ascending", "descending", "best in the last sixteenth",
+                              "best in the first sixteenth"};
+    for (int pattern = 0; pattern < 5; ++pattern) {
+      std::vector<std::uint16_t> x(static_cast<std::size_t>(n));
+      for (auto& e : x) e = level(40);
+      if (pattern == 1 || pattern == 2) {
+        std::vector<std::pair<float, std::uint16_t>> keyed;
+        for (auto e : x) keyed.emplace_back(t == kiln::f16 ? kiln::f16_to_float(e) : kiln::bf16_to_float(e), e);
+        std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+          return pattern == 1 ? a.first < b.first : a.first > b.first;
+        });
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = keyed[i].second;
+      } else if (pattern >= 3) {
+        // Values below 0.5 (and above -0.5) everywhere, +-0.75 only in one sixteenth of the row.
+        const std::int64_t lo = pattern == 3 ? n - n / 16 : 0, hi = pattern == 3 ? n : n / 16;
+        for (auto& e : x) e = level(40);
+        for (std::int64_t i = lo; i < hi; ++i)
+          if (rng() & 1) x[std::size_t(i)] = half((rng() & 2) ? 0.75f : -0.75f);
+      }
+      kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), t, {1, n});
+      hx.copy_from_host(x.data(), x.size() * 2);
+      kiln::Buffer dx = kiln::Buffer::alloc(gpu, t, {1, n});
+      dx.copy_from(hx.ref());
+      for (std::int64_t k : {std::int64_t(100), std::int64_t(2000)})
+        for (int largest : {1, 0}) {
+          kiln::Buffer hv = kiln::Buffer::alloc(kiln::Device::host(), t, {1, k});
+          kiln::Buffer hi = kiln::Buffer::alloc(kiln::Device::host(), kiln::i32, {1, k});
+          const kiln::Args host_args({hx, hv, hi}, {double(largest)});
+          REQUIRE(schema.reference(host_args, rt.make_problem(schema, host_args)).ok());
+          kiln::Buffer dv = kiln::Buffer::alloc(gpu, t, {1, k}), di = kiln::Buffer::alloc(gpu, kiln::i32, {1, k});
+          const kiln::Args args({dx, dv, di}, {double(largest)});
+          const kiln::Problem p = rt.make_problem(schema, args);
+          auto configs = configs_for(*v, dev, p, false);
+          configs.resize(1);
+          for (const kiln::Config& c : configs) {
+            INFO(patterns[pattern] << " " << c.to_string() << " on " << p.key());
+            REQUIRE(v->supports(p, dev, c).ok);
+            dv.fill_bytes(0xFF);
+            di.fill_bytes(0xFF);
+            REQUIRE(v->launch(args, p, c, ws.get(v->workspace_bytes(p, c)), kStream).ok());
+            kStream.synchronize();
+            CHECK(di.to_host<std::int32_t>() == hi.to_host<std::int32_t>());
+            CHECK(dv.to_host<std::uint16_t>() == hv.to_host<std::uint16_t>());
+          }
+        }
     }
   }
 }
