@@ -178,7 +178,7 @@ TEST_CASE("topk_grid_radix16 is exact on ties, NaN, infinities and signed zeros"
 }
 
 // Rows that start 1 to 7 elements past a 16-byte boundary, n not a multiple of 8; batches whose
-// rows start at different places (row stride n + 3).
+// rows start at every place in a 16-byte run (an odd row stride).
 TEST_CASE("topk_grid_radix16 reads rows off a 16-byte boundary and batches of shifted rows", "[topk][half][gpu]") {
   kiln::Runtime rt(make_registry(), kiln_test::offline_options());
   const kiln::Variant* v = rt.registry().find_variant("topk_grid_radix16");
@@ -194,10 +194,14 @@ TEST_CASE("topk_grid_radix16 reads rows off a 16-byte boundary and batches of sh
         for (auto& e : x) e = half_of(t, float(int(rng() % 501) - 250) / 250.0f);
         check_bits(rt, *v, t, x, Shape{1, n, k}, 1, offset, n, ws, "offset row");
       }
-    const Shape batch{quick ? 5 : 37, quick ? 3001 : 10001, 200};
-    std::vector<std::uint16_t> b(std::size_t(batch.rows * batch.n));
-    for (auto& e : b) e = half_of(t, float(int(rng() % 1001) - 500) / 500.0f);
-    for (int largest : {1, 0}) check_bits(rt, *v, t, b, batch, largest, 5, batch.n + 3, ws, "shifted batch");
+    // An odd stride: consecutive rows start at every one of the 8 places in a 16-byte run (n is not
+    // a multiple of 8 either); k = 200 is ordered by the row's last block, 600 after a barrier.
+    for (std::int64_t k : {std::int64_t(200), std::int64_t(600)}) {
+      const Shape batch{quick ? 9 : 37, quick ? 3002 : 10002, k};
+      std::vector<std::uint16_t> b(std::size_t(batch.rows * batch.n));
+      for (auto& e : b) e = half_of(t, float(int(rng() % 1001) - 500) / 500.0f);
+      for (int largest : {1, 0}) check_bits(rt, *v, t, b, batch, largest, 5, batch.n + 3, ws, "shifted batch");
+    }
   }
 }
 
