@@ -17,8 +17,8 @@
 #   held    the same on HELD -> heldout.log (shapes not read while choosing anything)
 #   extra   the same on EXTRA -> extra.log
 #   base    (needs BASE=DIR: files that replace plugins/topk's, the base line's) builds the topk
-#           plugin of this tree with them into /tmp/base15 (started in the background right after
-#           the build), then `kiln bench` of topk_grid_select with that plugin on DEV and HELD ->
+#           plugin of this tree with them into /tmp/base16 (started in the background right after
+#           the build), then `kiln bench` of BASE_VARIANTS (default topk_grid_select) with that plugin on DEV and HELD ->
 #           base.log (the same CLI, only the plugin differs); on BASE_SHAPES if set
 #   alt     the same for each NAME=DIR of ALTS (built to /tmp/alt_NAME beside the base) on
 #           ALT_SHAPES -> alt_NAME.log
@@ -129,7 +129,7 @@ for stage in "$@"; do
       wait $pids 2>/dev/null; pids=""
       [ -f /tmp/base16/b/lib/kiln/plugins/libkiln_topk.so ] || { say "base build failed"; tail -5 "$out/base_build.log" >>"$sum"; continue; }
       rm -f "$out/base_build.log"
-      saveV=$V; V=topk_grid_select; plugdir=/tmp/base16/b/lib/kiln/plugins
+      saveV=$V; V=${BASE_VARIANTS:-topk_grid_select}; plugdir=/tmp/base16/b/lib/kiln/plugins
       NO_TORCH=1 bench_set "$out/base.log" ${BASE_SHAPES:-${DEV:-} ${HELD:-}}
       V=$saveV; plugdir=$PWD/$b/lib/kiln/plugins; say "base: $(grep -c '^\$' "$out/base.log") benches" ;;
     alt)
