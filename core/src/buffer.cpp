@@ -6,6 +6,7 @@
 
 #include "checked_math.hpp"
 #include "cuda_backend.hpp"
+#include "view_check.hpp"
 
 namespace kiln {
 namespace {
@@ -39,21 +40,13 @@ Shape shape_from(std::initializer_list<std::int64_t> dims) {
 }
 
 // TensorRef is a plain struct: a view filled in field by field may hold anything.  Before any
-// byte moves, the checks op() makes on its arguments: dtype, rank, extents, strides (none
-// negative, no two elements at one address, except a broadcast source), span and pointer.
+// byte moves, the checks op() makes on its arguments (view_check.hpp): dtype, rank, extents,
+// strides (none negative, no two elements at one address, except a broadcast source), span,
+// pointer, and a span that stays inside the address space.
 void check_copy_view(const TensorRef& t, const char* which) {
-  const std::string head = std::string("kiln::copy: the ") + which + " ";
-  if (dtype_size(t.dtype) == 0)
-    throw DTypeError(head + "has an unknown dtype (" + std::to_string(static_cast<int>(t.dtype)) + ")");
-  if (t.shape.rank < 0 || t.shape.rank > 3)  // rank 0: an empty Buffer or view
-    throw ShapeError(head + "must have rank 1, 2 or 3, got rank " + std::to_string(t.shape.rank));
-  if (!t.shape.fits(t.dtype))
-    throw ShapeError(head + t.shape.to_string() + " has a negative extent or more bytes than fit in int64");
-  const std::string why = t.strides_error();
-  if (!why.empty()) throw ShapeError(head + t.to_string() + ": " + why);
-  std::int64_t span = 0;
-  if (!t.span_fits(span)) throw ShapeError(head + t.to_string() + " spans more bytes than fit in int64");
-  if (!t.data && t.numel() > 0) throw ArgumentError(head + t.to_string() + " is a null pointer");
+  detail::ViewCheck how;
+  how.rank0_is_empty = true;  // copy() says which side is empty when the shapes differ
+  detail::check_view(t, std::string("kiln::copy: the ") + which, how);
 }
 
 // Views with a batch dimension or a non-unit column stride: matrix by matrix, and element by

@@ -7,6 +7,7 @@
 
 #include "kiln/errors.hpp"
 #include "random_fill.hpp"
+#include "view_check.hpp"
 
 namespace kiln {
 
@@ -56,8 +57,9 @@ CounterFill make_counter_fill(DType dtype, const InputDistribution& d, std::uint
 }  // namespace detail
 
 void fill_random(const TensorRef& view, const InputDistribution& d, std::uint64_t seed) {
-  if (view.shape.rank < 1 || view.shape.rank > 3)
-    throw ArgumentError("fill_random: tensor " + view.to_string() + " must have rank 1, 2 or 3");
+  // A hand-made view (null or wild pointer, negative or overlapping strides, a span past the end
+  // of the address space) is refused before the loops below write through it.
+  detail::check_view(view, "fill_random: argument 't'", detail::ViewCheck{/*element_aligned=*/true});
   if (view.shape.rank >= 2 && view.col_stride != 1 && view.cols() > 1)
     throw ArgumentError("fill_random: tensor " + view.to_string() + " must be row-major (column stride 1)");
   // A rank-3 tensor is filled as the (batch * rows) x cols matrix it is stored as, so element

@@ -34,7 +34,13 @@ struct InputDistribution {
 // Fills `t` (host or CUDA memory; rank 1 or 2, any row stride) from `d` and `seed`.  On a GPU it
 // runs on the legacy default stream and returns when the tensor is filled.  Throws ArgumentError
 // for a distribution whose kind does not suit the dtype (integers into a float tensor are fine;
-// reals into an integer tensor are not) or an empty range.
+// reals into an integer tensor are not) or an empty range, and, before anything is written, the
+// matching ArgumentError subclass naming argument 't' for a view that cannot be addressed as it
+// says: an unknown dtype or device kind, a rank outside 1..3, negative extents, negative or
+// overlapping strides, a null pointer, a pointer not aligned to the element size, or extents and
+// strides whose span overflows int64 or runs past the end of the address space.  (A view does not
+// know the size of its allocation: extents larger than the memory behind a valid pointer cannot
+// be detected.)
 void fill_random(const TensorRef& t, const InputDistribution& d, std::uint64_t seed);
 
 }  // namespace kiln
