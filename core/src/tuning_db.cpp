@@ -595,6 +595,26 @@ ParsedFile parse_yaml(const std::string& text, const std::string& what, std::vec
 
 // ---- table -> YAML ---------------------------------------------------------------------------
 
+// Why `table` holds something parse_yaml would not read back ("" when it reads back whole): the
+// device, op and problem-key rules of the reader and entry_problem for each entry.
+std::string table_problem(const TuningTable& table) {
+  for (const auto& [dev, ops] : table) {
+    if (dev.empty() || !is_printable_ascii(dev))
+      return "device key '" + printable(dev) + "' is empty or not printable ASCII, expected a device fingerprint";
+    for (const auto& [op, keys] : ops) {
+      if (!is_name(op, false))
+        return "devices/\"" + dev + "\": op '" + printable(op) + "' is not an op name (letters, digits and '_')";
+      for (const auto& [key, e] : keys) {
+        const std::string at = "devices/\"" + dev + "\"/" + op + "/\"" + printable(key) + "\"";
+        if (key.empty() || !is_printable_ascii(key)) return at + ": the problem key is empty or not printable ASCII";
+        if (std::string why = key_problem(key); !why.empty()) return at + ": " + why;
+        if (std::string why = entry_problem(e); !why.empty()) return at + ": " + why;
+      }
+    }
+  }
+  return {};
+}
+
 // Shortest text that reads back as the same double, independent of locale and of yaml-cpp's
 // emitter precision (0.7 writes 17 digits: 2701.3 would become 2701.3000000000002).
 std::string format_double(double v) {
@@ -688,12 +708,18 @@ std::string emit_yaml(const TuningTable& table, const std::vector<std::pair<std:
 // wrote one would leave a database the next read rejects, its entries as good as lost: such a
 // table is refused before anything touches the disk (no temp file), and the file stays as it was.
 // The count is checked before the text is emitted, which a huge table would make slow.
+//
+// Every entry is held to the reader's rules too (table_problem): an entry put() refuses could
+// still reach the file through update() or write_file(), and the next read then skipped it (or
+// the whole device or op) with a warning: written, then lost.
 void write_table(const detail::DbTarget& target, const std::string& what, const TuningTable& table,
                  const std::vector<std::pair<std::string, std::string>>& extra_top) {
   const std::size_t entries = count_entries(table);
   if (entries > kTuningDbMaxEntries)
     fail(what, "not written: it would hold " + std::to_string(entries) + " entries, more than the limit of " +
                    std::to_string(kTuningDbMaxEntries) + " for a tuning database; the file is left as it was");
+  if (std::string why = table_problem(table); !why.empty())
+    fail(what, "not written: " + why + "; the file is left as it was");
   const std::string text = emit_yaml(table, extra_top);
   if (text.size() > kTuningDbMaxFileBytes)
     fail(what, "not written: it would be " + std::to_string(text.size()) + " bytes, more than the limit of " +

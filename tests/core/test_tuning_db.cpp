@@ -470,7 +470,8 @@ TEST_CASE("tuning db: nearest entry of the same bucket") {
   t[kH200]["gemm"][gemm_key(4096, 4096, 4096)] = entry("at_4096");
   t[kH200]["gemm"][gemm_key(3000, 3000, 3000, kiln::f64)] = entry("f64_3000");
   t[kH200]["gemm"]["f32|m=3000|n=3000"] = entry("other_dims");
-  t[kH200]["gemm"]["not a key"] = entry("unparsable");
+  // (An unparsable key such as "not a key" is no longer written: write_file refuses what the
+  // reader would skip; the reader's side is tested with hand-written files.)
   kiln::TuningDb::write_file(shipped, t);
   kiln::TuningDb db({shipped}, "");
   REQUIRE(db.errors().empty());

@@ -151,7 +151,8 @@ class TuningDb {
            const TuningEntry& entry);
   // Locked read-modify-write of the user file (what `kiln db merge` uses): under the lock, reads
   // the file as it is on disk now, lets `edit` change it, and writes it back atomically; the
-  // in-memory user layer follows.  Throws TuningDbError like put().
+  // in-memory user layer follows.  Throws TuningDbError like put(), and, leaving the file as it
+  // was, when `edit` leaves an entry, key, op or device key the reader would skip.
   void update(const std::function<void(TuningTable&)>& edit);
   // Removes entries for which `drop` is true from the user file; returns how many.
   std::size_t prune(const std::function<bool(const std::string& device, const std::string& op,
@@ -181,7 +182,9 @@ class TuningDb {
   // File helpers.  read_file throws TuningDbError with the path and the reason (entries that are
   // skipped go to `warnings`); it reads at most kTuningDbMaxFileBytes, so a device or pipe ends
   // with an error.  write_file is atomic (fresh temp file + rename, keeping the mode) but takes
-  // no lock: to change the user file use put(), update() or prune(), which hold it.
+  // no lock: to change the user file use put(), update() or prune(), which hold it.  Every write
+  // holds the table to the reader's rules: an entry read_file would skip throws TuningDbError
+  // naming it, and nothing is written.
   static TuningTable read_file(const std::string& path, std::vector<std::string>* warnings = nullptr);
   static void write_file(const std::string& path, const TuningTable& table);
   static std::string to_yaml(const TuningTable& table);
