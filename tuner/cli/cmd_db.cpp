@@ -2,7 +2,12 @@
 // tuned on other machines into the user file (a key present in both keeps the entry with the
 // lower median time, or the newer one with --prefer-newer), and drop stale entries.  `kiln db loo`
 // (db_loo.cpp) evaluates dispatch leave-one-out over a device's entries.
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -141,16 +146,58 @@ int run_show(const DbCli& o) {
   return rt->db().errors().empty() ? kExitOk : kExitFailed;
 }
 
+// --into names a file the user chose: a typo in its directory made a new directory tree (the
+// merge "succeeded" into a file nobody reads), and a symbolic link to nothing had the file created
+// at the link's target, a path the user never named.  Both are refused; an existing file or link
+// is judged by the database's own rules (resolve_db_path: owner of a link, a directory, ...).
+void check_into(const std::string& into) {
+  const std::string shown = "bad --into '" + detail::control_escaped(into) + "': ";
+  struct stat st {};
+  if (::lstat(into.c_str(), &st) == 0) {
+    struct stat target {};
+    if (S_ISLNK(st.st_mode) && ::stat(into.c_str(), &target) != 0) {
+      std::error_code ec;
+      const std::string link = std::filesystem::read_symlink(into, ec).string();
+      throw UsageError(shown + "it is a symbolic link to " +
+                       (ec ? std::string("a file") : "'" + detail::control_escaped(link) + "'") +
+                       " that does not exist; kiln db merge does not follow a dangling link (expected an existing "
+                       "database file, or a new file in an existing directory)");
+    }
+    return;
+  }
+  if (errno != ENOENT) throw UsageError(shown + "cannot inspect it: " + std::strerror(errno));
+  std::string dir = std::filesystem::path(into).parent_path().string();
+  if (dir.empty()) dir = ".";
+  struct stat d {};
+  if (::stat(dir.c_str(), &d) != 0 || !S_ISDIR(d.st_mode))
+    throw UsageError(shown + "directory '" + detail::control_escaped(dir) +
+                     "' does not exist; kiln db merge does not create directories (expected a database file in an "
+                     "existing directory: create it first)");
+}
+
 int run_merge(const DbCli& o) {
   // Read every input first: a bad file stops the merge before anything is written; a bad entry
   // is skipped with a warning naming it.  Reads are capped (`kiln db merge /dev/zero` ends).
   std::vector<TuningTable> inputs;
   std::vector<std::string> skipped;
-  for (const std::string& f : o.files) inputs.push_back(TuningDb::read_file(f, &skipped));
-  for (const std::string& w : skipped) std::cerr << "kiln: warning: " << w << "\n";
+  for (const std::string& f : o.files) {
+    std::vector<std::string> warnings;
+    inputs.push_back(TuningDb::read_file(f, &warnings));
+    // A file with no entries (an empty file, the wrong file, a database whose every entry was
+    // skipped) merged as "0 added" without a word about which input gave nothing.
+    const bool said = std::any_of(warnings.begin(), warnings.end(),
+                                  [](const std::string& w) { return w.find("holds no entries") != std::string::npos; });
+    for (std::string& w : warnings) {
+      std::cerr << "kiln: warning: " << w << "\n";
+      skipped.push_back(std::move(w));
+    }
+    if (count_entries(inputs.back()) == 0 && !said)
+      std::cerr << "kiln: warning: '" << detail::control_escaped(f) << "' holds no entries; nothing is merged from it\n";
+  }
   // --into '' (an unset variable in a script) would otherwise merge into the user's own database.
   if (o.merge->count("--into") > 0 && o.into.empty())
     throw UsageError("bad --into '': expected a database file (leave --into out for the user database)");
+  if (!o.into.empty()) check_into(o.into);
   const std::string target = o.into.empty() ? TuningDb::default_user_path() : o.into;
   if (target.empty()) throw UsageError("no user database file (set KILN_CACHE_DIR or HOME, or give --into PATH)");
   TuningDb db({}, target);
