@@ -296,8 +296,44 @@ void Dispatcher::check_hand_made(const Problem& p) {
                         std::to_string(Problem::kMaxDims));
 }
 
-Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, const LeaveOneOut* loo) const {
+void Dispatcher::check_problem(const Problem& p, const std::string& who) const {
   check_hand_made(p);
+  const std::string head = who + ": argument 'problem' ";
+  if (!p.schema)
+    throw ArgumentError(who + ": the problem names no op (schema is null); make it with "
+                        "OpSchema::problem_from_shape or Op::problem");
+  // The pointer is compared, never followed, until it is known to be one of the registry's.
+  bool registered = false;
+  for (const std::string& name : registry_->op_names()) registered = registered || registry_->find_op(name) == p.schema;
+  if (!registered)
+    throw ArgumentError(head + "names an op schema this runtime's registry does not hold (expected a Problem made by "
+                        "OpSchema::problem_from_dims, problem_from_shape or Op::problem of this runtime)");
+  const OpSchema& schema = *p.schema;
+  if (p.n_dims != static_cast<int>(schema.dim_names.size()))
+    throw ShapeError(head + "has " + std::to_string(p.n_dims) + " dims, expected " +
+                     std::to_string(schema.dim_names.size()) + " for op '" + schema.name + "'");
+  if (dtype_size(p.dtype) == 0)
+    throw DTypeError(head + "has an unknown dtype (" + std::to_string(static_cast<int>(p.dtype)) + ")");
+  const int a = p.align_bytes;
+  if (a != 1 && a != 2 && a != 4 && a != 8 && a != 16)
+    throw ArgumentError(head + "has align_bytes = " + std::to_string(a) + ", expected 1, 2, 4, 8 or 16");
+  // The dims, dtype and device as op() would have made them: the schema's own checks.
+  try {
+    schema.check_problem(p);
+  } catch (const DTypeError& e) {
+    throw DTypeError(head + "is not one op() could make: " + e.what());
+  } catch (const ShapeError& e) {
+    throw ShapeError(head + "is not one op() could make: " + e.what());
+  } catch (const DeviceError& e) {
+    throw DeviceError(head + "is not one op() could make: " + e.what());
+  } catch (const ArgumentError& e) {
+    throw ArgumentError(head + "is not one op() could make: " + e.what());
+  }
+}
+
+Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, const LeaveOneOut* loo) const {
+  // A hand-made Problem is checked like one op() makes before anything reads its fields.
+  check_problem(p, "Dispatcher");
   // Reads the database: excluded from update_database() (explain() calls this directly).
   std::lock_guard<std::recursive_mutex> lock(miss_mutex_);
   Decision d;
@@ -640,6 +676,7 @@ const Decision& Dispatcher::decide(const Problem& p, const DeviceInfo& device) {
   // Misses are serialised: the database is read here and, in lazy mode, written by the tuner.
   std::lock_guard<std::recursive_mutex> miss_lock(miss_mutex_);
   if (const Decision* hit = find(p)) return *hit;  // another thread decided p meanwhile
+  check_problem(p, "Dispatcher::decide");  // before the observer reads it
   if (observer_) observer_(p);
   auto node = std::make_unique<Node>();
   node->problem = p;

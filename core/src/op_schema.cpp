@@ -111,6 +111,20 @@ Problem OpSchema::problem_from_dims(DType dtype, const std::vector<std::int64_t>
   return p;
 }
 
+void OpSchema::check_problem(const Problem& p) const {
+  if (p.schema != this)
+    throw ArgumentError(name + ": the problem is of another op (its schema is not this one)");
+  if (p.n_dims != static_cast<int>(dim_names.size()))
+    throw ShapeError(name + ": the problem has " + std::to_string(p.n_dims) + " dims, expected " +
+                     std::to_string(dim_names.size()));
+  for (std::size_t i = 0; i < dim_names.size(); ++i)
+    if (p.dims[i] < 0)
+      throw ShapeError(name + ": extent '" + dim_names[i] + "' is " + std::to_string(p.dims[i]) + ", expected >= 0");
+  check_dtype(p.dtype);
+  check_device_form(name, p.device);
+  check_round_trip(p, extents_text(std::vector<std::int64_t>(p.dims, p.dims + p.n_dims)), /*allow_empty=*/true);
+}
+
 Problem OpSchema::problem_from_shape(DType dtype, std::string_view shape, Device device) const {
   // The caller's text is quoted through printable(): a shape with an escape sequence must not
   // reach a terminal or a log raw.
@@ -194,7 +208,7 @@ void OpSchema::check_dtype(DType dtype) const {
 // op already has, so a schema needs no second copy of its rules (k <= n for topk, a mode dim
 // that must be 0 or 1, ...).  No memory is touched: make_problem reads shapes, dtypes, strides
 // and alignment, never data.
-void OpSchema::check_round_trip(const Problem& p, const std::string& what) const {
+void OpSchema::check_round_trip(const Problem& p, const std::string& what, bool allow_empty) const {
   if (!tensor_specs || !make_problem) return;  // an unregistered, partial schema (tests)
   const std::string head = name + ": " + what + " is not a valid problem: ";
   try {
@@ -242,7 +256,8 @@ void OpSchema::check_round_trip(const Problem& p, const std::string& what) const
     // (transpose 0x4611686018427387903) runs for ever in a host reference.
     bool all_empty = true;
     for (const TensorSpec& t : specs) all_empty = all_empty && t.shape.numel() == 0;
-    if (all_empty) throw ShapeError(head + "every tensor is empty, there is nothing to compute (a size is 0)");
+    if (all_empty && !allow_empty)
+      throw ShapeError(head + "every tensor is empty, there is nothing to compute (a size is 0)");
     for (const ScalarRole& r : scalars) args.push_scalar(r.default_value);
     if (scalars_for) scalars_for(p, args);
     Problem derived;

@@ -415,10 +415,9 @@ void Runtime::run_variant(const Variant& variant, const Config& config, const Ar
 }
 
 Decision Runtime::explain(const Problem& problem) const {
-  // A Problem filled in by hand (a plain struct) must name an op; the dispatcher checks its dims.
-  if (!problem.schema)
-    throw ArgumentError("Runtime::explain: the problem names no op (schema is null); make it with "
-                        "OpSchema::problem_from_shape or Op::problem");
+  // A Problem filled in by hand (a plain struct) is checked as op() would have made it: a schema
+  // of this registry, its dims, dtype, device and alignment.
+  dispatcher_.check_problem(problem, "Runtime::explain");
   return dispatcher_.decide_uncached(problem, device_info(problem.device));
 }
 

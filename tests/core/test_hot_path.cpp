@@ -68,6 +68,9 @@ std::shared_ptr<kiln::OpSchema> shift_schema() {
     specs = {{kiln::f32, kiln::Shape::vector(p.dims[0])}, {kiln::f32, kiln::Shape::vector(p.dims[0])}};
     return kiln::Status();
   };
+  // The mode dim comes from scalar 0 (OpSchema: scalars_for must carry every mode dim; a hand-made
+  // problem is checked through this round trip).
+  s->scalars_for = [](const kiln::Problem& p, kiln::Args& args) { args.set_scalar(0, p.dims[1] ? 1.0 : 0.0); };
   s->reference = [](const kiln::Args&, const kiln::Problem&) { return kiln::Status(); };
   s->work = [](const kiln::Problem& p) { return 8.0 * static_cast<double>(p.dims[0]); };
   return s;

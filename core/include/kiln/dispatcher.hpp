@@ -132,6 +132,14 @@ class Dispatcher {
   // unrecorded build or a variant that is not loaded counts as current (nothing says otherwise).
   bool alternative_current(const TunedAlternative& a) const;
 
+  // Throws the matching ArgumentError subclass, its message starting "<who>: argument 'problem'",
+  // unless p is a problem op() could make with this registry: a schema the registry holds (the
+  // pointer is compared before it is followed), its dim count, a known dtype, align_bytes 1, 2, 4,
+  // 8 or 16, and dims, dtype and device that OpSchema::check_problem accepts (problem_from_dims'
+  // checks, an empty problem allowed).  decide(),
+  // decide_uncached() and Runtime::explain() check a hand-made Problem so.
+  void check_problem(const Problem& p, const std::string& who) const;
+
   void set_miss_handler(MissHandler h) { miss_handler_ = std::move(h); }
   void set_problem_observer(ProblemObserver o) { observer_ = std::move(o); }
   // Forgets every decision (they stay valid for whoever holds one); the next call decides again.

@@ -128,6 +128,12 @@ struct OpSchema {
   // Parses "4096x4096x4096" or "m=4096,n=4096,k=4096" (names may be mixed with positions; a dim
   // given twice is a ShapeError), then validates it like problem_from_dims.
   Problem problem_from_shape(DType dtype, std::string_view shape, Device device) const;
+  // Throws like problem_from_dims unless `p` (a Problem filled in by hand, say) is one op() could
+  // make for this op: schema == this, its dim count, a dtype it accepts, dims >= 0, a well-formed
+  // device, and the same round trip through tensor_specs and make_problem.  Unlike
+  // problem_from_dims it accepts an empty problem (every tensor empty), which op() runs as a
+  // no-op.  Runtime::explain and Dispatcher::decide check hand-made problems with it.
+  void check_problem(const Problem& p) const;
   std::string bucket_of(const Problem& p) const;    // bucket or the default rule
   bool is_mode_dim(int i) const;                    // dim i is listed in mode_dims
   // The problem's mode class: its dtype and mode dims, "f32|tf32=1".  Problems of one class are
@@ -138,7 +144,7 @@ struct OpSchema {
 
  private:
   void check_dtype(DType dtype) const;
-  void check_round_trip(const Problem& p, const std::string& what) const;
+  void check_round_trip(const Problem& p, const std::string& what, bool allow_empty = false) const;
 };
 
 // Validation helpers for make_problem implementations (they return a failed Status whose

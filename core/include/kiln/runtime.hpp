@@ -117,8 +117,10 @@ class Runtime {
   Op op(const std::string& name);
   // Runs an explicit variant with an explicit config (benchmarks, tests); validates like op().
   void run_variant(const Variant& variant, const Config& config, const Args& args, Stream stream = {});
-  // What op() would run for `problem`, and why (not memoised).  ArgumentError for a problem that
-  // names no op or has more dims than Problem holds.
+  // What op() would run for `problem`, and why (not memoised).  A Problem filled in by hand is
+  // checked as op() would have made it (Dispatcher::check_problem): the matching ArgumentError
+  // subclass, naming argument 'problem', for a schema not of this registry, a dim count other than
+  // the op's, a bad dtype, dim or device, or align_bytes other than 1, 2, 4, 8 or 16.
   Decision explain(const Problem& problem) const;
 
   const Registry& registry() const { return registry_; }
