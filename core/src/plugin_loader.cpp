@@ -59,13 +59,17 @@ std::string file_of_plugin(const Registry& registry, const std::string& plugin) 
 }
 
 // The dlerror() text inside Boost.DLL's "load() failed (dlerror system message: <text>): <errc>",
-// or the whole message when it has another form.
+// or the whole message when it has another form, with every byte outside printable ASCII as \xNN.
+// dlerror quotes what the library holds (a symbol or DT_NEEDED name: any bytes a hostile file
+// chose, escape sequences and raw 0x80-0xFF included), and the reason is logged, printed by
+// `kiln plugins` and kept in PluginLoadError.
 std::string load_failure(const std::string& what) {
   const std::string marker = "(dlerror system message: ";
   const std::size_t begin = what.find(marker);
   const std::size_t end = what.rfind(')');
-  if (begin == std::string::npos || end == std::string::npos || end < begin + marker.size()) return what;
-  return what.substr(begin + marker.size(), end - begin - marker.size());
+  if (begin == std::string::npos || end == std::string::npos || end < begin + marker.size())
+    return detail::printable(what);
+  return detail::printable(what.substr(begin + marker.size(), end - begin - marker.size()));
 }
 
 // Same file (symlinks and relative paths resolved)?  False when either cannot be resolved.

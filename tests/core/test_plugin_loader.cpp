@@ -435,3 +435,30 @@ TEST_CASE("a plugin that needs a symbol nothing defines is refused at load, not 
   CHECK(contains(why, "undefined symbol"));
   CHECK(contains(why, "kiln_fixture_function_nobody_defines"));
 }
+
+TEST_CASE("a load error quoting raw bytes from the library is escaped", "[plugin_loader]") {
+  // dlerror() quotes the name of the symbol that is missing, bytes the library chose.  Here the
+  // unresolved fixture's symbol name is patched to hold 0xff 0xfe, ESC [ and a UTF-8 C1 control:
+  // they went into the log, PluginLoadError::reason and `kiln plugins` unescaped.
+  ScratchDir dir("raw_bytes");
+  std::ifstream in(fs::path(KILN_FIXTURE_EXTRA_DIR) / "libkiln_fixture_unresolved.so", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string marker = "nobody", raw = "\xff\xfe\x1b[\xc2\x9b";
+  REQUIRE(marker.size() == raw.size());
+  std::size_t patched = 0;
+  for (std::size_t at = bytes.find(marker); at != std::string::npos; at = bytes.find(marker, at + raw.size())) {
+    bytes.replace(at, marker.size(), raw);
+    ++patched;
+  }
+  REQUIRE(patched > 0);
+  std::ofstream(dir.file("libkiln_fixture_rawbytes.so"), std::ios::binary) << bytes;
+  kiln::Registry registry;
+  kiln::PluginLoader loader;
+  loader.load_dirs({dir.str()}, registry);
+  REQUIRE(loader.errors().size() == 1);
+  const std::string why = loader.errors().front().reason;
+  INFO(why);
+  CHECK(contains(why, "cannot load: "));
+  CHECK(contains(why, "undefined symbol: _Z36kiln_fixture_function_\\xff\\xfe\\x1b[\\xc2\\x9b_definesv"));
+  for (unsigned char c : why) CHECK((c >= 0x20 && c < 0x7f));
+}
