@@ -14,6 +14,7 @@
 #include <kiln/tuner/plan.hpp>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
 
@@ -135,7 +136,8 @@ TEST_CASE("plans and problem lists with escape sequences are refused without ech
   TempDir dir;
   const std::string list = dir.file("esc.txt", "add f32 m=4,n=4 host\nadd f32 m=4,n=\x1b[2J host\n");
   const std::string msg = message_of([&] { kiln::load_problem_list(list); });
-  CHECK(msg == "plan '" + list + "' line 2: a control character in 'add f32 m=4,n=\\x1b[2J host'");
+  CHECK(msg == "problem list '" + list + "' line 2: a control character (byte 0x1b) at column 15; expected '<op> <dtype> "
+               "<shape> [device]'");
   // YAML decodes "\e" to an ESC: the field itself is checked, and unknown keys are quoted safely.
   CHECK(message_of([] { kiln::parse_plan("problems:\n  - {op: add, shape: \"4x\\e[2J\"}\n", "a.yaml"); }) ==
         "plan 'a.yaml' line 2: `shape` '4x\\x1b[2J' holds a control character");
@@ -144,6 +146,34 @@ TEST_CASE("plans and problem lists with escape sequences are refused without ech
   CHECK(unknown.find("unknown field 'x\\x1b[2J'") != std::string::npos);
   // Tabs and CRLF line ends are ordinary text.
   CHECK(kiln::load_problem_list(dir.file("crlf.txt", "add\tf32 m=4,n=4\r\n")).problems.size() == 1);
+}
+
+TEST_CASE("a file that is no problem list is named, and its content is not echoed") {
+  // `kiln tune --from /etc/shadow` printed the file's first line (a password hash) in its error.
+  TempDir dir;
+  const std::string shadow = dir.file("shadow", "root:$y$j9T$SECRETHASH:19000:0:99999:7:::\nbin:*:19000::::::\n");
+  std::string msg = message_of([&] { kiln::load_problem_list(shadow); });
+  CHECK(msg == "problem list '" + shadow + "' line 1: expected '<op> <dtype> <shape> [device]', got a line of 1 word");
+  const struct {
+    const char* text;
+    const char* expected;
+  } cases[] = {
+      {"alice SECRET1 SECRET2\n", "line 1: expected '<op> <dtype> <shape> [device]': the second word is not a dtype "
+                                   "(f32, f64, f16, bf16, i32, u32, u8, i64)"},
+      {"al$ce f32 4x4\n", "line 1: expected '<op> <dtype> <shape> [device]': the first word is not an op name"},
+      {"add f32 SECRET$HASH\n", "line 1: expected '<op> <dtype> <shape> [device]': the third word is not a shape"},
+      {"add f32 4x4 SECRET/HASH\n", "line 1: expected '<op> <dtype> <shape> [device]': the fourth word is not a device"},
+      {"user SECRET pass word more\n", "line 1: expected '<op> <dtype> <shape> [device]', got a line of 5 words"},
+      {"add f32 4x4\n\xff\xfeSECRET x y\n", "line 2: expected '<op> <dtype> <shape> [device]': the first word is not an op"},
+  };
+  for (const auto& c : cases) {
+    const std::string f = dir.file("list.txt", c.text);
+    msg = message_of([&] { kiln::load_problem_list(f); });
+    INFO(msg);
+    CHECK(kiln_test::contains(msg, "problem list '" + f + "' " + c.expected));
+    CHECK(!kiln_test::contains(msg, "SECRET"));
+    CHECK(!kiln_test::contains(msg, "alice"));
+  }
 }
 
 TEST_CASE("plans and databases nested past yaml-cpp's depth limit say so") {

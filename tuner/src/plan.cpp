@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -28,8 +30,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // `what` quotes the file's text: printable() keeps its escape sequences off the terminal.
-[[noreturn]] void plan_error(const std::string& source, int line, const std::string& what) {
-  throw ArgumentError("plan '" + detail::control_escaped(source) + "'" + (line > 0 ? " line " + std::to_string(line) : std::string()) + ": " +
+[[noreturn]] void plan_error(const std::string& source, int line, const std::string& what, const char* kind = "plan") {
+  throw ArgumentError(std::string(kind) + " '" + detail::control_escaped(source) + "'" + (line > 0 ? " line " + std::to_string(line) : std::string()) + ": " +
                       detail::printable(what));
 }
 
@@ -227,16 +229,48 @@ std::vector<std::string> problem_list_words(std::string line) {
 }
 }  // namespace
 
+namespace {
+// Whether every byte of `word` is one of `allowed` (or a letter or digit), and it is not longer
+// than `max` bytes: the form a word of a problem list has, which is then safe to quote.
+bool word_of(const std::string& word, const char* allowed, std::size_t max) {
+  if (word.empty() || word.size() > max) return false;
+  return std::all_of(word.begin(), word.end(), [&](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c != '\0' && std::strchr(allowed, c) != nullptr);
+  });
+}
+}  // namespace
+
+// The reason quotes none of the line's text but words that already have the form they should (an
+// op name, a dtype): `kiln tune --from /etc/shadow` printed the file's first line in its error.
+// A line that is not kiln's format is described (how many words, which word is off, the byte and
+// column of a control character), never shown.
 std::string problem_list_line_problem(const std::string& line) {
-  if (has_control(line)) return "a control character in '" + line + "'";
+  const char* const form = "expected '<op> <dtype> <shape> [device]'";
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(line[i]);
+    if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02x", c);
+      return std::string("a control character (byte ") + byte + ") at column " + std::to_string(i + 1) + "; " + form;
+    }
+  }
   const std::vector<std::string> w = problem_list_words(line);
   if (w.empty()) return {};
-  if (w.size() < 3 || w.size() > 4) return "expected '<op> <dtype> <shape> [device]', got '" + line + "'";
-  try {
-    parse_dtype(w[1]);
-  } catch (const ArgumentError& e) {
-    return e.what();
+  if (w.size() < 3 || w.size() > 4)
+    return std::string(form) + ", got a line of " + std::to_string(w.size()) + (w.size() == 1 ? " word" : " words");
+  if (!word_of(w[0], "_", 64)) return std::string(form) + ": the first word is not an op name (letters, digits and '_')";
+  bool dtype_known = false;
+  for (DType t : kAllDTypes) dtype_known = dtype_known || w[1] == dtype_name(t);
+  if (!dtype_known) {
+    std::string names;
+    for (DType t : kAllDTypes) names += (names.empty() ? "" : ", ") + std::string(dtype_name(t));
+    return std::string(form) + ": the second word is not a dtype (" + names + ")";
   }
+  if (!word_of(w[2], "_x,=", 256))
+    return std::string(form) + ": the third word is not a shape (extents such as 4096x4096 or m=64,n=32)";
+  if (w.size() == 4 && !word_of(w[3], ":", 32))
+    return std::string(form) + ": the fourth word is not a device (host or cuda:N)";
   return {};
 }
 
@@ -248,7 +282,7 @@ Plan load_problem_list(const std::string& path) {
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
-    if (std::string why = problem_list_line_problem(line); !why.empty()) plan_error(path, number, why);
+    if (std::string why = problem_list_line_problem(line); !why.empty()) plan_error(path, number, why, "problem list");
     const std::vector<std::string> w = problem_list_words(line);
     if (w.empty()) continue;
     PlanItem p;
