@@ -284,3 +284,64 @@ TEST_CASE("record: a file that is no problem list, or no regular file, is never 
   CHECK(lines_of(list).back() == "scale f32 n=10 host");
   CHECK(kiln::load_problem_list(list).problems.size() == 2);
 }
+
+// A read-only record file (or one in a read-only directory) was opened anyway when running as
+// root, where access() and open() ignore the mode bits, and a missing directory was created.
+// Now each is named once in a warning, nothing is written or created, and op() still runs.
+TEST_CASE("record: a read-only file or directory, or a missing directory, is named; nothing is created") {
+  TempDir dir;
+  auto messages = std::make_shared<std::vector<std::string>>();
+  auto options = [&] {
+    kiln::RuntimeOptions o = with_mode("record", "");
+    o.log_callback = [messages](kiln::LogLevel level, std::string_view m) {
+      if (level == kiln::LogLevel::warn) messages->emplace_back(m);
+    };
+    return o;
+  };
+  auto said = [&](const std::string& text) {
+    int n = 0;
+    for (const std::string& m : *messages) n += kiln_test::contains(m, text) ? 1 : 0;
+    return n;
+  };
+  auto record_into = [&](const std::string& file) {
+    messages->clear();
+    ::setenv("KILN_TUNE_RECORD_FILE", file.c_str(), 1);
+    kiln::Runtime rt(kiln_test::scale_registry(), options());
+    run_scale(rt, 9);
+    run_scale(rt, 10);
+    ::unsetenv("KILN_TUNE_RECORD_FILE");
+  };
+  const auto read_only = fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read;
+
+  const std::string ro = dir.file("ro.txt");
+  { std::ofstream(ro) << "scale f32 n=8 host\n"; }
+  fs::permissions(ro, read_only);
+  record_into(ro);
+  CHECK(said("KILN_TUNE=record: '" + ro + "' is read-only (mode 0444): expected a file kiln may append to (chmod u+w "
+             "it, or set KILN_TUNE_RECORD_FILE to another file); nothing is recorded") == 1);
+  CHECK(messages->size() == 1);
+  CHECK(lines_of(ro) == std::vector<std::string>{"scale f32 n=8 host"});
+
+  const std::string ro_dir = dir.file("ro_dir");
+  fs::create_directories(ro_dir);
+  fs::permissions(ro_dir, read_only | fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec);
+  const std::string in_ro_dir = ro_dir + "/problems.txt";
+  record_into(in_ro_dir);
+  fs::permissions(ro_dir, fs::perms::owner_all);
+  CHECK(said("KILN_TUNE=record: '" + in_ro_dir + "' cannot be created: its directory '" + ro_dir +
+             "' is read-only (mode 0555): expected a directory kiln may create the file in; nothing is recorded") == 1);
+  CHECK(!fs::exists(in_ro_dir));
+
+  const std::string missing = dir.file("no/such/problems.txt");
+  record_into(missing);
+  CHECK(said("KILN_TUNE=record: '" + missing + "' cannot be created: its directory '" + dir.file("no/such") +
+             "' does not exist (KILN_TUNE_RECORD_FILE does not create directories; create it first); nothing is "
+             "recorded") == 1);
+  CHECK(!fs::exists(dir.file("no")));
+
+  // A writable file in an existing directory is still created and appended to.
+  const std::string ok = dir.file("ok.txt");
+  record_into(ok);
+  CHECK(messages->empty());
+  CHECK(lines_of(ok) == std::vector<std::string>{"scale f32 n=9 host", "scale f32 n=10 host"});
+}

@@ -30,6 +30,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -189,19 +190,23 @@ struct Recorder {
     if (failed || written.count(line)) return;
     // Only a regular file is kiln's to append to: a directory, a device or a socket is not.
     struct stat existing {};
-    if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    const bool exists = ::stat(path.c_str(), &existing) == 0;
+    if (exists && !S_ISREG(existing.st_mode)) {
       logger()->warn("KILN_TUNE=record: '{}' is not a regular file ({}); nothing is recorded", detail::printable(path),
                      S_ISDIR(existing.st_mode) ? "a directory" : "a device, pipe or socket");
       failed = true;
       return;
     }
-    const fs::path parent = fs::path(path).parent_path();
-    std::error_code ec;
-    if (!parent.empty()) fs::create_directories(parent, ec);
+    if (std::string why = not_writable(exists); !why.empty()) {
+      logger()->warn("KILN_TUNE=record: '{}' {}; nothing is recorded", detail::printable(path), why);
+      failed = true;
+      return;
+    }
     // Under an exclusive flock, the file is read again before the line is appended: another
     // Runtime of this process or another process may have recorded the problem since.
     const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
     bool ok = fd >= 0;
+    int err = fd >= 0 ? 0 : errno;
     if (ok) {
       while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
       }
@@ -215,15 +220,45 @@ struct Recorder {
       }
       if (!written.count(line)) {
         const std::string text = line + "\n";
-        ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());  // a full disk shows here
+        const ssize_t n = ::write(fd, text.data(), text.size());  // a full disk shows here
+        ok = n == static_cast<ssize_t>(text.size());
+        if (!ok) err = n < 0 ? errno : ENOSPC;
         written.insert(line);
       }
       ::close(fd);  // releases the lock
     }
     if (!ok) {
-      logger()->warn("KILN_TUNE=record: cannot append to '{}'; nothing more is recorded", detail::printable(path));
+      logger()->warn("KILN_TUNE=record: cannot append to '{}' ({}); nothing more is recorded", detail::printable(path),
+                     std::strerror(err));
       failed = true;
     }
+  }
+
+  // Why the record file cannot be appended to or created ("" when it can), judged by the mode
+  // bits first: root passes access() and open() on a file or directory with no write bit at all,
+  // and a file its owner made read-only (chmod a-w) must not be written by root either.  The
+  // directory must exist: KILN_TUNE_RECORD_FILE does not create directories (a typo in it made
+  // a tree nobody reads).
+  std::string not_writable(bool exists) const {
+    char mode[8];
+    struct stat st {};
+    if (exists && ::stat(path.c_str(), &st) == 0) {
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      if ((st.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0)
+        return std::string("is read-only (mode ") + mode + "): expected a file kiln may append to (chmod u+w it, or "
+               "set KILN_TUNE_RECORD_FILE to another file)";
+      return {};
+    }
+    std::string dir = fs::path(path).parent_path().string();
+    if (dir.empty()) dir = ".";
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return "cannot be created: its directory '" + detail::printable(dir) +
+             "' does not exist (KILN_TUNE_RECORD_FILE does not create directories; create it first)";
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    if ((st.st_mode & 0222) == 0 || ::access(dir.c_str(), W_OK | X_OK) != 0)
+      return "cannot be created: its directory '" + detail::printable(dir) + "' is read-only (mode " + mode +
+             "): expected a directory kiln may create the file in";
+    return {};
   }
 };
 
