@@ -111,6 +111,25 @@ std::optional<TuningEntry> Tuner::current_entry(const Problem& problem) const {
 
 TuneReport Tuner::tune(const Problem& asked, const TuneOptions& options) {
   if (!asked.schema) throw UnknownOpError("Tuner::tune: the problem has no op schema");
+  // A hand-made problem is checked as op() would have made it (schema, dims, dtype, alignment).
+  rt_->dispatcher().check_problem(asked, "Tuner::tune");
+  // A problem whose size dims are all 0 passed problem_from_shape when one of its tensors is not
+  // empty (reduce_sum n=0 still writes its 1-element out), and was tuned and stored: its timing
+  // is launch overhead, and its entry (f32|n=0|out16=0) the nearest neighbour of small problems.
+  {
+    std::string sizes;
+    bool any_size = false, all_zero = true;
+    for (int i = 0; i < asked.n_dims; ++i) {
+      if (asked.schema->is_mode_dim(i)) continue;
+      any_size = true;
+      all_zero = all_zero && asked.dims[i] == 0;
+      sizes += (sizes.empty() ? "" : ", ") + asked.schema->dim_names[i];
+    }
+    if (any_size && all_zero)
+      throw ArgumentError("Tuner::tune: argument 'problem' " + asked.schema->name + " " + asked.key() +
+                          " has every size dim (" + sizes + ") 0: there is nothing to compute, so nothing to tune "
+                          "(expected at least one size > 0)");
+  }
   if (options.total_seconds && !(*options.total_seconds >= 0))  // NaN would bound nothing
     throw ArgumentError("TuneOptions::total_seconds = " + scalar_text(*options.total_seconds) +
                         ", expected a number of seconds >= 0");

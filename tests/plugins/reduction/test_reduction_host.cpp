@@ -4,9 +4,13 @@
 #include <kiln/half.hpp>
 #include <kiln/kiln.hpp>
 #include <kiln/tuner/problem_data.hpp>
+#include <kiln/tuner/tuner.hpp>
+
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <string>
@@ -602,4 +606,27 @@ TEST_CASE("reduce_sum and dot refuse out as the very same view as an input (n ==
   std::vector<float> out(1);
   rt.op("dot")({xv, xv, host_vector(out, kiln::f32)});  // inputs may share memory
   CHECK(out[0] == 9.0f);
+}
+
+TEST_CASE("the tuner refuses a problem whose size dims are all 0, and stores nothing", "[reduction]") {
+  // reduce_sum n=0 passes problem_from_shape (its out still has one element) and was tuned and
+  // stored as "f32|n=0|out16=0": a timing of launch overhead, the nearest entry of small problems.
+  const std::string db = (std::filesystem::temp_directory_path() /
+                          ("kiln-zero-extents-" + std::to_string(::getpid()) + ".yaml")).string();
+  std::filesystem::remove(db);
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options(db));
+  kiln::Tuner tuner(rt);
+  for (const char* op : {"reduce_sum", "dot"}) {
+    const kiln::Problem p = rt.registry().op(op).problem_from_shape(kiln::f32, "0", kiln::Device::host());
+    CHECK_THROWS_AS(tuner.tune(p), kiln::ArgumentError);
+    CHECK(kiln_test::error_message([&] { tuner.tune(p); }) ==
+          "Tuner::tune: argument 'problem' " + std::string(op) + " " + p.key() +
+              " has every size dim (n) 0: there is nothing to compute, so nothing to tune (expected at least one size > 0)");
+  }
+  CHECK(!std::filesystem::exists(db));
+  // n = 1 is still tuned.
+  kiln::TuneOptions options;
+  options.store = false;
+  const kiln::TuneReport r = tuner.tune(rt.registry().op("reduce_sum").problem_from_shape(kiln::f32, "1", kiln::Device::host()), options);
+  CHECK(r.search.winner.has_value());
 }
