@@ -81,7 +81,16 @@ bool problem_of(const OpSchema& schema, const std::string& key, Device device, P
     if (k.names[i] != schema.dim_names[i]) return false;
     out.dims[i] = k.dims[i];
   }
-  return out.key() == key;
+  if (out.key() != key) return false;
+  // A key the op rejects (a hand edit: k > n for topk, a mode outside its values) is no problem
+  // dispatch can be asked about: decide_uncached would refuse it (Dispatcher::check_problem) and
+  // end the whole evaluation, so the entry is left out like an unparsable key.
+  try {
+    schema.check_problem(out);
+  } catch (const ArgumentError&) {
+    return false;
+  }
+  return true;
 }
 
 // The left-out entry's time for `variant` over its fastest time (winner or alternative); 0 when
