@@ -281,10 +281,12 @@ bool Dispatcher::alternative_current(const TunedAlternative& a) const {
 }
 
 Decision Dispatcher::decide_uncached(const Problem& p, const DeviceInfo& device) const {
+  check_problem(p, "Dispatcher");  // a hand-made Problem, before anything reads its fields
   return decide_impl(p, device, nullptr);
 }
 
 Decision Dispatcher::decide_uncached(const Problem& p, const DeviceInfo& device, const LeaveOneOut& loo) const {
+  check_problem(p, "Dispatcher");
   return decide_impl(p, device, &loo);
 }
 
@@ -332,8 +334,6 @@ void Dispatcher::check_problem(const Problem& p, const std::string& who) const {
 }
 
 Decision Dispatcher::decide_impl(const Problem& p, const DeviceInfo& device, const LeaveOneOut* loo) const {
-  // A hand-made Problem is checked like one op() makes before anything reads its fields.
-  check_problem(p, "Dispatcher");
   // Reads the database: excluded from update_database() (explain() calls this directly).
   std::lock_guard<std::recursive_mutex> lock(miss_mutex_);
   Decision d;
@@ -683,7 +683,7 @@ const Decision& Dispatcher::decide(const Problem& p, const DeviceInfo& device) {
   node->hash = p.hash();
   node->generation = generation_.load(std::memory_order_relaxed);
   Decision& d = node->decision;
-  d = decide_uncached(p, device);
+  d = decide_impl(p, device, nullptr);  // p was checked above
   if (d.evidence != Decision::Evidence::exact_entry && miss_handler_) {
     if (auto tuned = miss_handler_(p, device, d)) {
       d = std::move(*tuned);

@@ -155,6 +155,7 @@ class Dispatcher {
   struct Table;
   const Node* find_node(const Problem& p) const noexcept;
   void insert_locked(Node* node);
+  // The decision for a checked Problem (decide() and decide_uncached() check it first, once).
   Decision decide_impl(const Problem& p, const DeviceInfo& device, const LeaveOneOut* loo) const;
 
   const Registry* registry_;
