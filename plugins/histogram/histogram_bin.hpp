@@ -27,16 +27,33 @@ struct RangeParams {
   int bins = 1;
 };
 
-// Converts the scalars to float and derives the scale.  Returns false (and leaves `out` alone)
-// when the range is empty, not finite, or the scale overflows.
-inline bool make_range_params(double lo, double hi, std::int64_t bins, RangeParams& out) {
+// Why the scalars cannot make a range (nullptr when they can).  Checked on the doubles, before
+// any conversion: a double outside float's range converted to float is undefined behaviour
+// (1e300 became inf, or anything), and a NaN passed on as a NaN bound.
+inline const char* range_params_error(double lo, double hi, std::int64_t bins) {
+  constexpr double kFloatMax = 3.4028234663852886e38;  // FLT_MAX
+  if (!std::isfinite(lo) || lo < -kFloatMax || lo > kFloatMax)
+    return "scalar 'lo' must be a finite number within float's range (|lo| <= 3.40282e+38)";
+  if (!std::isfinite(hi) || hi < -kFloatMax || hi > kFloatMax)
+    return "scalar 'hi' must be a finite number within float's range (|hi| <= 3.40282e+38)";
+  if (bins < 1 || bins > 2147483647) return "the bin count must be between 1 and 2^31 - 1";
   const float lo_f = static_cast<float>(lo);
   const float hi_f = static_cast<float>(hi);
-  if (!std::isfinite(lo_f) || !std::isfinite(hi_f) || !(lo_f < hi_f) || bins < 1) return false;
+  if (!(lo_f < hi_f)) return "scalars 'lo' and 'hi' must satisfy lo < hi once converted to float";
   const float width = hi_f - lo_f;
   const float scale = static_cast<float>(bins) / width;
-  if (!std::isfinite(width) || !std::isfinite(scale) || !(scale > 0.0f)) return false;
-  out = RangeParams{lo_f, hi_f, scale, static_cast<int>(bins)};
+  if (!std::isfinite(width) || !std::isfinite(scale) || !(scale > 0.0f))
+    return "hi - lo and (float)bins / (hi - lo) must be finite and positive in float";
+  return nullptr;
+}
+
+// Converts the scalars to float and derives the scale.  Returns false (and leaves `out` alone)
+// when range_params_error() names a reason.
+inline bool make_range_params(double lo, double hi, std::int64_t bins, RangeParams& out) {
+  if (range_params_error(lo, hi, bins)) return false;
+  const float lo_f = static_cast<float>(lo);
+  const float hi_f = static_cast<float>(hi);
+  out = RangeParams{lo_f, hi_f, static_cast<float>(bins) / (hi_f - lo_f), static_cast<int>(bins)};
   return true;
 }
 

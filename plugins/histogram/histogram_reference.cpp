@@ -9,11 +9,12 @@ namespace kiln::histogram {
 Status range_params_of(const Args& args, std::int64_t bins, RangeParams& out) {
   const double lo = args.scalar_count() > 0 ? args.scalar(0) : 0.0;
   const double hi = args.scalar_count() > 1 ? args.scalar(1) : 1.0;
-  if (!make_range_params(lo, hi, bins, out)) {
-    return Status::fail(ErrorKind::argument,
-                        "histogram_range: scalars lo = " + std::to_string(lo) + " and hi = " + std::to_string(hi) +
-                            " must be finite floats with lo < hi and (float)bins / (hi - lo) finite");
+  if (const char* why = range_params_error(lo, hi, bins)) {
+    // scalar_text: std::to_string printed 1e300 as 301 digits and 1e-9 as 0.000000.
+    return Status::fail(ErrorKind::argument, "histogram_range: " + std::string(why) + ", got lo = " + scalar_text(lo) +
+                                                 ", hi = " + scalar_text(hi) + ", bins = " + std::to_string(bins));
   }
+  make_range_params(lo, hi, bins, out);
   return Status::success();
 }
 

@@ -153,6 +153,35 @@ TEST_CASE("histogram_range rejects wrong dtypes, shapes and ranges", "[histogram
     // A range that collapses in float (1 + 1e-12 == 1 in float) is refused too.
     REQUIRE_THROWS_AS(op(kiln::Args({data, bins}, {1.0, 1.0 + 1e-12})), kiln::ArgumentError);
   }
+  SECTION("lo and hi are checked as doubles, before the conversion to float") {
+    // A double outside float's range converted to float is undefined behaviour: 1e300 was cast
+    // first and checked after.
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const struct {
+      double lo, hi;
+      const char* expected;
+    } cases[] = {
+        {1e300, 2e300,
+         "histogram_range: scalar 'lo' must be a finite number within float's range (|lo| <= 3.40282e+38), got lo = "
+         "1e+300, hi = 2e+300, bins = 10"},
+        {-1e39, 0.0, "scalar 'lo' must be a finite number within float's range (|lo| <= 3.40282e+38), got lo = -1e+39"},
+        {0.0, 1e300, "scalar 'hi' must be a finite number within float's range (|hi| <= 3.40282e+38), got lo = 0, hi = 1e+300"},
+        {0.0, nan, "scalar 'hi' must be a finite number within float's range (|hi| <= 3.40282e+38), got lo = 0, hi = nan"},
+        {nan, nan, "scalar 'lo' must be a finite number within float's range (|lo| <= 3.40282e+38), got lo = nan, hi = nan"},
+        {0.0, 3.4028235e38, "scalar 'hi' must be a finite number within float's range"},
+        {2.0, 1.0, "scalars 'lo' and 'hi' must satisfy lo < hi once converted to float, got lo = 2, hi = 1, bins = 10"},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.lo, c.hi);
+      const kiln::Args args({data, bins}, {c.lo, c.hi});
+      REQUIRE_THROWS_AS(op(args), kiln::ArgumentError);
+      CHECK(contains(message_of<kiln::ArgumentError>(op, args), c.expected));
+    }
+    // Bounds near float's limits still work, and FLT_MAX itself passes the range check.
+    data.fill_bytes(0);
+    op(kiln::Args({data, bins}, {-1e38, 1e38}));
+    op(kiln::Args({data, bins}, {0.0, 3.4028234663852886e38}));
+  }
 }
 
 TEST_CASE("histogram_host counts every byte value", "[histogram]") {
