@@ -1,6 +1,7 @@
 #include "reduction_reference.hpp"
 
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -47,11 +48,27 @@ HalfElements half_elements(const TensorRef& t) { return {t.as<const std::uint16_
 
 bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
 
+}  // namespace
+
+// A double rounded to float as IEEE arithmetic does, to nearest even, with a magnitude past
+// float's range going to +-inf as the GPU kernels' f32 accumulators do.  static_cast<float> of a
+// finite double outside float's range is undefined behaviour (a dot of two vectors of 1e38 has a
+// double sum of 1e76); NaN stays NaN.
+float saturate_to_float(double v) {
+  // Halfway between FLT_MAX and 2^128: from here on, round-to-nearest-even gives infinity.
+  constexpr double kOverflow = 0x1.ffffffp127;
+  if (v >= kOverflow) return std::numeric_limits<float>::infinity();
+  if (v <= -kOverflow) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(v);  // in range, infinite or NaN: defined
+}
+
+namespace {
+
 // The sum as the device variants write it: rounded to float once (they accumulate in f32 and
 // the reference's double sum stands for the exact one), then, for an f16 / bf16 out, rounded
 // to that dtype from the float (store_element: to nearest even).
 void write_result(const TensorRef& out, double total) {
-  store_element(out, 0, 0, 0, static_cast<double>(static_cast<float>(total)));
+  store_element(out, 0, 0, 0, static_cast<double>(saturate_to_float(total)));
 }
 
 }  // namespace
@@ -71,7 +88,7 @@ Status dot_reference(const Args& args, const Problem& problem) {
   const std::int64_t n = args.tensor(0).numel();
   const double total =
       sum_terms(n, [x, y](std::int64_t i) { return static_cast<double>(x[i]) * static_cast<double>(y[i]); });
-  *args.tensor(2).as<float>() = static_cast<float>(total);
+  *args.tensor(2).as<float>() = saturate_to_float(total);
   return Status::success();
 }
 
@@ -85,7 +102,7 @@ Status reduce_sum_reference(const Args& args, const Problem& problem) {
     case DType::f32: {
       const float* xs = x.as<const float>();
       *args.tensor(1).as<float>() =
-          static_cast<float>(sum_terms(n, [xs](std::int64_t i) { return static_cast<double>(xs[i]); }));
+          saturate_to_float(sum_terms(n, [xs](std::int64_t i) { return static_cast<double>(xs[i]); }));
       return Status::success();
     }
     case DType::i32: {

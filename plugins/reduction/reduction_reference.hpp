@@ -19,6 +19,9 @@
 namespace kiln::reduction {
 
 Status dot_reference(const Args& args, const Problem& problem);
+// A double sum rounded to float as the f32 accumulators of the device variants round it: to
+// nearest even, past float's range to +-inf (a plain static_cast is undefined there), NaN as NaN.
+float saturate_to_float(double v);
 Status reduce_sum_reference(const Args& args, const Problem& problem);
 
 // Fills an f32 host tensor with values uniform in [0, 1): multiples of 2^-24, the same on every

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -180,6 +181,28 @@ TEST_CASE("host references on hand-computed cases", "[reduction]") {
     out[0] = -1.0f;
     dot({host_vector(x, kiln::f32), host_vector(ones, kiln::f32), host_vector(out, kiln::f32)});
     CHECK(out[0] == 1.0f);
+  }
+  SECTION("a sum past float's range rounds to +-inf, as the f32 accumulators give (no undefined cast)") {
+    // The double sums (1e76, 3e38 * 2) are finite; static_cast<float> of them was undefined.
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> big = {1e38f, 1e38f}, neg = {-1e38f, -1e38f};
+    dot({host_vector(big, kiln::f32), host_vector(big, kiln::f32), host_vector(out, kiln::f32)});
+    CHECK(out[0] == inf);
+    dot({host_vector(neg, kiln::f32), host_vector(big, kiln::f32), host_vector(out, kiln::f32)});
+    CHECK(out[0] == -inf);
+    std::vector<float> near_max = {3e38f, 3e38f};
+    sum({host_vector(near_max, kiln::f32), host_vector(out, kiln::f32)});
+    CHECK(out[0] == inf);
+    using kiln::reduction::saturate_to_float;
+    const float flt_max = std::numeric_limits<float>::max();
+    CHECK(saturate_to_float(0x1.fffffep127) == flt_max);
+    CHECK(saturate_to_float(0x1.fffffefffffffp127) == flt_max);  // below the halfway point
+    CHECK(saturate_to_float(0x1.ffffffp127) == inf);             // halfway: to even, 2^128
+    CHECK(saturate_to_float(-1e300) == -inf);
+    CHECK(saturate_to_float(1e300) == inf);
+    CHECK(saturate_to_float(-0x1.fffffep127) == -flt_max);
+    CHECK(std::isnan(saturate_to_float(std::numeric_limits<double>::quiet_NaN())));
+    CHECK(saturate_to_float(1.5) == 1.5f);
   }
   SECTION("reduce_sum f32") {
     std::vector<float> x = {0.5f, 0.25f, 0.125f, -2.0f};
