@@ -101,7 +101,10 @@ __global__ void __launch_bounds__(BLOCK)
 // Exact either way: the candidates are the ranks above c and a prefix (by index) of c's class,
 // so when they hold at least k keys they hold the answer (ties are taken in index order), and
 // when they do not, the row takes the fallback (the select kernel's test is unchanged).
-template <int BLOCK>
+// The class bound is for 16-bit rows only (kClassBound): f32 rows seldom tie that much, and the
+// bound's test in the f32 filter cost it 10 registers and a third of its blocks an SM (+8 us at
+// 1 x 2^24, twenty-third session).
+template <int BLOCK, bool kClassBound>
 __device__ void sample_tie_bound(const std::uint32_t* s_rank, int samples, int rank, std::int64_t n,
                                  std::uint32_t threshold, SampleRowState* state, std::uint32_t* scratch) {
   __shared__ std::uint32_t s_at;
@@ -112,7 +115,7 @@ __device__ void sample_tie_bound(const std::uint32_t* s_rank, int samples, int r
   const std::uint32_t c = ~block_max<BLOCK>(~low, scratch);  // >= threshold: the rank-th sample is
   std::int64_t bound = n;
   const int m = 2 * rank + 4;
-  if (std::int64_t(samples) < n) {
+  if (kClassBound && std::int64_t(samples) < n) {
     // The m-th sample of c's class in index order: each warp counts a contiguous segment (whole
     // 32-sample blocks, a ballot each: no bank conflicts), a scan of the warps' counts, and the
     // warp whose segment holds it walks its ballots again.
@@ -231,7 +234,7 @@ __global__ void __launch_bounds__(BLOCK)
   __syncthreads();
   const int band = s_found;
   if (band == 0) {
-    sample_tie_bound<BLOCK>(s_rank, samples, rank, n, top, states + row, scratch);
+    sample_tie_bound<BLOCK, sizeof(T) == 2>(s_rank, samples, rank, n, top, states + row, scratch);
     return;
   }
   // Split band b* = [2^(b*-1), 2^b*) into 32 equal sub-bins (or its 2^(b*-1) single distances) and
@@ -263,7 +266,7 @@ __global__ void __launch_bounds__(BLOCK)
     s_before = reach >= top ? 0u : top - std::uint32_t(reach);  // the threshold
   }
   __syncthreads();
-  sample_tie_bound<BLOCK>(s_rank, samples, rank, n, s_before, states + row, scratch);
+  sample_tie_bound<BLOCK, sizeof(T) == 2>(s_rank, samples, rank, n, s_before, states + row, scratch);
 }
 
 // The filter reads the row in 16-byte loads (4 f32 or 8 f16/bf16 elements) from its first 16-byte
@@ -290,7 +293,9 @@ __global__ void __launch_bounds__(BLOCK)
   }
   __syncthreads();
   const std::uint32_t threshold = states[row].threshold;
-  const std::int64_t bound = states[row].bound;  // ranks equal to threshold: indices below it only
+  // Ranks equal to threshold pass at indices below bound only (16-bit rows; see sample_tie_bound).
+  constexpr bool kBounded = E == 8;
+  const std::int64_t bound = kBounded ? std::int64_t(states[row].bound) : n;
   std::uint32_t* count = &states[row].count;
   std::uint32_t* best = &states[row].best;
   std::uint64_t* out = cands + row * cand_cap;
@@ -334,7 +339,7 @@ __global__ void __launch_bounds__(BLOCK)
   if (blockIdx.y == 0 && t < 32) {  // the head: one warp, uniform
     const bool in = t < head && t < n;
     const std::uint32_t rk = in ? rank_of(__ldg(xr + t), largest != 0) : 0u;
-    append(in && rk >= threshold && (rk != threshold || t < bound), rk, t);
+    append(in && rk >= threshold && (!kBounded || rk != threshold || t < bound), rk, t);
   }
   // Loads the bits of tile `base` into v (a 16-byte load where the whole vector lies before end).
   auto load_tile = [&](std::int64_t base, std::uint32_t* v) {
@@ -386,7 +391,7 @@ __global__ void __launch_bounds__(BLOCK)
     }
     // On typical data a tile has no candidate at all: one vote skips the appends.
     if (!__any_sync(0xFFFFFFFFu, any)) continue;
-    if (bound < n) {  // the threshold's tie class is bounded (the same for the whole row)
+    if (kBounded && bound < n) {  // the threshold's tie class is bounded (the same for the whole row)
 #pragma unroll
       for (int i = 0; i < ITEMS; ++i) take[i] = take[i] && (rk[i] != threshold || index(base, i) < bound);
     }
