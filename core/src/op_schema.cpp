@@ -394,17 +394,49 @@ double load_element(const TensorRef& t, std::int64_t b, std::int64_t r, std::int
   return 0.0;
 }
 
+namespace {
+
+// A double to float, to nearest even, with +-infinity past the float range (a plain cast of a
+// finite double beyond it is undefined behaviour in C++).
+float double_to_float(double v) {
+  constexpr double kOverflow = 0x1.ffffffp127;  // halfway from FLT_MAX to 2^128: rounds to inf
+  if (v >= kOverflow) return std::numeric_limits<float>::infinity();
+  if (v <= -kOverflow) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(v);  // in range, infinite or NaN: defined
+}
+
+// v truncated toward zero into integer type I; a NaN, an infinity or a value whose truncation is
+// outside I's range is refused (the plain cast would be undefined behaviour).
+template <class I>
+I truncate_to(double v, DType dtype) {
+  constexpr int digits = std::numeric_limits<I>::digits;  // 31, 63 (signed); 32, 8 (unsigned)
+  const double lo = std::numeric_limits<I>::is_signed ? -std::ldexp(1.0, digits) : 0.0;
+  const double end = std::ldexp(1.0, digits);  // exclusive
+  const double t = std::trunc(v);
+  if (!(t >= lo && t < end)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", v);
+    throw ArgumentError("store_element: argument 'value' " + std::string(text) + " does not fit " +
+                        std::string(dtype_name(dtype)) + " (expected a finite value whose truncation lies in [" +
+                        std::to_string(std::numeric_limits<I>::min()) + ", " +
+                        std::to_string(std::numeric_limits<I>::max()) + "])");
+  }
+  return static_cast<I>(t);
+}
+
+}  // namespace
+
 void store_element(const TensorRef& t, std::int64_t b, std::int64_t r, std::int64_t c, double v) {
   char* at = static_cast<char*>(t.data) + t.offset(b, r, c) * static_cast<std::int64_t>(dtype_size(t.dtype));
   switch (t.dtype) {
-    case DType::f32: *reinterpret_cast<float*>(at) = static_cast<float>(v); break;
+    case DType::f32: *reinterpret_cast<float*>(at) = double_to_float(v); break;
     case DType::f64: *reinterpret_cast<double*>(at) = v; break;
-    case DType::f16: *reinterpret_cast<std::uint16_t*>(at) = float_to_f16(static_cast<float>(v)); break;
-    case DType::bf16: *reinterpret_cast<std::uint16_t*>(at) = float_to_bf16(static_cast<float>(v)); break;
-    case DType::i32: *reinterpret_cast<std::int32_t*>(at) = static_cast<std::int32_t>(v); break;
-    case DType::u32: *reinterpret_cast<std::uint32_t*>(at) = static_cast<std::uint32_t>(v); break;
-    case DType::u8: *reinterpret_cast<std::uint8_t*>(at) = static_cast<std::uint8_t>(v); break;
-    case DType::i64: *reinterpret_cast<std::int64_t*>(at) = static_cast<std::int64_t>(v); break;
+    case DType::f16: *reinterpret_cast<std::uint16_t*>(at) = float_to_f16(double_to_float(v)); break;
+    case DType::bf16: *reinterpret_cast<std::uint16_t*>(at) = float_to_bf16(double_to_float(v)); break;
+    case DType::i32: *reinterpret_cast<std::int32_t*>(at) = truncate_to<std::int32_t>(v, t.dtype); break;
+    case DType::u32: *reinterpret_cast<std::uint32_t*>(at) = truncate_to<std::uint32_t>(v, t.dtype); break;
+    case DType::u8: *reinterpret_cast<std::uint8_t*>(at) = truncate_to<std::uint8_t>(v, t.dtype); break;
+    case DType::i64: *reinterpret_cast<std::int64_t*>(at) = truncate_to<std::int64_t>(v, t.dtype); break;
   }
 }
 

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -118,6 +119,63 @@ TEST_CASE("host references read and write f16 and bf16 elements", "[half]") {
   kiln::store_element(v, 0, 0, 1, 1.0 / 3.0);
   CHECK(b[1] == 0x3eab);
   CHECK(kiln::load_element(v, 0, 0, 1) == static_cast<double>(kiln::bf16_to_float(0x3eab)));
+}
+
+TEST_CASE("store_element rounds past the float range to infinity and refuses integers that do not fit", "[half]") {
+  const double fmax = static_cast<double>(std::numeric_limits<float>::max());
+  float f[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const auto vf = kiln::TensorRef::vector(f, kiln::f32, 4, kiln::Device::host());
+  kiln::store_element(vf, 0, 0, 0, 0x1.fffffefp127);  // below halfway to 2^128: FLT_MAX
+  kiln::store_element(vf, 0, 0, 1, 0x1.ffffffp127);   // the tie: to even, infinity
+  kiln::store_element(vf, 0, 0, 2, -1e300);
+  kiln::store_element(vf, 0, 0, 3, std::nan(""));
+  CHECK(f[0] == std::numeric_limits<float>::max());
+  CHECK(f[1] == std::numeric_limits<float>::infinity());
+  CHECK(f[2] == -std::numeric_limits<float>::infinity());
+  CHECK(std::isnan(f[3]));
+  kiln::store_element(vf, 0, 0, 0, 2.0 * fmax);
+  CHECK(f[0] == std::numeric_limits<float>::infinity());
+  std::uint16_t h[1] = {0}, b[1] = {0};
+  kiln::store_element(kiln::TensorRef::vector(h, kiln::f16, 1, kiln::Device::host()), 0, 0, 0, -1e40);
+  CHECK(h[0] == 0xfc00);
+  kiln::store_element(kiln::TensorRef::vector(b, kiln::bf16, 1, kiln::Device::host()), 0, 0, 0, 1e40);
+  CHECK(b[0] == 0x7f80);
+
+  std::int32_t i[1] = {7};
+  const auto vi = kiln::TensorRef::vector(i, kiln::i32, 1, kiln::Device::host());
+  kiln::store_element(vi, 0, 0, 0, -2147483648.9);  // truncates to INT32_MIN
+  CHECK(i[0] == std::numeric_limits<std::int32_t>::min());
+  kiln::store_element(vi, 0, 0, 0, 2147483647.5);
+  CHECK(i[0] == std::numeric_limits<std::int32_t>::max());
+  i[0] = 7;
+  CHECK_THROWS_AS(kiln::store_element(vi, 0, 0, 0, 2147483648.0), kiln::ArgumentError);
+  CHECK(kiln_test::error_message([&] { kiln::store_element(vi, 0, 0, 0, 1e10); }) ==
+        "store_element: argument 'value' 10000000000 does not fit i32 (expected a finite value whose truncation "
+        "lies in [-2147483648, 2147483647])");
+  CHECK(i[0] == 7);  // nothing written
+
+  std::uint8_t u[1] = {9};
+  const auto vu = kiln::TensorRef::vector(u, kiln::u8, 1, kiln::Device::host());
+  kiln::store_element(vu, 0, 0, 0, 255.99);
+  CHECK(u[0] == 255);
+  kiln::store_element(vu, 0, 0, 0, -0.5);  // truncates to 0
+  CHECK(u[0] == 0);
+  CHECK_THROWS_AS(kiln::store_element(vu, 0, 0, 0, 256.0), kiln::ArgumentError);
+  CHECK_THROWS_AS(kiln::store_element(vu, 0, 0, 0, -1.0), kiln::ArgumentError);
+  CHECK_THROWS_AS(kiln::store_element(vu, 0, 0, 0, std::nan("")), kiln::ArgumentError);
+
+  std::uint32_t w[1] = {0};
+  const auto vw = kiln::TensorRef::vector(w, kiln::u32, 1, kiln::Device::host());
+  kiln::store_element(vw, 0, 0, 0, 4294967295.0);
+  CHECK(w[0] == 0xffffffffu);
+  CHECK_THROWS_AS(kiln::store_element(vw, 0, 0, 0, 4294967296.0), kiln::ArgumentError);
+
+  std::int64_t l[1] = {0};
+  const auto vl = kiln::TensorRef::vector(l, kiln::i64, 1, kiln::Device::host());
+  kiln::store_element(vl, 0, 0, 0, -std::ldexp(1.0, 63));
+  CHECK(l[0] == std::numeric_limits<std::int64_t>::min());
+  CHECK_THROWS_AS(kiln::store_element(vl, 0, 0, 0, std::ldexp(1.0, 63)), kiln::ArgumentError);
+  CHECK_THROWS_AS(kiln::store_element(vl, 0, 0, 0, std::numeric_limits<double>::infinity()), kiln::ArgumentError);
 }
 
 TEST_CASE("random fills round to the 16-bit types and stay in [-1, 1]", "[half]") {

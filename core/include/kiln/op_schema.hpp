@@ -162,7 +162,8 @@ double relative_error(const TensorRef& got, const TensorRef& expected);  // inf 
 
 // Host element access for references written in double: element (b, r, c) of a host view of any
 // dtype, rank and strides.  store_element rounds to the view's dtype (f16 / bf16 through float,
-// to nearest even; integers truncate toward zero).
+// to nearest even; past the float range to +-infinity; integers truncate toward zero, and a NaN,
+// an infinity or a value out of the integer type's range throws ArgumentError, writing nothing).
 double load_element(const TensorRef& host, std::int64_t b, std::int64_t r, std::int64_t c);
 void store_element(const TensorRef& host, std::int64_t b, std::int64_t r, std::int64_t c, double value);
 
