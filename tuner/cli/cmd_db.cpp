@@ -202,7 +202,12 @@ int run_merge(const DbCli& o) {
   if (target.empty()) throw UsageError("no user database file (set KILN_CACHE_DIR or HOME, or give --into PATH)");
   TuningDb db({}, target);
   if (!db.errors().empty()) throw TuningDbError(db.errors().front() + " (not merging into it)");
-  for (const std::string& w : db.warnings()) std::cerr << "kiln: warning: " << w << " (dropped when it is rewritten)\n";
+  // Skipped entries are lost by the rewrite, so their warnings say so; the lock-timeout and
+  // comments-only messages are about something else (the latter already says what the rewrite does).
+  for (const std::string& w : db.warnings()) {
+    const bool about_entries = w.rfind("KILN_DB_LOCK_TIMEOUT", 0) != 0 && w.find("does not keep them") == std::string::npos;
+    std::cerr << "kiln: warning: " << w << (about_entries ? " (dropped when it is rewritten)" : "") << "\n";
+  }
   // Messages of the rewrite itself: where the file as it was is kept (<file>.bak) when the merge
   // leaves out what could not be read.  Unset, they went nowhere and the copy went unmentioned.
   db.set_reporter([](const std::string& message, bool) { std::cerr << "kiln: warning: " << message << "\n"; });
@@ -299,7 +304,9 @@ int run_prune(const DbCli& o) {
               << "\n";
   } else {
     for (const auto& [what, why] : dropped) std::cout << (o.dry_run ? "would drop " : "dropped ") << what << ": " << why << "\n";
-    std::cout << dropped.size() << " stale entr" << (dropped.size() == 1 ? "y" : "ies") << (o.dry_run ? " would be" : "")
+    // With --missing the list holds entries of variants not loaded too, which are not stale.
+    std::cout << dropped.size() << (o.missing ? " stale or unloaded entr" : " stale entr") << (dropped.size() == 1 ? "y" : "ies")
+              << (o.dry_run ? " would be" : "")
               << " dropped from " << detail::control_escaped(rt->db().user_path())
               << (o.missing ? "" : " (entries of variants that are not loaded are kept; --missing drops them)") << "\n";
   }
