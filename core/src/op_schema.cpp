@@ -414,9 +414,7 @@ I truncate_to(double v, DType dtype) {
   const double end = std::ldexp(1.0, digits);  // exclusive
   const double t = std::trunc(v);
   if (!(t >= lo && t < end)) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.17g", v);
-    throw ArgumentError("store_element: argument 'value' " + std::string(text) + " does not fit " +
+    throw ArgumentError("store_element: argument 'value' " + scalar_text(v) + " does not fit " +
                         std::string(dtype_name(dtype)) + " (expected a finite value whose truncation lies in [" +
                         std::to_string(std::numeric_limits<I>::min()) + ", " +
                         std::to_string(std::numeric_limits<I>::max()) + "])");

@@ -150,7 +150,7 @@ TEST_CASE("store_element rounds past the float range to infinity and refuses int
   i[0] = 7;
   CHECK_THROWS_AS(kiln::store_element(vi, 0, 0, 0, 2147483648.0), kiln::ArgumentError);
   CHECK(kiln_test::error_message([&] { kiln::store_element(vi, 0, 0, 0, 1e10); }) ==
-        "store_element: argument 'value' 10000000000 does not fit i32 (expected a finite value whose truncation "
+        "store_element: argument 'value' 1e+10 does not fit i32 (expected a finite value whose truncation "
         "lies in [-2147483648, 2147483647])");
   CHECK(i[0] == 7);  // nothing written
 
