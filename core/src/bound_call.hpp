@@ -83,7 +83,8 @@ inline CallLayout layout_of(const Args& args) {
 
 // Every field compared, also those the tensor's rank leaves unused (stricter is safe).
 inline bool same_tensor_layout(const TensorRef& s, const TensorRef& t) noexcept {
-  return s.dtype == t.dtype && s.shape.rank == t.shape.rank && s.shape.dims[0] == t.shape.dims[0] &&
+  return s.dtype == t.dtype && s.read_only == t.read_only && s.shape.rank == t.shape.rank &&
+         s.shape.dims[0] == t.shape.dims[0] &&
          s.shape.dims[1] == t.shape.dims[1] && s.shape.dims[2] == t.shape.dims[2] && s.row_stride == t.row_stride &&
          s.col_stride == t.col_stride && s.batch_stride == t.batch_stride && s.device == t.device &&
          (s.data == nullptr) == (t.data == nullptr);

@@ -170,6 +170,9 @@ void copy(const TensorRef& dst, const TensorRef& src) {
                      std::string(dtype_name(src.dtype)));
   check_copy_view(dst, "destination");
   check_copy_view(src, "source");
+  if (dst.read_only)
+    throw ArgumentError("kiln::copy: the destination " + dst.to_string() +
+                        " is read-only (a view of const memory): make it from non-const memory");
   if (dst.numel() != src.numel() || dst.rows() != src.rows() || dst.batch() != src.batch()) {
     // Rank 0 is what a default-constructed or moved-from Buffer holds: say so, not just "[]".
     const char* empty = dst.shape.rank == 0 ? "destination" : src.shape.rank == 0 ? "source" : nullptr;

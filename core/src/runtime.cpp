@@ -38,6 +38,7 @@ int ordinal_of(Device d) { return d.is_cuda() ? d.ordinal : -1; }
   switch (kind) {
     case ErrorKind::shape: throw ShapeError(role + what);
     case ErrorKind::device: throw DeviceError(role + what);
+    case ErrorKind::dtype: throw DTypeError(role + what);
     default: throw ArgumentError(role + what);
   }
 }
@@ -168,7 +169,22 @@ Device Runtime::default_device() const { return cuda_device_count() > 0 ? Device
 
 const std::vector<DeviceInfo>& Runtime::devices() const { return enumerate_devices(); }
 
-Op Runtime::op(const std::string& name) { return Op(this, &registry_.op(name)); }
+Op Runtime::op(const std::string& name) & {
+  try {
+    return Op(this, &registry_.op(name));
+  } catch (const UnknownOpError& e) {
+    if (plugin_errors_.empty()) throw;
+    // The op may live in a plugin that did not load: say which did not and why.
+    std::string why = std::string(e.what()) + "; " + std::to_string(plugin_errors_.size()) +
+                      " plugin file(s) failed to load (Runtime::plugin_errors(); `kiln plugins check` tells more):";
+    const std::size_t shown = std::min<std::size_t>(plugin_errors_.size(), 3);
+    for (std::size_t i = 0; i < shown; ++i)
+      why += std::string(i == 0 ? " " : "; ") + detail::printable(plugin_errors_[i].file) + ": " +
+             detail::printable(plugin_errors_[i].reason);
+    if (shown < plugin_errors_.size()) why += "; and " + std::to_string(plugin_errors_.size() - shown) + " more";
+    throw UnknownOpError(why);
+  }
+}
 
 Problem Runtime::make_problem(const OpSchema& schema, const Args& args) const {
   if (args.scalar_count() > static_cast<int>(schema.scalars.size()))
@@ -194,6 +210,9 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
     const TensorRef& t = args.tensor(i);
     // Error text is built only on failure: this runs on every op() call.
     const int max_rank = schema.strided_views ? 3 : 2;
+    if (t.shape.rank == 0)
+      bad_argument(schema, i, ErrorKind::shape,
+                   " is an empty view (rank 0: a default-constructed TensorRef or a moved-from Buffer)");
     if (t.shape.rank < 1 || t.shape.rank > max_rank)
       bad_argument(schema, i, ErrorKind::shape,
                    " must have rank 1 or 2" + (max_rank == 3 ? std::string(" or 3") : std::string()) + ", got " +
@@ -214,6 +233,9 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
       bad_argument(schema, i, ErrorKind::shape,
                    " has row stride " + std::to_string(t.row_stride) + ": rows must be at least 1 element apart, got " +
                        t.to_string());
+    if (dtype_size(t.dtype) == 0)  // DType(42): its size 0 would pass every byte check below
+      bad_argument(schema, i, ErrorKind::dtype,
+                   " has an unknown dtype (" + std::to_string(static_cast<unsigned>(t.dtype)) + ")");
     if (!t.shape.fits(t.dtype))
       bad_argument(schema, i, ErrorKind::shape, " " + t.shape.to_string() + " has more bytes than fit in int64");
     if (schema.strided_views) {  // "" (no allocation) for a valid view
@@ -223,6 +245,9 @@ Problem Runtime::derive_problem(const OpSchema& schema, const Args& args) const 
     std::int64_t& span = spans[i];
     if (!t.span_fits(span)) bad_argument(schema, i, ErrorKind::shape, " " + t.to_string() + " spans more bytes than fit in int64");
     if (!t.data && t.numel() > 0) bad_argument(schema, i, ErrorKind::argument, " is a null pointer");
+    if (t.read_only && schema.tensors[i].role != Role::input)
+      bad_argument(schema, i, ErrorKind::argument,
+                   " is read-only (a view of const memory), but the op writes it: make the view from non-const memory");
     // Every kernel reads elements through typed pointers: a pointer off its element size is
     // undefined behaviour on the host and a misaligned-address fault (which ends the CUDA
     // context) on a GPU, so no variant may see one.

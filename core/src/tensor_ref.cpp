@@ -65,7 +65,17 @@ std::string Shape::to_string() const {
   return "[" + std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "]";
 }
 
+namespace {
+// A DType cast from an integer (DType(42)) has no size: every size check would pass on it.
+void check_dtype(const char* factory, DType dtype) {
+  if (dtype_size(dtype) == 0)
+    throw DTypeError(std::string("TensorRef::") + factory + ": unknown dtype (" +
+                     std::to_string(static_cast<unsigned>(dtype)) + "), expected one of kiln::kAllDTypes");
+}
+}  // namespace
+
 TensorRef TensorRef::vector(void* data, DType dtype, std::int64_t n, Device device) {
+  check_dtype("vector", dtype);
   if (n < 0) throw ShapeError("TensorRef::vector: length must be >= 0, got " + std::to_string(n));
   if (!data && n > 0) throw ArgumentError("TensorRef::vector: data is a null pointer for " + std::to_string(n) + " elements");
   if (!Shape::vector(n).fits(dtype))
@@ -82,6 +92,7 @@ TensorRef TensorRef::vector(void* data, DType dtype, std::int64_t n, Device devi
 
 TensorRef TensorRef::matrix(void* data, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
                             Device device) {
+  check_dtype("matrix", dtype);
   if (rows < 0 || cols < 0)
     throw ShapeError("TensorRef::matrix: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
   if (row_stride < cols)
@@ -103,6 +114,7 @@ TensorRef TensorRef::matrix(void* data, DType dtype, std::int64_t rows, std::int
 
 TensorRef TensorRef::col_major(void* data, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t col_stride,
                                Device device) {
+  check_dtype("col_major", dtype);
   if (rows < 0 || cols < 0)
     throw ShapeError("TensorRef::col_major: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
   if (col_stride < rows)
@@ -113,6 +125,7 @@ TensorRef TensorRef::col_major(void* data, DType dtype, std::int64_t rows, std::
 
 TensorRef TensorRef::strided(void* data, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
                              std::int64_t col_stride, Device device) {
+  check_dtype("strided", dtype);
   if (rows < 0 || cols < 0)
     throw ShapeError("TensorRef::strided: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
   TensorRef t;

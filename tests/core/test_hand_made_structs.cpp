@@ -62,6 +62,50 @@ TEST_CASE("Buffer::alloc refuses a dtype outside the enum") {
   CHECK_THROWS_AS(kiln::Buffer::alloc_pitched(kiln::Device::host(), bad, 2, 2), kiln::DTypeError);
 }
 
+TEST_CASE("the TensorRef factories and op() refuse a dtype outside the enum") {
+  const auto bad = static_cast<kiln::DType>(42);
+  std::vector<float> x(16);
+  // With no size, a 2^62-element view passed every byte check before.
+  CHECK(contains(error_message([&] { kiln::TensorRef::vector(x.data(), bad, std::int64_t(1) << 62, kiln::Device::host()); }),
+                 "TensorRef::vector: unknown dtype (42)"));
+  CHECK_THROWS_AS(kiln::TensorRef::matrix(x.data(), bad, 4, 4, 4, kiln::Device::host()), kiln::DTypeError);
+  CHECK_THROWS_AS(kiln::TensorRef::strided(x.data(), bad, 4, 4, 1, 4, kiln::Device::host()), kiln::DTypeError);
+  CHECK_THROWS_AS(kiln::TensorRef::col_major(x.data(), bad, 4, 4, 4, kiln::Device::host()), kiln::DTypeError);
+
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  std::vector<float> y(16);
+  kiln::TensorRef xv = kiln::view(x), yv = kiln::view(y);
+  yv.dtype = bad;  // made by hand
+  const std::string what = error_message([&] { rt.op("scale")({xv, yv}); });
+  CHECK(contains(what, "argument 'y' has an unknown dtype (42)"));
+  CHECK_THROWS_AS(rt.op("scale")({xv, yv}), kiln::DTypeError);
+}
+
+TEST_CASE("op() refuses a read-only view as an output, also after a bound call") {
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  std::vector<float> x(16, 1.0f), y(16, 0.0f);
+  const std::vector<float>& cx = x;
+  const std::vector<float>& cy = y;
+  kiln::Op scale = rt.op("scale");
+  scale(kiln::Args({kiln::view(cx), kiln::view(y)}, {2.0}));  // a read-only input is fine; binds the layout
+  for (float v : y) REQUIRE(v == 2.0f);
+  // The same layout but for the mark: the bound call must not take it.
+  const std::string what = error_message([&] { scale(kiln::Args({kiln::view(cx), kiln::view(cy)}, {3.0})); });
+  CHECK(contains(what, "scale: argument 'y' is read-only (a view of const memory), but the op writes it"));
+  CHECK_THROWS_AS(scale(kiln::Args({kiln::view(cx), kiln::view(cy)}, {3.0})), kiln::ArgumentError);
+  for (float v : y) REQUIRE(v == 2.0f);  // not written
+}
+
+TEST_CASE("op() names an empty (rank 0) view as such") {
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  std::vector<float> x(16);
+  kiln::Buffer y = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {16});
+  kiln::Buffer moved = std::move(y);
+  const std::string what = error_message([&] { rt.op("scale")({kiln::view(x), y}); });
+  CHECK(contains(what, "argument 'y' is an empty view (rank 0: a default-constructed TensorRef or a moved-from Buffer)"));
+  CHECK_THROWS_AS(rt.op("scale")({kiln::view(x), y}), kiln::ShapeError);
+}
+
 TEST_CASE("Args: the writing accessors check their index") {
   std::vector<float> x(4);
   kiln::Args args({kiln::view(x)}, {1.0});

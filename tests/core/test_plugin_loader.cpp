@@ -141,6 +141,17 @@ TEST_CASE("the good plugin loads and runs while every bad one is reported", "[pl
   CHECK(contains(rival, dir.file("libkiln_fixture_rival.so")));
   CHECK(contains(reason_for(errors, missing), "cannot read plugin directory"));
   CHECK(reason_for(errors, dir.file("libkiln_ignored.so.txt")).empty());
+
+  // An op nobody registered: the error says which plugin files did not load (one of them may
+  // have held it), at most three of them by name.
+  const std::string unknown = kiln_test::error_message([&] { rt.op("fixture_missing"); });
+  CHECK(contains(unknown, "unknown op 'fixture_missing'"));
+  CHECK(contains(unknown, "5 plugin file(s) failed to load"));
+  CHECK(contains(unknown, "no kiln_plugin_entry (not a kiln plugin)") + contains(unknown, "not an ELF file") +
+            contains(unknown, "ABI version") + contains(unknown, "already registered") +
+            contains(unknown, "cannot read plugin directory") == 3);
+  CHECK(contains(unknown, "; and 2 more"));
+  CHECK_THROWS_AS(rt.op("fixture_missing"), kiln::UnknownOpError);
 }
 
 TEST_CASE("PluginLoader reports each file with its reason and never throws", "[plugin_loader]") {

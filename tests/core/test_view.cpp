@@ -3,11 +3,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <kiln/kiln.hpp>
 
 #include "catch.hpp"
+#include "test_util.hpp"
 
 TEST_CASE("view deduces the dtype from the element type", "[view]") {
   std::vector<float> f(6);
@@ -107,4 +111,69 @@ TEST_CASE("Half and BFloat16 are their bit patterns, converted like half.hpp's f
   auto buf = kiln::Buffer::alloc(kiln::Device::host(), kiln::f16, {h.size()});
   buf.copy_from(kiln::view(h));
   CHECK(buf.to_host<kiln::Half>() == h);
+}
+
+namespace {
+// Whether kiln::view can be called on an argument of type V (and rows, cols when With2D).
+template <class V, class = void> struct can_view : std::false_type {};
+template <class V> struct can_view<V, std::void_t<decltype(kiln::view(std::declval<V>()))>> : std::true_type {};
+template <class V, class = void> struct can_view_2d : std::false_type {};
+template <class V>
+struct can_view_2d<V, std::void_t<decltype(kiln::view(std::declval<V>(), 2, 3))>> : std::true_type {};
+template <class R, class = void> struct can_make_op : std::false_type {};
+template <class R>
+struct can_make_op<R, std::void_t<decltype(std::declval<R>().op(std::string()))>> : std::true_type {};
+}  // namespace
+
+// Views of temporaries dangle once the statement ends (a heap-use-after-free under ASan in an
+// outside client's program): they do not compile.  Named objects still convert.
+TEST_CASE("views of temporaries do not compile", "[view]") {
+  using Vec = std::vector<float>;
+  static_assert(can_view<Vec&>::value);
+  static_assert(can_view<const Vec&>::value);
+  static_assert(!can_view<Vec&&>::value);
+  static_assert(!can_view<const Vec&&>::value);
+  static_assert(can_view_2d<Vec&>::value);
+  static_assert(can_view_2d<const Vec&>::value);
+  static_assert(!can_view_2d<Vec&&>::value);
+  static_assert(!can_view_2d<const Vec&&>::value);
+  static_assert(std::is_convertible_v<kiln::Buffer&, kiln::TensorRef>);
+  static_assert(std::is_convertible_v<const kiln::Buffer&, kiln::TensorRef>);
+  static_assert(!std::is_convertible_v<kiln::Buffer&&, kiln::TensorRef>);
+  static_assert(!std::is_convertible_v<kiln::Buffer, kiln::TensorRef>);
+  static_assert(can_make_op<kiln::Runtime&>::value);
+  static_assert(!can_make_op<kiln::Runtime&&>::value);
+  // The named forms work as before.
+  Vec v(6, 1.0f);
+  const kiln::Buffer b = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {6});
+  const kiln::TensorRef bv = b;
+  CHECK(bv.data == b.data());
+  CHECK(kiln::view(v, 2, 3).shape == kiln::Shape::matrix(2, 3));
+}
+
+// A view of const memory is an input: writing it was a SIGSEGV for a static const array (an outside
+// client's program, add on the host) and a silent overwrite of a const std::vector by kiln::copy.
+TEST_CASE("views of const memory are read-only: op() and copy refuse to write them", "[view]") {
+  std::vector<float> x(16, 1.0f), y(16, 0.0f);
+  const std::vector<float>& cy = y;
+  const float* cp = y.data();
+  CHECK_FALSE(kiln::view(x).read_only);
+  CHECK_FALSE(kiln::view(x, 4, 4).read_only);
+  CHECK_FALSE(kiln::view(x.data(), 16, kiln::Device::host()).read_only);
+  CHECK(kiln::view(cy).read_only);
+  CHECK(kiln::view(cy, 4, 4).read_only);
+  CHECK(kiln::view(cp, 16, kiln::Device::host()).read_only);
+  CHECK(kiln::view(cp, 4, 4, kiln::Device::host()).read_only);
+  CHECK(kiln::view(cp, 4, 4, 4, kiln::Device::host()).read_only);
+  // Derived views keep the mark.
+  CHECK(kiln::view(cy, 4, 4).transposed().read_only);
+  CHECK(kiln::view(cy, 4, 4).batched(1, 0).read_only);
+
+  const std::string what = kiln_test::error_message([&] { kiln::copy(kiln::view(cy), kiln::view(x)); });
+  CHECK(what.find("kiln::copy: the destination") != std::string::npos);
+  CHECK(what.find("is read-only (a view of const memory)") != std::string::npos);
+  CHECK_THROWS_AS(kiln::copy(kiln::view(cy), kiln::view(x)), kiln::ArgumentError);
+  for (float v : y) REQUIRE(v == 0.0f);  // nothing written
+  kiln::copy(kiln::view(y), kiln::view(static_cast<const std::vector<float>&>(x)));  // a read-only source is fine
+  for (float v : y) REQUIRE(v == 1.0f);
 }

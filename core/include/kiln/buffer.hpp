@@ -10,6 +10,7 @@
 //   p.copy_from(a);                                // any two views of one dtype and shape
 //   std::vector<float> back = p.to_host<float>();  // rows packed, the padding left out
 //   kiln::TensorRef view = a;                      // a Buffer converts to the view of itself
+//                                                  // (a named one: a temporary's would dangle)
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -67,8 +68,12 @@ class Buffer {
   // on the host); the row stride of ref() is the pitch in elements.
   static Buffer alloc_pitched(Device device, DType dtype, std::int64_t rows, std::int64_t cols);
 
-  const TensorRef& ref() const { return ref_; }
-  operator TensorRef() const { return ref_; }
+  const TensorRef& ref() const& { return ref_; }
+  operator TensorRef() const& { return ref_; }
+  // A temporary Buffer frees its memory at the end of the statement, so a view of it would
+  // dangle (`kiln::TensorRef v = kiln::Buffer::alloc(...)`): name the Buffer first.
+  const TensorRef& ref() const&& = delete;
+  operator TensorRef() const&& = delete;
   void* data() const { return ref_.data; }
   Device device() const { return ref_.device; }
   DType dtype() const { return ref_.dtype; }

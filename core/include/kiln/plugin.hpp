@@ -34,7 +34,8 @@ namespace kiln {
 //    OpSchema::strided_views and mode_dims, Variant::prepare.
 // 4: register takes the Registry only (plugins log through kiln/log.hpp, not a logger handed
 //    over by the host).
-inline constexpr int kPluginAbiVersion = 4;
+// 5: TensorRef::read_only (in padding that a plugin built before it left uninitialised).
+inline constexpr int kPluginAbiVersion = 5;
 
 struct PluginInfo {
   int abi_version = 0;

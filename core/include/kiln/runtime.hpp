@@ -113,8 +113,10 @@ class Runtime {
   Device default_device() const;
   const std::vector<DeviceInfo>& devices() const;
 
-  // Throws UnknownOpError listing the known ops.
-  Op op(const std::string& name);
+  // Throws UnknownOpError listing the known ops (and the plugin files that failed to load).
+  Op op(const std::string& name) &;
+  // An Op must not outlive its Runtime: `Runtime().op("add")` would dangle at once.
+  Op op(const std::string& name) && = delete;
   // Runs an explicit variant with an explicit config (benchmarks, tests); validates like op().
   void run_variant(const Variant& variant, const Config& config, const Args& args, Stream stream = {});
   // What op() would run for `problem`, and why (not memoised).  A Problem filled in by hand is

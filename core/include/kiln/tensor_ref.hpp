@@ -53,6 +53,10 @@ struct Shape {
 struct TensorRef {
   void* data = nullptr;
   DType dtype = DType::f32;
+  // A view of const memory (kiln::view of a const pointer or vector): an input only, refused as
+  // an output by op() and as the destination of kiln::copy.  It sits in DType's padding, so the
+  // fields after it keep their offsets.
+  bool read_only = false;
   Shape shape;
   std::int64_t row_stride = 0;  // elements between consecutive rows; == cols for dense, n for rank 1
   Device device;

@@ -14,7 +14,9 @@
 //   kiln::TensorRef hv = kiln::view(h.data(), h.size(), kiln::Device::host());  // f16, 8 elements
 //
 // Device memory from elsewhere (cudaMalloc, a framework's tensor): kiln::view(ptr, rows, cols,
-// kiln::Device::cuda(0)).  A view of const memory is for inputs: an op writes only its outputs.
+// kiln::Device::cuda(0)).  A view of const memory (a const pointer or vector) is read_only: an
+// input; op() refuses it as an output and kiln::copy as a destination (ArgumentError).  A
+// temporary vector has no view (deleted overloads): it would be freed before the view is used.
 // Extents that are negative or past int64 throw ShapeError naming the extent.
 #pragma once
 #include <cstddef>
@@ -72,29 +74,36 @@ template <class I> std::int64_t view_extent(I value, const char* what) {
   return static_cast<std::int64_t>(value);
 }
 
-// TensorRef holds a void*: a view of const memory is an input, never written by an op.
+// TensorRef holds a void*: a view of const memory is marked read_only (an input: op() and
+// kiln::copy refuse to write it).
 template <class T> void* view_data(T* data) { return const_cast<std::remove_cv_t<T>*>(data); }
+template <class T> TensorRef marked(TensorRef t) {
+  t.read_only = std::is_const_v<T>;
+  return t;
+}
 
 }  // namespace detail
 
 // `n` elements at `data` on `device` (a rank-1 view).
 template <class T, class N>
 TensorRef view(T* data, N n, Device device) {
-  return TensorRef::vector(detail::view_data(data), dtype_of_v<T>, detail::view_extent(n, "n"), device);
+  return detail::marked<T>(
+      TensorRef::vector(detail::view_data(data), dtype_of_v<T>, detail::view_extent(n, "n"), device));
 }
 
 // A dense row-major rows x cols matrix at `data` on `device`.
 template <class T, class R, class C>
 TensorRef view(T* data, R rows, C cols, Device device) {
   const std::int64_t c = detail::view_extent(cols, "cols");
-  return TensorRef::matrix(detail::view_data(data), dtype_of_v<T>, detail::view_extent(rows, "rows"), c, c, device);
+  return detail::marked<T>(
+      TensorRef::matrix(detail::view_data(data), dtype_of_v<T>, detail::view_extent(rows, "rows"), c, c, device));
 }
 
 // A row-major rows x cols matrix whose rows are `ld` elements apart (ld >= cols).
 template <class T, class R, class C, class L>
 TensorRef view(T* data, R rows, C cols, L ld, Device device) {
-  return TensorRef::matrix(detail::view_data(data), dtype_of_v<T>, detail::view_extent(rows, "rows"),
-                           detail::view_extent(cols, "cols"), detail::view_extent(ld, "ld"), device);
+  return detail::marked<T>(TensorRef::matrix(detail::view_data(data), dtype_of_v<T>, detail::view_extent(rows, "rows"),
+                                             detail::view_extent(cols, "cols"), detail::view_extent(ld, "ld"), device));
 }
 
 // A host vector as a rank-1 host view of all its elements.
@@ -107,21 +116,36 @@ TensorRef view(const std::vector<T, A>& v) {
   return view(v.data(), v.size(), Device::host());
 }
 
-// A host vector as a dense row-major rows x cols host matrix; ShapeError unless it holds exactly
-// rows * cols elements.
-template <class T, class A, class R, class C>
-TensorRef view(const std::vector<T, A>& v, R rows, C cols) {
-  const std::int64_t r = detail::view_extent(rows, "rows"), c = detail::view_extent(cols, "cols");
+namespace detail {
+// `data` (a vector's, const or not) as a dense row-major rows x cols host matrix of `size` elements.
+template <class T, class R, class C>
+TensorRef vector_matrix(T* data, std::size_t size, R rows, C cols) {
+  const std::int64_t r = view_extent(rows, "rows"), c = view_extent(cols, "cols");
   if (r != 0 && c > std::numeric_limits<std::int64_t>::max() / r)
     throw ShapeError("kiln::view: rows x cols does not fit in int64");
-  if (static_cast<std::uint64_t>(r * c) != v.size())
-    throw ShapeError("kiln::view: a vector of " + std::to_string(v.size()) + " elements is not " + std::to_string(r) +
+  if (static_cast<std::uint64_t>(r * c) != size)
+    throw ShapeError("kiln::view: a vector of " + std::to_string(size) + " elements is not " + std::to_string(r) +
                      " x " + std::to_string(c));
-  return TensorRef::matrix(detail::view_data(v.data()), dtype_of_v<T>, r, c, c, Device::host());
+  return marked<T>(TensorRef::matrix(view_data(data), dtype_of_v<T>, r, c, c, Device::host()));
+}
+}  // namespace detail
+
+// A host vector as a dense row-major rows x cols host matrix; ShapeError unless it holds exactly
+// rows * cols elements.  A const vector gives a read-only view.
+template <class T, class A, class R, class C>
+TensorRef view(const std::vector<T, A>& v, R rows, C cols) {
+  return detail::vector_matrix(v.data(), v.size(), rows, cols);
 }
 template <class T, class A, class R, class C>
 TensorRef view(std::vector<T, A>& v, R rows, C cols) {
-  return view(static_cast<const std::vector<T, A>&>(v), rows, cols);
+  return detail::vector_matrix(v.data(), v.size(), rows, cols);
 }
+
+// A temporary vector is freed at the end of the statement, so a view of it would dangle
+// (`kiln::view(std::vector<float>(n))`): name the vector first.
+template <class T, class A> TensorRef view(std::vector<T, A>&& v) = delete;
+template <class T, class A> TensorRef view(const std::vector<T, A>&& v) = delete;
+template <class T, class A, class R, class C> TensorRef view(std::vector<T, A>&& v, R rows, C cols) = delete;
+template <class T, class A, class R, class C> TensorRef view(const std::vector<T, A>&& v, R rows, C cols) = delete;
 
 }  // namespace kiln
