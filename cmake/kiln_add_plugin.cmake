@@ -70,6 +70,11 @@ function(kiln_add_plugin name)
   if(NOT P_ENTRY)
     message(FATAL_ERROR "kiln_add_plugin(${name}): ENTRY <file with KILN_PLUGIN(...)> is required")
   endif()
+  if(KILN_PLUGIN_BOOST_MISSING)  # set by find_package(kiln) when it found no Boost
+    message(FATAL_ERROR "kiln_add_plugin(${name}): a plugin needs Boost >= 1.74 (Boost.DLL, used by "
+                        "kiln/plugin.hpp), which find_package(kiln) did not find: install it (Debian: "
+                        "libboost-dev) or add its prefix to CMAKE_PREFIX_PATH")
+  endif()
   if(NOT P_VERSION)
     set(P_VERSION 0.1.0)
   endif()

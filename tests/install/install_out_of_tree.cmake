@@ -104,6 +104,32 @@ if(NOT EXISTS ${package_CONFIG_dir}/plans/default.yaml)
 endif()
 message(STATUS "package directories: ${package_PLUGIN_dir}, ${package_CONFIG_dir}")
 
+# Without Boost (CMAKE_DISABLE_FIND_PACKAGE_Boost): a program that only calls ops configures, and
+# kiln_add_plugin() stops with an error naming Boost (it was find_package(kiln) that failed).
+set(noboost ${WORK_DIR}/no-boost-probe)
+file(WRITE ${noboost}/CMakeLists.txt [=[
+cmake_minimum_required(VERSION 3.24)
+project(kiln_no_boost_probe LANGUAGES CXX)
+find_package(kiln 0.1 REQUIRED)
+add_executable(app app.cpp)
+target_link_libraries(app PRIVATE kiln::kiln)
+if(WITH_PLUGIN)
+  kiln_add_plugin(probe SOURCES app.cpp ENTRY app.cpp)
+endif()
+]=])
+file(WRITE ${noboost}/app.cpp "#include <kiln/kiln.hpp>\nint main() { return 0; }\n")
+set(noboost_args ${probe_args})
+list(REMOVE_AT noboost_args 0 1 2 3)  # -S probe -B probe/build
+list(PREPEND noboost_args -S ${noboost} -B ${noboost}/build -DCMAKE_DISABLE_FIND_PACKAGE_Boost=ON)
+run_step("configuring an op-only program without Boost" ${CMAKE_COMMAND} ${noboost_args})
+file(REMOVE_RECURSE ${noboost}/build)
+execute_process(COMMAND ${CMAKE_COMMAND} ${noboost_args} -DWITH_PLUGIN=ON
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "kiln_add_plugin\\(probe\\): a plugin needs Boost")
+  message(FATAL_ERROR "kiln_add_plugin without Boost did not stop with an error naming Boost (rc ${rc}):\n${out}\n${err}")
+endif()
+message(STATUS "without Boost: an op-only program configures; kiln_add_plugin names Boost")
+
 set(configure_args -S ${KILN_EXAMPLE_DIR} -B ${example_build} -G ${GENERATOR}
     -DCMAKE_BUILD_TYPE=${BUILD_TYPE} -DCMAKE_PREFIX_PATH=${prefix} -DKILN_HAS_CUDA=OFF)
 if(MAKE_PROGRAM)
