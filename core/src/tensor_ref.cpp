@@ -36,6 +36,10 @@ bool has_negative_extent(const Shape& s) {
 }  // namespace
 
 std::int64_t Shape::numel() const {
+  // A Shape made by hand: a rank past dims[] counted three of its extents, a negative extent
+  // gave a negative count.
+  if (rank < 0 || rank > 3) throw ShapeError("shape of rank " + std::to_string(rank) + ": expected rank 0 to 3");
+  if (has_negative_extent(*this)) throw ShapeError("shape " + to_string() + " has a negative extent");
   std::int64_t n = 0;
   if (!count_of(*this, n)) throw ShapeError("shape " + to_string() + " has more elements than fit in int64");
   return n;

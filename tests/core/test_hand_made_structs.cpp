@@ -171,6 +171,11 @@ TEST_CASE("Problem and Shape made by hand: clear errors, no reads past their arr
   kiln::Shape s;
   s.rank = 5;
   CHECK(s.to_string() == "[rank 5]");
+  CHECK(contains(error_message([&] { s.numel(); }), "shape of rank 5: expected rank 0 to 3"));
+  s = kiln::Shape::matrix(4, -20);  // counted -80 elements
+  CHECK(contains(error_message([&] { s.numel(); }), "shape [4x-20] has a negative extent"));
+  CHECK_THROWS_AS(s.numel(), kiln::ShapeError);
+  CHECK(kiln::Shape{}.numel() == 0);
   // A workspace larger than a Buffer can describe names the request, not a negative extent.
   CHECK(contains(error_message([&] { rt.reserve_workspace(kiln::Device::host(), {}, SIZE_MAX); }),
                  "Runtime::workspace: 18446744073709551615 bytes requested on host"));

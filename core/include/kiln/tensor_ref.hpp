@@ -31,7 +31,8 @@ struct Shape {
   static Shape matrix(std::int64_t rows, std::int64_t cols) { return Shape{2, {rows, cols, 0}}; }
   static Shape batched(std::int64_t batch, std::int64_t rows, std::int64_t cols) { return Shape{3, {batch, rows, cols}}; }
   // Element count.  Throws ShapeError when it does not fit in int64 (extents from a shape string
-  // or a file can be anything); a TensorRef or Buffer that exists always fits.
+  // or a file can be anything), for a negative extent and for a rank outside 0 to 3 (a Shape
+  // filled in by hand); a TensorRef or Buffer that a factory made always has a count.
   std::int64_t numel() const;
   // Bytes of a dense tensor of this shape and dtype; ShapeError when they do not fit in int64.
   std::int64_t bytes(DType dtype) const;
