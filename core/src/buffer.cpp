@@ -26,12 +26,6 @@ void check_device(Device device, const char* what) {
   }
 }
 
-// A DType cast from an integer outside the enum has size 0: a buffer of it would be empty.
-void check_dtype(DType dtype, const char* what) {
-  if (dtype_size(dtype) == 0)
-    throw DTypeError(std::string(what) + ": unknown dtype (" + std::to_string(static_cast<int>(dtype)) + ")");
-}
-
 Shape shape_from(std::initializer_list<std::int64_t> dims) {
   if (dims.size() == 1) return Shape::vector(*dims.begin());
   if (dims.size() == 2) return Shape::matrix(*dims.begin(), *(dims.begin() + 1));
@@ -105,7 +99,7 @@ Buffer Buffer::alloc(Device device, DType dtype, std::initializer_list<std::int6
 }
 
 Buffer Buffer::alloc(Device device, DType dtype, const Shape& shape) {
-  check_dtype(dtype, "Buffer::alloc");
+  detail::check_dtype(dtype, "Buffer::alloc");
   if (shape.rank < 1 || shape.rank > 3) throw ShapeError("Buffer::alloc: shape must have 1, 2 or 3 extents");
   if (shape.dims[0] < 0 || (shape.rank >= 2 && shape.dims[1] < 0) || (shape.rank == 3 && shape.dims[2] < 0))
     throw ShapeError("Buffer::alloc: extents must be >= 0, got " + shape.to_string());
@@ -131,7 +125,7 @@ Buffer Buffer::alloc(Device device, DType dtype, const Shape& shape) {
 Buffer Buffer::alloc_pitched(Device device, DType dtype, std::int64_t rows, std::int64_t cols) {
   if (rows < 0 || cols < 0)
     throw ShapeError("Buffer::alloc_pitched: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
-  check_dtype(dtype, "Buffer::alloc_pitched");
+  detail::check_dtype(dtype, "Buffer::alloc_pitched");
   const std::size_t es = dtype_size(dtype);
   std::size_t width = 0, padded = 0;
   // The padded size must fit too: pitch (up to one alignment step wider) times the rows.
@@ -254,7 +248,7 @@ const char* element_type_name(DType t) {
 }  // namespace
 
 void detail::check_to_host_type(DType held, ToHostAs how, DType as, std::size_t size) {
-  check_dtype(held, "Buffer::to_host");
+  detail::check_dtype(held, "Buffer::to_host");
   const std::string holds = "the buffer holds " + std::string(dtype_name(held)) + " elements (" +
                             std::to_string(dtype_size(held)) + " bytes each); read it as " + element_type_name(held);
   switch (how) {

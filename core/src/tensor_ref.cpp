@@ -8,6 +8,7 @@
 #include "checked_math.hpp"
 #include "kiln/errors.hpp"
 #include "kiln/problem.hpp"
+#include "view_check.hpp"
 
 namespace kiln {
 namespace {
@@ -69,17 +70,8 @@ std::string Shape::to_string() const {
   return "[" + std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "]";
 }
 
-namespace {
-// A DType cast from an integer (DType(42)) has no size: every size check would pass on it.
-void check_dtype(const char* factory, DType dtype) {
-  if (dtype_size(dtype) == 0)
-    throw DTypeError(std::string("TensorRef::") + factory + ": unknown dtype (" +
-                     std::to_string(static_cast<unsigned>(dtype)) + "), expected one of kiln::kAllDTypes");
-}
-}  // namespace
-
 TensorRef TensorRef::vector(void* data, DType dtype, std::int64_t n, Device device) {
-  check_dtype("vector", dtype);
+  detail::check_dtype(dtype, "TensorRef::vector");
   if (n < 0) throw ShapeError("TensorRef::vector: length must be >= 0, got " + std::to_string(n));
   if (!data && n > 0) throw ArgumentError("TensorRef::vector: data is a null pointer for " + std::to_string(n) + " elements");
   if (!Shape::vector(n).fits(dtype))
@@ -96,7 +88,7 @@ TensorRef TensorRef::vector(void* data, DType dtype, std::int64_t n, Device devi
 
 TensorRef TensorRef::matrix(void* data, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
                             Device device) {
-  check_dtype("matrix", dtype);
+  detail::check_dtype(dtype, "TensorRef::matrix");
   if (rows < 0 || cols < 0)
     throw ShapeError("TensorRef::matrix: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
   if (row_stride < cols)
@@ -118,7 +110,7 @@ TensorRef TensorRef::matrix(void* data, DType dtype, std::int64_t rows, std::int
 
 TensorRef TensorRef::col_major(void* data, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t col_stride,
                                Device device) {
-  check_dtype("col_major", dtype);
+  detail::check_dtype(dtype, "TensorRef::col_major");
   if (rows < 0 || cols < 0)
     throw ShapeError("TensorRef::col_major: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
   if (col_stride < rows)
@@ -129,7 +121,7 @@ TensorRef TensorRef::col_major(void* data, DType dtype, std::int64_t rows, std::
 
 TensorRef TensorRef::strided(void* data, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
                              std::int64_t col_stride, Device device) {
-  check_dtype("strided", dtype);
+  detail::check_dtype(dtype, "TensorRef::strided");
   if (rows < 0 || cols < 0)
     throw ShapeError("TensorRef::strided: extents must be >= 0, got " + std::to_string(rows) + "x" + std::to_string(cols));
   TensorRef t;

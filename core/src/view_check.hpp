@@ -18,6 +18,13 @@
 
 namespace kiln::detail {
 
+// A DType cast from an integer outside the enum (DType(42)) has size 0: a buffer of it would be
+// empty and every byte-count check would pass on a view of it.  DTypeError "<what>: unknown dtype".
+inline void check_dtype(DType dtype, const char* what) {
+  if (dtype_size(dtype) == 0)
+    throw DTypeError(std::string(what) + ": unknown dtype (" + std::to_string(static_cast<int>(dtype)) + ")");
+}
+
 struct ViewCheck {
   // The data pointer must be a multiple of the element size (element-wise stores as T).
   bool element_aligned = false;
