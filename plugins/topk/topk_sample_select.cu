@@ -96,8 +96,12 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
     kernel<<<rows, kSampleBlockLong, sample_bytes, stream>>>(x, l.x_stride, l.n, l.largest, r.plan.samples,
                                                               r.plan.rank, gathered, states, failed);
   }
-  sample_filter_kernel<T, BLOCK, ITEMS><<<dim3(rows, unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
-      x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
+  if constexpr (kSampleFilterCapped<T, BLOCK, ITEMS>)
+    sample_filter_kernel_capped<T, BLOCK, ITEMS><<<dim3(rows, unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
+        x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
+  else
+    sample_filter_kernel<T, BLOCK, ITEMS><<<dim3(rows, unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
+        x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
   if (l.rows <= kSampleSelectWideRows)
     sample_select_kernel<T, kSampleSelectWideBlock><<<rows, kSampleSelectWideBlock, 0, stream>>>(
         x, l.x_stride, l.n, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
