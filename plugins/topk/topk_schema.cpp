@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <kiln/dtype.hpp>
+#include <kiln/errors.hpp>
 
 #include "topk_key.hpp"
 #include "topk_reference.hpp"
@@ -114,7 +115,7 @@ std::shared_ptr<OpSchema> make_topk_schema() {
     const double largest = args.scalar_count() > 0 ? args.scalar(0) : 1.0;
     if (largest != 0.0 && largest != 1.0) {
       return Status::fail(ErrorKind::argument,
-                          "topk: scalar largest = " + std::to_string(largest) + "; expected 1 (largest) or 0 (smallest)");
+                          "topk: scalar largest = " + scalar_text(largest) + "; expected 1 (largest) or 0 (smallest)");
     }
     p.dtype = t;
     p.n_dims = 4;
