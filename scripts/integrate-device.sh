@@ -115,6 +115,7 @@ for stage in "$@"; do
       if [ -s "$out/tuning.yaml" ]; then cp "$out/tuning.yaml" "$tc/tuning.yaml"
       elif [ -s build-retune/tuning.yaml ]; then cp build-retune/tuning.yaml "$tc/tuning.yaml"
       else cp configs/h200.yaml "$tc/tuning.yaml"; fi
+      chmod u+w "$tc/tuning.yaml"  # a carried copy may be read-only: kiln tune refuses to replace it
       for src in coverage anchors; do
         plan=$build/tune-$src-${ops//,/-}.yaml
         python3 scripts/filter_plan.py "configs/plans/$src.yaml" --ops "$ops" ${dtypes:+--dtypes "$dtypes"} >"$plan" 2>>"$log"
