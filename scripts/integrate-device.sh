@@ -112,6 +112,9 @@ for stage in "$@"; do
       fi
       tc=$build/tune-cache
       mkdir -p "$tc"
+      # A warm machine keeps build-gpu between calls: an earlier call's (possibly read-only) copy
+      # must not survive a failed cp and be tuned on as if it were the starting database.
+      rm -f "$tc/tuning.yaml"
       if [ -s "$out/tuning.yaml" ]; then cp "$out/tuning.yaml" "$tc/tuning.yaml"
       elif [ -s build-retune/tuning.yaml ]; then cp build-retune/tuning.yaml "$tc/tuning.yaml"
       else cp configs/h200.yaml "$tc/tuning.yaml"; fi
