@@ -171,7 +171,7 @@ const std::vector<DeviceInfo>& Runtime::devices() const { return enumerate_devic
 
 Op Runtime::op(const std::string& name) & {
   try {
-    return Op(this, &registry_.op(name));
+    return Op(this, &registry_.op(name), alive_);
   } catch (const UnknownOpError& e) {
     if (plugin_errors_.empty()) throw;
     // The op may live in a plugin that did not load: say which did not and why.
@@ -446,10 +446,15 @@ Decision Runtime::explain(const Problem& problem) const {
   return dispatcher_.decide_uncached(problem, device_info(problem.device));
 }
 
-void Op::operator()(const Args& args, Stream stream) const { rt_->launch(*schema_, args, stream, bound_); }
+void Op::operator()(const Args& args, Stream stream) const { rt_->launch(live_schema(), args, stream, bound_); }
 
-Problem Op::problem(const Args& args) const { return rt_->make_problem(*schema_, args); }
+Problem Op::problem(const Args& args) const { return rt_->make_problem(live_schema(), args); }
 
-void Op::prepare(const Args& args, Stream stream) const { rt_->prepare(*schema_, args, stream); }
+void Op::prepare(const Args& args, Stream stream) const { rt_->prepare(live_schema(), args, stream); }
+
+void Op::throw_runtime_gone() {
+  throw Error("kiln::Op used after the Runtime that made it was destroyed: an Op is usable only while its Runtime "
+              "lives (keep the Runtime, e.g. as a member next to its Ops)");
+}
 
 }  // namespace kiln

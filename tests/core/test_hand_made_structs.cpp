@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "catch.hpp"
@@ -93,6 +94,25 @@ TEST_CASE("op() refuses a read-only view as an output, also after a bound call")
   const std::string what = error_message([&] { scale(kiln::Args({kiln::view(cx), kiln::view(cy)}, {3.0})); });
   CHECK(contains(what, "scale: argument 'y' is read-only (a view of const memory), but the op writes it"));
   CHECK_THROWS_AS(scale(kiln::Args({kiln::view(cx), kiln::view(cy)}, {3.0})), kiln::ArgumentError);
+  for (float v : y) REQUIRE(v == 2.0f);  // not written
+}
+
+TEST_CASE("an Op used after its Runtime is destroyed throws instead of reading freed memory") {
+  std::vector<float> x(16, 1.0f), y(16, 0.0f);
+  auto rt = std::make_unique<kiln::Runtime>(kiln_test::scale_registry(), kiln_test::offline_options());
+  kiln::Op scale = rt->op("scale");
+  scale(kiln::Args({kiln::view(x), kiln::view(y)}, {2.0}));  // binds the layout: the hot path is armed
+  for (float v : y) REQUIRE(v == 2.0f);
+  const kiln::Op copy = scale;
+  rt.reset();
+  const kiln::Args again({kiln::view(x), kiln::view(y)}, {3.0});
+  const std::string what = error_message([&] { scale(again); });
+  CHECK(contains(what, "kiln::Op used after the Runtime that made it was destroyed"));
+  CHECK_THROWS_AS(copy(again), kiln::Error);
+  CHECK_THROWS_AS(scale.prepare(again), kiln::Error);
+  CHECK_THROWS_AS(scale.problem(again), kiln::Error);
+  CHECK_THROWS_AS(scale.name(), kiln::Error);
+  CHECK_THROWS_AS(copy.schema(), kiln::Error);
   for (float v : y) REQUIRE(v == 2.0f);  // not written
 }
 

@@ -62,17 +62,20 @@ struct RuntimeOptions {
 
 class Runtime;
 
-// A handle to one op; cheap to copy, valid while its Runtime lives.  Keep it for repeated calls:
+// A handle to one op; cheap to copy, usable while its Runtime lives (afterwards every member
+// throws kiln::Error saying so, instead of reading freed memory).  Keep it for repeated calls:
 // it remembers the decision of its last call bound to that call's argument layout, so the next
 // call with the same dtypes, extents, strides, scalars and alignment class (the pointers may
 // differ) skips the core's validation and the memo lookup (docs/architecture.md, "The hot path").
 // One Op may be used by several threads at once.
 class Op {
  public:
-  Op(const Op& o) noexcept : rt_(o.rt_), schema_(o.schema_), bound_(o.bound_.load(std::memory_order_acquire)) {}
+  Op(const Op& o) noexcept
+      : rt_(o.rt_), schema_(o.schema_), alive_(o.alive_), bound_(o.bound_.load(std::memory_order_acquire)) {}
   Op& operator=(const Op& o) noexcept {
     rt_ = o.rt_;
     schema_ = o.schema_;
+    alive_ = o.alive_;
     bound_.store(o.bound_.load(std::memory_order_acquire), std::memory_order_release);
     return *this;
   }
@@ -84,14 +87,23 @@ class Op {
   // Everything op(args, stream) does except the launch: validates, checks the pointers, decides
   // (memoised) and reserves the workspace for `stream`.  Call it before capturing a CUDA graph.
   void prepare(const Args& args, Stream stream = {}) const;
-  const OpSchema& schema() const { return *schema_; }
-  const std::string& name() const { return schema_->name; }
+  const OpSchema& schema() const { return live_schema(); }
+  const std::string& name() const { return live_schema().name; }
 
  private:
   friend class Runtime;
-  Op(Runtime* rt, const OpSchema* schema) : rt_(rt), schema_(schema) {}
+  Op(Runtime* rt, const OpSchema* schema, std::weak_ptr<const void> alive)
+      : rt_(rt), schema_(schema), alive_(std::move(alive)) {}
+  // The schema, after checking that the Runtime (which owns it) still lives: one relaxed load.
+  const OpSchema& live_schema() const {
+    if (alive_.expired()) throw_runtime_gone();
+    return *schema_;
+  }
+  [[noreturn]] static void throw_runtime_gone();
   Runtime* rt_;
   const OpSchema* schema_;
+  // Expires when the Runtime is destroyed (Runtime::alive_).
+  std::weak_ptr<const void> alive_;
   // The last call's bound decision (owned by the Runtime's Dispatcher); a hint: any thread may
   // replace it, a stale or mismatching one only sends the call down the full path.
   mutable std::atomic<const detail::BoundCall*> bound_{nullptr};
@@ -115,7 +127,7 @@ class Runtime {
 
   // Throws UnknownOpError listing the known ops (and the plugin files that failed to load).
   Op op(const std::string& name) &;
-  // An Op must not outlive its Runtime: `Runtime().op("add")` would dangle at once.
+  // An Op is usable only while its Runtime lives: `Runtime().op("add")` would be dead at once.
   Op op(const std::string& name) && = delete;
   // Runs an explicit variant with an explicit config (benchmarks, tests); validates like op().
   void run_variant(const Variant& variant, const Config& config, const Args& args, Stream stream = {});
@@ -174,6 +186,8 @@ class Runtime {
   Problem derive_problem(const OpSchema& schema, const Args& args) const;
   void init(RuntimeOptions options);
 
+  // Its weak copies in every Op expire with the Runtime, so a late call throws.
+  std::shared_ptr<const void> alive_ = std::make_shared<const int>(0);
   Registry registry_;
   TuningDb db_;
   Dispatcher dispatcher_;
