@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include "topk_dependent_launch.cuh"
 #include "topk_params.hpp"
 #include "topk_resident_grid.hpp"
 #include "topk_sample_select.cuh"
@@ -58,9 +59,10 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
     auto* partial = static_cast<std::uint64_t*>(workspace);
     sample_argmax_partial_kernel<T, BLOCK, ITEMS><<<dim3(unsigned(l.rows), unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
         x, l.x_stride, l.n, l.largest, r.filter.chunk_len, partial);
-    sample_argmax_final_kernel<T, kSampleSelectBlock><<<unsigned(l.rows), kSampleSelectBlock, 0, stream>>>(
-        x, l.x_stride, int(r.filter.chunks), partial, static_cast<T*>(l.values), l.v_stride, l.indices, l.i_stride);
-    return cudaGetLastError();
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    return launch_after_prior_grid(&sample_argmax_final_kernel<T, kSampleSelectBlock>, dim3(unsigned(l.rows)),
+                                   dim3(kSampleSelectBlock), 0, stream, false, x, l.x_stride, int(r.filter.chunks),
+                                   partial, static_cast<T*>(l.values), l.v_stride, l.indices, l.i_stride);
   }
   auto* bytes = static_cast<unsigned char*>(workspace);
   std::size_t at = 0;
@@ -82,34 +84,52 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
     sample_gather_kernel<T, kSampleGatherBlock><<<dim3(rows, parts), kSampleGatherBlock, 0, stream>>>(
         x, l.x_stride, l.n, l.largest, r.plan.samples, gathered);
   }
+  // The chain's first kernel (the gather, else the threshold) is launched plainly; each later one
+  // as a programmatic dependent of the one before (topk_dependent_launch.cuh: its launch overlaps
+  // the previous kernel's tail; every kernel waits for it before touching memory).
+  const bool after_gather = gathered != nullptr;
+  const auto launch = [&](auto* kernel, dim3 grid, unsigned block, std::size_t smem, bool after, auto&&... args) {
+    if (const cudaError_t before = cudaGetLastError(); before != cudaSuccess) return before;
+    if (!after) {
+      kernel<<<grid, block, smem, stream>>>(args...);
+      return cudaGetLastError();
+    }
+    return launch_after_prior_grid(kernel, grid, dim3(block), smem, stream, false, args...);
+  };
   const std::size_t sample_bytes = std::size_t(r.plan.samples) * sizeof(std::uint32_t);
+  cudaError_t e = cudaSuccess;
   if (r.plan.samples <= kSampleMax) {
-    sample_threshold_kernel<T, kSampleBlock><<<rows, kSampleBlock, sample_bytes, stream>>>(
-        x, l.x_stride, l.n, l.largest, r.plan.samples, r.plan.rank, gathered, states, failed);
+    e = launch(&sample_threshold_kernel<T, kSampleBlock>, dim3(rows), kSampleBlock, sample_bytes, after_gather, x,
+               l.x_stride, l.n, l.largest, r.plan.samples, r.plan.rank, gathered, states, failed);
   } else {
     // Above 48 KiB of dynamic shared memory the kernel must opt in (per device; cheap to repeat).
     auto* kernel = &sample_threshold_kernel<T, kSampleBlockLong>;
-    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             int(std::size_t(kSampleMaxLong) * sizeof(std::uint32_t)));
+    if (e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 int(std::size_t(kSampleMaxLong) * sizeof(std::uint32_t)));
         e != cudaSuccess)
       return e;
-    kernel<<<rows, kSampleBlockLong, sample_bytes, stream>>>(x, l.x_stride, l.n, l.largest, r.plan.samples,
-                                                              r.plan.rank, gathered, states, failed);
+    e = launch(kernel, dim3(rows), kSampleBlockLong, sample_bytes, after_gather, x, l.x_stride, l.n, l.largest,
+               r.plan.samples, r.plan.rank, gathered, states, failed);
   }
+  if (e != cudaSuccess) return e;
+  const dim3 filter_grid(rows, unsigned(r.filter.chunks));
   if constexpr (kSampleFilterCapped<T, BLOCK, ITEMS>)
-    sample_filter_kernel_capped<T, BLOCK, ITEMS><<<dim3(rows, unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
-        x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
+    e = launch(&sample_filter_kernel_capped<T, BLOCK, ITEMS>, filter_grid, BLOCK, 0, true, x, l.x_stride, l.n,
+               l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
   else
-    sample_filter_kernel<T, BLOCK, ITEMS><<<dim3(rows, unsigned(r.filter.chunks)), BLOCK, 0, stream>>>(
-        x, l.x_stride, l.n, l.largest, r.filter.chunk_len, r.plan.cand_cap, states, cands);
+    e = launch(&sample_filter_kernel<T, BLOCK, ITEMS>, filter_grid, BLOCK, 0, true, x, l.x_stride, l.n, l.largest,
+               r.filter.chunk_len, r.plan.cand_cap, states, cands);
+  if (e != cudaSuccess) return e;
+  auto* values = static_cast<T*>(l.values);
   if (l.rows <= kSampleSelectWideRows)
-    sample_select_kernel<T, kSampleSelectWideBlock><<<rows, kSampleSelectWideBlock, 0, stream>>>(
-        x, l.x_stride, l.n, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
-        l.v_stride, l.indices, l.i_stride);
+    e = launch(&sample_select_kernel<T, kSampleSelectWideBlock>, dim3(rows), kSampleSelectWideBlock, 0, true, x,
+               l.x_stride, l.n, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, values, l.v_stride,
+               l.indices, l.i_stride);
   else
-    sample_select_kernel<T, kSampleSelectBlock><<<rows, kSampleSelectBlock, 0, stream>>>(
-        x, l.x_stride, l.n, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, static_cast<T*>(l.values),
-        l.v_stride, l.indices, l.i_stride);
+    e = launch(&sample_select_kernel<T, kSampleSelectBlock>, dim3(rows), kSampleSelectBlock, 0, true, x, l.x_stride,
+               l.n, l.k, r.plan.cand_cap, states, cands, radix_states, hists, failed, values, l.v_stride, l.indices,
+               l.i_stride);
+  if (e != cudaSuccess) return e;
   // The fallback: topk_radix_select's passes and gather for the rows whose candidates missed the
   // answer (fewer than k, or more than the buffer holds), then its sort.  Queued always (no host
   // sync); with no failed row both launches are small grids that return at once.
@@ -124,17 +144,13 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const SampleLayout& r, void* wor
   // device holds fewer.
   const int grid = std::min(kSampleFallbackGrid, resident_grid(reinterpret_cast<const void*>(passes), FB, 0));
   if (grid <= 0) return cudaErrorCooperativeLaunchTooLarge;
-  void* args[] = {&failed, &x, &x_stride, &n, &k, &largest, &chunk_len, &chunks, &cap,
-                  &radix_states, &hists, &cands};
-  if (cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(passes), dim3(unsigned(grid)),
-                                                  dim3(FB), args, 0, stream);
+  if (e = launch_after_prior_grid(passes, dim3(unsigned(grid)), dim3(FB), 0, stream, true, failed, x, x_stride, n, k,
+                                  largest, chunk_len, chunks, cap, radix_states, hists, cands);
       e != cudaSuccess)
     return e;
-  sample_fallback_sort_kernel<T, kSortBlock>
-      <<<kSampleFallbackGrid, kSortBlock, std::size_t(cap) * sizeof(std::uint64_t), stream>>>(
-          failed, x, l.x_stride, l.k, cap, radix_states, cands, static_cast<T*>(l.values), l.v_stride, l.indices,
-          l.i_stride);
-  return cudaGetLastError();
+  return launch(&sample_fallback_sort_kernel<T, kSortBlock>, dim3(kSampleFallbackGrid), kSortBlock,
+                std::size_t(cap) * sizeof(std::uint64_t), true, failed, x, l.x_stride, l.k, cap, radix_states, cands,
+                values, l.v_stride, l.indices, l.i_stride);
 }
 
 using Launcher = cudaError_t (*)(const TopkLaunch&, const SampleLayout&, void*, cudaStream_t);

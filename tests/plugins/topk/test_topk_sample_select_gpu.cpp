@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include <cuda_runtime.h>
+
 #include "catch.hpp"
 #include "quick.hpp"
 #include "register_topk.hpp"
@@ -59,10 +61,18 @@ std::vector<kiln::Config> configs_for(const kiln::Variant& v, const kiln::Device
   return out;
 }
 
+void cuda_ok(cudaError_t err, const char* what) {
+  INFO(what << ": " << cudaGetErrorString(err));
+  REQUIRE(err == cudaSuccess);
+}
+
 // Runs the variant (every config given) on x [rows, n] and compares with the host reference bit
-// for bit (any NaN equals any NaN).
+// for bit (any NaN equals any NaN).  in_graph: each launch is captured in a CUDA graph on a stream
+// of its own (its kernels' programmatic dependencies become graph edges) and the graph replayed
+// twice, outputs poisoned before each replay.
 void check_rows(kiln::Runtime& rt, const kiln::Variant& v, const std::vector<float>& rows, const Shape& s, int largest,
-                bool pitched, const std::vector<kiln::Config>& configs, Workspace& ws, const char* what) {
+                bool pitched, const std::vector<kiln::Config>& configs, Workspace& ws, const char* what,
+                bool in_graph = false) {
   const kiln::OpSchema& schema = rt.registry().op("topk");
   const kiln::Device gpu = kiln::Device::cuda(0);
   kiln::Buffer hx = kiln::Buffer::alloc(kiln::Device::host(), kiln::f32, {s.rows, s.n});
@@ -83,13 +93,7 @@ void check_rows(kiln::Runtime& rt, const kiln::Variant& v, const std::vector<flo
   dx.copy_from(hx.ref());
   const kiln::Args args({dx, dv, di}, {double(largest)});
   const kiln::Problem p = rt.make_problem(schema, args);
-  for (const kiln::Config& c : configs) {
-    INFO(what << " " << c.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense"));
-    REQUIRE(v.supports(p, kiln::device_info(gpu), c).ok);
-    dv.fill_bytes(0xFF);
-    di.fill_bytes(0xFF);
-    REQUIRE(v.launch(args, p, c, ws.get(v.workspace_bytes(p, c)), kStream).ok());
-    kStream.synchronize();
+  auto mismatches = [&] {
     const std::vector<float> gv = dv.to_host<float>();
     const std::vector<std::int32_t> gi = di.to_host<std::int32_t>();
     std::int64_t bad = 0;
@@ -97,7 +101,41 @@ void check_rows(kiln::Runtime& rt, const kiln::Variant& v, const std::vector<flo
       bad += !(bits_of(gv[j]) == bits_of(ev[j]) || (std::isnan(gv[j]) && std::isnan(ev[j])));
       bad += gi[j] != ei[j];
     }
-    CHECK(bad == 0);
+    return bad;
+  };
+  for (const kiln::Config& c : configs) {
+    INFO(what << " " << c.to_string() << " on " << p.key() << (pitched ? " pitched" : " dense"));
+    REQUIRE(v.supports(p, kiln::device_info(gpu), c).ok);
+    void* workspace = ws.get(v.workspace_bytes(p, c));  // before any capture: it may allocate
+    if (!in_graph) {
+      dv.fill_bytes(0xFF);
+      di.fill_bytes(0xFF);
+      REQUIRE(v.launch(args, p, c, workspace, kStream).ok());
+      kStream.synchronize();
+      CHECK(mismatches() == 0);
+      continue;
+    }
+    const kiln::OwnedStream owned(gpu);  // the legacy stream cannot be captured
+    const auto cs = static_cast<cudaStream_t>(owned.get().handle());
+    cudaGraph_t graph = nullptr;
+    cuda_ok(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    const kiln::Status launched = v.launch(args, p, c, workspace, owned.get());
+    cuda_ok(cudaStreamEndCapture(cs, &graph), "cudaStreamEndCapture");
+    INFO(launched.message());
+    REQUIRE(launched.ok());
+    cudaGraphExec_t exec = nullptr;
+    cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    for (int replay = 0; replay < 2; ++replay) {
+      dv.fill_bytes(0xFF);
+      di.fill_bytes(0xFF);
+      cuda_ok(cudaDeviceSynchronize(), "poisoning the outputs");
+      cuda_ok(cudaGraphLaunch(exec, cs), "cudaGraphLaunch");
+      cuda_ok(cudaStreamSynchronize(cs), "cudaStreamSynchronize");
+      CAPTURE(replay);
+      CHECK(mismatches() == 0);
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
   }
 }
 
@@ -209,6 +247,39 @@ TEST_CASE("topk_sample_select is exact on rows that defeat the sample (the fallb
       }
       check_rows(rt, *v, x, s, largest, pitched, configs, ws, "nan inf zeros");
     }
+  }
+}
+
+// The variant's kernels are chained by programmatic dependent launch (topk_dependent_launch.cuh):
+// captured in a CUDA graph, those dependencies become graph edges.  Each way through the chain is
+// captured and replayed: the sample gathered by a grid of its own, sampled by the threshold kernel,
+// k = 1 (two kernels), and every value equal (the cooperative fallback passes and the sort).
+TEST_CASE("topk_sample_select's chained kernels capture in a CUDA graph and replay exactly", "[topk][gpu]") {
+  kiln::Runtime rt(make_registry(), kiln_test::offline_options());
+  const kiln::Device gpu = kiln::Device::cuda(0);
+  const kiln::DeviceInfo& dev = kiln::device_info(gpu);
+  const kiln::Variant* v = rt.registry().find_variant("topk_sample_select");
+  REQUIRE(v != nullptr);
+  Workspace ws;
+  std::mt19937_64 rng(2027);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  struct Case {
+    Shape shape;
+    bool all_equal;
+    const char* what;
+  };
+  const Case cases[] = {{{3, 200003, 64}, false, "gathered sample"},
+                        {{40, 50021, 100}, false, "sampled by the threshold kernel"},
+                        {{2, 300007, 1}, false, "k = 1"},
+                        {{2, 100003, 500}, true, "every value equal (the fallback)"}};
+  for (const Case& c : cases) {
+    const Shape& s = c.shape;
+    std::vector<float> x(std::size_t(s.rows * s.n));
+    for (float& e : x) e = c.all_equal ? 0.5f : u(rng);
+    const kiln::Problem shape_only = rt.registry().op("topk").problem_from_dims(kiln::f32, {s.rows, s.n, s.k, 1}, gpu);
+    const std::vector<kiln::Config> configs = {v->default_config(dev)};
+    REQUIRE(v->supports(shape_only, dev, configs.front()).ok);
+    check_rows(rt, *v, x, s, 1, false, configs, ws, c.what, /*in_graph=*/true);
   }
 }
 
