@@ -49,10 +49,11 @@ foreach(file IN LISTS files)
       endforeach()
     endif()
     # Repository paths named in the text: top-level folder, then a path ending in an extension.
-    string(REGEX MATCHALL "(^|[ `'\"(:])(${top_alternatives})/[A-Za-z0-9_./-]*\\.(md|yaml|txt|cmake|hpp|cpp|cu|cuh|sh|py|in)([^A-Za-z0-9_]|$)"
+    # cuh before cu: the first alternative that fits wins, so "x.cuh" was read as "x.cu".
+    string(REGEX MATCHALL "(^|[ `'\"(:])(${top_alternatives})/[A-Za-z0-9_./-]*\\.(md|yaml|txt|cmake|hpp|cpp|cuh|cu|sh|py|in)([^A-Za-z0-9_]|$)"
            mentions "${line}")
     foreach(mention IN LISTS mentions)
-      string(REGEX REPLACE "^[ `'\"(:]?((${top_alternatives})/[A-Za-z0-9_./-]*\\.(md|yaml|txt|cmake|hpp|cpp|cu|cuh|sh|py|in)).*$"
+      string(REGEX REPLACE "^[ `'\"(:]?((${top_alternatives})/[A-Za-z0-9_./-]*\\.(md|yaml|txt|cmake|hpp|cpp|cuh|cu|sh|py|in)).*$"
              "\\1" path "${mention}")
       if(NOT EXISTS ${SOURCE_DIR}/${path})
         list(APPEND problems "${where}: names ${path}, which is not in the repository")
