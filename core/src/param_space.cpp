@@ -11,7 +11,13 @@
 namespace kiln {
 
 Config::Config(std::initializer_list<std::pair<std::string, int>> values) {
-  for (const auto& [name, value] : values) set(name, value);
+  // Like parse(): a name given twice is a mistake, not "the last one wins" ({{"BM", 64}, {"BM", 128}}
+  // silently became BM=128).
+  for (const auto& [name, value] : values) {
+    if (has(name))
+      throw ArgumentError("Config: parameter '" + detail::printable(name) + "' given twice; expected each name once");
+    set(name, value);
+  }
 }
 
 int Config::get(std::string_view name) const {
@@ -33,6 +39,8 @@ bool Config::has(std::string_view name) const {
 }
 
 void Config::set(const std::string& name, int value) {
+  // An empty name prints as "=5", which parse() refuses: the config could not round-trip.
+  if (name.empty()) throw ArgumentError("Config::set: the parameter name is empty; expected a name such as BM");
   for (auto& kv : values_)
     if (kv.first == name) {
       kv.second = value;
@@ -109,6 +117,13 @@ ParamSpace& ParamSpace::param(std::string name, std::vector<int> values) {
                         "': a parameter name must be letters, digits and '_' (the tuning database stores it)");
   for (const Param& p : params_)
     if (p.name == name) throw ArgumentError("ParamSpace::param: '" + name + "' declared twice");
+  // A repeated value made enumerate() list the same config twice (the tuner timed it twice) and
+  // neighbour() "move" to the value it came from.
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (values[i] == values[j])
+        throw ArgumentError("ParamSpace::param '" + name + "': value " + std::to_string(values[i]) +
+                            " is listed twice; expected distinct values");
   // count() and at() index the cartesian product with a uint64: a product past it wrapped, so a
   // space of nine 256-value parameters counted 0 configs and enumerated none.
   std::size_t product = 0;
@@ -121,6 +136,12 @@ ParamSpace& ParamSpace::param(std::string name, std::vector<int> values) {
 }
 
 ParamSpace& ParamSpace::constraint(std::string name, ConstraintFn holds) {
+  // An empty predicate threw std::bad_function_call from the first enumerate() or violated(),
+  // far from the declaration; the name is the reason explain prints when it fails.
+  if (name.empty()) throw ArgumentError("ParamSpace::constraint: the name is empty; expected the reason it prints when it fails");
+  if (!holds)
+    throw ArgumentError("ParamSpace::constraint '" + detail::printable(name) +
+                        "': the predicate is empty; expected a function of (config, device, problem)");
   constraints_.push_back({std::move(name), std::move(holds)});
   return *this;
 }
@@ -140,6 +161,10 @@ std::uint64_t ParamSpace::count() const {
 }
 
 Config ParamSpace::at(std::uint64_t index) const {
+  // Past the end, the index wrapped round to another config instead of failing.
+  if (index >= count())
+    throw ArgumentError("ParamSpace::at: index " + std::to_string(index) + " is past the end; expected 0 to " +
+                        std::to_string(count() - 1) + " (count() is " + std::to_string(count()) + ")");
   Config c;
   std::vector<int> picks(params_.size());
   for (std::size_t i = params_.size(); i-- > 0;) {

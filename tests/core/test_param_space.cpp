@@ -151,7 +151,7 @@ TEST_CASE("a space whose cartesian product passes uint64 is refused and names th
   for (int i = 0; i < 256; ++i) values[static_cast<std::size_t>(i)] = i;
   for (int i = 0; i < 7; ++i) s.param("p" + std::to_string(i), values);
   CHECK(s.count() == (std::uint64_t{1} << 56));
-  s.param("p7", std::vector<int>(255, 1));  // 255 * 2^56 still fits
+  s.param("p7", std::vector<int>(values.begin(), values.begin() + 255));  // 255 * 2^56 still fits
   CHECK(s.count() == 255 * (std::uint64_t{1} << 56));
   CHECK_THROWS_AS(s.param("p8", {1, 2}), kiln::ArgumentError);
   CHECK_THROWS_WITH(s.param("p8", {1, 2}), KILN_CONTAINS("'p8'") && KILN_CONTAINS("2^64"));
@@ -168,4 +168,38 @@ TEST_CASE("a parameter name the tuning database cannot store is refused") {
   CHECK_THROWS_AS(kiln::ParamSpace().param("", {1}), kiln::ArgumentError);
   CHECK_THROWS_AS(kiln::ParamSpace().param("BM=1", {1}), kiln::ArgumentError);
   CHECK(kiln::ParamSpace().param("BM_2", {1}).count() == 1);
+}
+
+TEST_CASE("a careless space or config is refused where it is declared") {
+  // Each of these was accepted: an empty predicate threw std::bad_function_call from the first
+  // enumerate(); a repeated value listed the same config twice; at() past the end wrapped round to
+  // another config; a name given twice in a Config silently kept the last value.
+  const kiln::DeviceInfo d = fake_gpu();
+  kiln::ParamSpace s;
+  s.param("A", {1, 2});
+  CHECK_THROWS_AS(s.constraint("A small", nullptr), kiln::ArgumentError);
+  CHECK_THROWS_WITH(s.constraint("A small", nullptr), KILN_CONTAINS("'A small'") && KILN_CONTAINS("predicate is empty"));
+  CHECK_THROWS_AS(s.constraint("", [](const kiln::Config&, const kiln::DeviceInfo&, const kiln::Problem&) { return true; }),
+                  kiln::ArgumentError);
+  CHECK(s.constraints().empty());  // nothing refused was added
+  CHECK(s.enumerate(d, kiln::Problem{}).size() == 2);
+
+  CHECK_THROWS_AS(kiln::ParamSpace().param("B", {4, 8, 4}), kiln::ArgumentError);
+  CHECK_THROWS_WITH(kiln::ParamSpace().param("B", {4, 8, 4}), KILN_CONTAINS("'B'") && KILN_CONTAINS("value 4 is listed twice"));
+
+  CHECK(s.at(1) == kiln::Config{{"A", 2}});
+  CHECK_THROWS_AS(s.at(2), kiln::ArgumentError);
+  CHECK_THROWS_WITH(s.at(2), KILN_CONTAINS("index 2") && KILN_CONTAINS("0 to 1"));
+  CHECK_THROWS_AS(s.at(~std::uint64_t{0}), kiln::ArgumentError);
+  CHECK(kiln::ParamSpace().at(0).empty());  // the empty space has one config, the empty one
+  CHECK_THROWS_AS(kiln::ParamSpace().at(1), kiln::ArgumentError);
+
+  CHECK_THROWS_AS((kiln::Config{{"BM", 64}, {"BM", 128}}), kiln::ArgumentError);
+  CHECK_THROWS_WITH((kiln::Config{{"BM", 64}, {"BM", 128}}), KILN_CONTAINS("'BM' given twice"));
+  kiln::Config c;
+  CHECK_THROWS_AS(c.set("", 5), kiln::ArgumentError);
+  CHECK(c.empty());
+  c.set("BM", 1);
+  c.set("BM", 2);  // set() replaces, as documented
+  CHECK(c.get("BM") == 2);
 }

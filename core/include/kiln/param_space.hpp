@@ -27,13 +27,14 @@ namespace kiln {
 class Config {
  public:
   Config() = default;
+  // Throws ArgumentError for a name given twice.
   Config(std::initializer_list<std::pair<std::string, int>> values);
 
   // Throws ArgumentError naming the parameter when it is absent.
   int get(std::string_view name) const;
   int get_or(std::string_view name, int fallback) const;
   bool has(std::string_view name) const;
-  void set(const std::string& name, int value);       // adds or replaces, keeping order
+  void set(const std::string& name, int value);       // adds or replaces, keeping order; ArgumentError for ""
   const std::vector<std::pair<std::string, int>>& values() const { return values_; }
   bool empty() const { return values_.empty(); }
   std::string to_string() const;                      // "BM=128 BN=128"; "(none)" when empty
@@ -62,8 +63,9 @@ class ParamSpace {
     ConstraintFn holds;
   };
 
-  // Throws ArgumentError for a repeated name or an empty value list.
+  // Throws ArgumentError for a repeated name, an empty value list or a value listed twice.
   ParamSpace& param(std::string name, std::vector<int> values);
+  // Throws ArgumentError for an empty name or an empty predicate.
   ParamSpace& constraint(std::string name, ConstraintFn holds);
   // Restricts the space to an explicit list of configs (for kernels instantiated from a
   // compile-time list): adds a constraint named "instantiated".
@@ -77,7 +79,8 @@ class ParamSpace {
   bool empty() const { return params_.empty(); }
   // Size of the cartesian product of the value lists (1 for an empty space).
   std::uint64_t count() const;
-  // The i-th config of the cartesian product, first parameter varying slowest.
+  // The i-th config of the cartesian product, first parameter varying slowest; ArgumentError for
+  // an index >= count().
   Config at(std::uint64_t index) const;
   // Every config of the product that satisfies all constraints.
   std::vector<Config> enumerate(const DeviceInfo& device, const Problem& problem) const;
