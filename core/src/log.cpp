@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +43,11 @@ LogLevel from_spdlog(spdlog::level::level_enum level) {
 
 // Standard error, or the user's callback once one is set: one sink, so switching is a pointer
 // swap under the sink's lock rather than a change of the logger's sink list while it logs.
+//
+// The callback runs under that lock.  A callback that logs through kiln (directly, or by calling
+// something that logs) or sets the callback re-entered the lock on the same thread and hung the
+// program; now a message logged from inside the callback goes to standard error, and a callback
+// set from inside it takes over once the running one returns.
 class CallbackOrStderrSink final : public spdlog::sinks::sink {
  public:
   explicit CallbackOrStderrSink(bool colour)
@@ -49,18 +55,32 @@ class CallbackOrStderrSink final : public spdlog::sinks::sink {
                                                                               : spdlog::color_mode::never)) {}
 
   void log(const spdlog::details::log_msg& msg) override {
+    if (in_callback_) {  // this thread holds mutex_, inside the callback
+      stderr_->log(msg);
+      return;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     if (callback_) {
+      in_callback_ = true;
       try {
         callback_(from_spdlog(msg.level), std::string_view(msg.payload.data(), msg.payload.size()));
       } catch (...) {
         // The callback must not throw; if it does, the message is lost, not the program.
+      }
+      in_callback_ = false;
+      if (pending_) {  // set from inside the callback: replace it now that it has returned
+        callback_ = std::move(*pending_);
+        pending_.reset();
       }
       return;
     }
     stderr_->log(msg);
   }
   void flush() override {
+    if (in_callback_) {
+      stderr_->flush();
+      return;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     if (!callback_) stderr_->flush();
   }
@@ -69,15 +89,24 @@ class CallbackOrStderrSink final : public spdlog::sinks::sink {
     stderr_->set_formatter(std::move(formatter));
   }
   void set_callback(LogCallback callback) {
+    if (in_callback_) {  // this thread holds mutex_; the running callback must not be destroyed
+      pending_ = std::move(callback);
+      return;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     callback_ = std::move(callback);
   }
 
  private:
+  // Whether this thread is inside the callback (there is one sink per process).
+  static thread_local bool in_callback_;
   std::mutex mutex_;
   std::shared_ptr<spdlog::sinks::stderr_color_sink_mt> stderr_;
   LogCallback callback_;
+  std::optional<LogCallback> pending_;  // written and read only by the thread holding mutex_
 };
+
+thread_local bool CallbackOrStderrSink::in_callback_ = false;
 
 struct KilnLog {
   std::shared_ptr<CallbackOrStderrSink> sink;

@@ -4,7 +4,10 @@
 // through the log and does not tune.
 #include <dlfcn.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -186,4 +189,37 @@ TEST_CASE("environment values quoted in warnings cannot send escape sequences to
   CHECK(captured->has(kiln::LogLevel::warn, "KILN_CHECK='\\x1b]0;title\\x07' is not 0 or 1"));
   std::lock_guard<std::mutex> lock(captured->mutex);
   for (const auto& m : captured->messages) CHECK(m.second.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("a log callback that logs or replaces itself does not hang", "[log]") {
+  // The callback ran under the sink's lock: logging from it (or calling kiln code that logs), or
+  // setting the callback from it, locked the same mutex again on the same thread and hung.
+  LogGuard guard;
+  kiln::set_log_level(kiln::LogLevel::warn);
+  auto captured = std::make_shared<Captured>();
+  auto replacement = [captured](kiln::LogLevel level, std::string_view message) {
+    std::lock_guard<std::mutex> lock(captured->mutex);
+    captured->messages.emplace_back(level, "replacement: " + std::string(message));
+  };
+  kiln::set_log_callback([captured, replacement](kiln::LogLevel level, std::string_view message) {
+    {
+      std::lock_guard<std::mutex> lock(captured->mutex);
+      captured->messages.emplace_back(level, "first: " + std::string(message));
+    }
+    kiln::log_message(kiln::LogLevel::error, "logged from inside the callback");  // to standard error
+    kiln::set_log_callback(replacement);  // takes over once this call returns
+  });
+  // Off the test's thread, so that a hang fails the test instead of stalling the suite.
+  auto done = std::async(std::launch::async, [] {
+    kiln::log_message(kiln::LogLevel::warn, "one");
+    kiln::log_message(kiln::LogLevel::warn, "two");
+  });
+  if (done.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    std::fprintf(stderr, "a log callback that logs or replaces itself hung kiln's log\n");
+    std::_Exit(1);  // the hung thread cannot be joined
+  }
+  CHECK(captured->has(kiln::LogLevel::warn, "first: one"));
+  CHECK(captured->has(kiln::LogLevel::warn, "replacement: two"));
+  CHECK_FALSE(captured->has(kiln::LogLevel::warn, "first: two"));
+  CHECK_FALSE(captured->has(kiln::LogLevel::error, "logged from inside the callback"));
 }

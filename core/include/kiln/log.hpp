@@ -25,7 +25,9 @@ const char* log_level_name(LogLevel level) noexcept;
 std::optional<LogLevel> parse_log_level(std::string_view name) noexcept;
 
 // Receives every message at or above the level instead of standard error.  It may be called from
-// any thread kiln works on, one call at a time; it must not throw or call back into kiln's log.
+// any thread kiln works on, one call at a time; it must not throw (a message it throws on is
+// lost).  A message logged from inside it, by it or by kiln code it calls, goes to standard error;
+// set_log_callback called from inside it takes effect once it returns.
 using LogCallback = std::function<void(LogLevel level, std::string_view message)>;
 
 // The log is one per process.  Its level starts at KILN_LOG_LEVEL (default warn); messages go to
