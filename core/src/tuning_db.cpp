@@ -839,6 +839,11 @@ void TuningDb::report_dropped(const std::string& message) const {
   if (reporter_) reporter_(message, false);
 }
 
+namespace {
+// The database whose reporter this thread is running, if any (TuningDb::load_now).
+thread_local const TuningDb* reporting_db = nullptr;
+}  // namespace
+
 void TuningDb::ensure_loaded() const {
   if (loaded_.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(*load_mutex_);
@@ -875,12 +880,21 @@ void TuningDb::load_now() const {
   }
   loaded_.store(true, std::memory_order_release);
   if (reporter_) {
+    // The reporter runs under load_mutex_: reload() from inside it would lock it again (it hung).
+    struct Reporting {
+      const TuningDb* saved = reporting_db;
+      explicit Reporting(const TuningDb* db) { reporting_db = db; }
+      ~Reporting() { reporting_db = saved; }
+    } reporting(this);
     for (const std::string& e : errors_) reporter_(e, true);
     for (const std::string& w : warnings_) reporter_(w, false);
   }
 }
 
 void TuningDb::reload() {
+  if (reporting_db == this)
+    throw ArgumentError("TuningDb::reload: called from inside the database's reporter (set_reporter) while the files "
+                        "are being read; expected a call after the reporter returns");
   std::lock_guard<std::mutex> lock(*load_mutex_);
   load_now();
 }

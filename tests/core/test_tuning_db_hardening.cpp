@@ -11,8 +11,11 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -968,4 +971,38 @@ TEST_CASE("tuning db hardening: a write over the entry or size limit is refused 
     CHECK(!fs::exists(other));
     file_kept();
   }
+}
+
+TEST_CASE("tuning db hardening: reload() from inside the reporter is refused, not a hang") {
+  // The reporter runs while the files are read, under the load lock: reload() from inside it
+  // locked the same mutex again on the same thread and hung.
+  TempDir dir;
+  kiln::TuningDb db({dir.file("missing.yaml")}, "");
+  std::vector<std::string> reported, refused;
+  db.set_reporter([&](const std::string& m, bool is_error) {
+    reported.push_back(m);
+    if (!is_error) return;
+    try {
+      db.reload();
+    } catch (const kiln::ArgumentError& e) {
+      refused.push_back(e.what());
+    }
+  });
+  // Off the test's thread, so that a hang fails the test instead of stalling the suite.
+  auto done = std::async(std::launch::async, [&] { return db.errors().size(); });
+  if (done.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    std::fprintf(stderr, "TuningDb::reload from inside the reporter hung\n");
+    std::_Exit(1);  // the hung thread cannot be joined
+  }
+  CHECK(done.get() == 1);
+  REQUIRE(reported.size() == 1);
+  CHECK(contains(reported[0], "missing.yaml"));
+  REQUIRE(refused.size() == 1);
+  CHECK(contains(refused[0], "TuningDb::reload"));
+  CHECK(contains(refused[0], "reporter"));
+  // Outside the reporter, reload() works as before (and reports again).
+  refused.clear();
+  db.reload();
+  CHECK(reported.size() == 2);
+  CHECK(refused.size() == 1);
 }

@@ -167,7 +167,8 @@ class TuningDb {
   void reload();
 
   // Called once per message when the files are read (is_error: the file was skipped); the
-  // Runtime logs them, the CLI prints them.  Set it before the first use.
+  // Runtime logs them, the CLI prints them.  Set it before the first use.  It runs while the files
+  // are being read: reload() called from inside it throws ArgumentError.
   void set_reporter(std::function<void(const std::string& message, bool is_error)> reporter);
   // How long put(), update() and prune() wait for another process's lock (the default comes from
   // KILN_DB_LOCK_TIMEOUT).  Throws ArgumentError unless `seconds` is a number >= 0 (NaN would
