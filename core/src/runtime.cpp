@@ -305,6 +305,16 @@ void* Runtime::find_workspace(Device device, Stream stream, std::size_t bytes) c
 }
 
 void* Runtime::workspace(Device device, Stream stream, std::size_t bytes) {
+  // Checked first (op() reaches here only for a problem's device, already checked): a Device
+  // filled in by hand (Device{host, 7}) was handed the host's workspace when it had one, and
+  // otherwise refused by "Buffer::alloc", a function the caller never called.
+  if (device != Device::host()) {
+    try {
+      device_info(device);
+    } catch (const DeviceError& e) {
+      throw DeviceError(std::string("Runtime::workspace: argument 'device': ") + e.what());
+    }
+  }
   if (bytes == 0) return nullptr;
   if (bytes > static_cast<std::size_t>(INT64_MAX))  // Buffer sizes are int64
     throw ArgumentError("Runtime::workspace: " + std::to_string(bytes) + " bytes requested on " + device.to_string() +

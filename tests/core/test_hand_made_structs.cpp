@@ -224,3 +224,18 @@ TEST_CASE("strides_error: strides near 2^63 are judged without overflowing") {
   t.batch_stride = 1;
   CHECK(t.strides_error() == "one matrix spans more elements than fit in int64");
 }
+
+TEST_CASE("Runtime::workspace names a Device made by hand as its own argument") {
+  // Device{host, 7} was handed the host's workspace once one existed, and before that was refused
+  // by "Buffer::alloc: argument 'device'", a function the caller never called.
+  kiln::Runtime rt(kiln_test::scale_registry(), kiln_test::offline_options());
+  void* host_ws = rt.workspace(kiln::Device::host(), {}, 64);
+  CHECK(host_ws != nullptr);
+  std::string what = error_message([&] { rt.workspace(kiln::Device{kiln::DeviceKind::host, 7}, {}, 16); });
+  CHECK(contains(what, "Runtime::workspace: argument 'device': no device host with ordinal 7"));
+  CHECK_THROWS_AS(rt.reserve_workspace(kiln::Device{kiln::DeviceKind::host, 7}, {}, 16), kiln::DeviceError);
+  CHECK_THROWS_AS(rt.workspace(kiln::Device{kiln::DeviceKind::host, 7}, {}, 0), kiln::DeviceError);
+  what = error_message([&] { rt.reserve_workspace(kiln::Device{kiln::DeviceKind::cuda, 4096}, {}, 16); });
+  CHECK(contains(what, "Runtime::workspace: argument 'device': no device cuda:4096"));
+  CHECK(rt.workspace(kiln::Device::host(), {}, 16) == host_ws);  // the host's own is still served
+}

@@ -149,8 +149,8 @@ class Runtime {
   Problem make_problem(const OpSchema& schema, const Args& args) const;
   // Scratch memory for `bytes` on `device` for work on `stream`; grows only, kept per stream
   // (a smaller one replaced by growth stays allocated until the Runtime is destroyed, so a
-  // launch still holding it is safe).  Throws DeviceError when it must allocate while `stream`
-  // is capturing a CUDA graph.
+  // launch still holding it is safe).  Throws DeviceError for a `device` that names no device
+  // here, and when it must allocate while `stream` is capturing a CUDA graph.
   void* workspace(Device device, Stream stream, std::size_t bytes);
   // Makes sure `stream` has at least `bytes` of workspace on `device` (outside capture).
   void reserve_workspace(Device device, Stream stream, std::size_t bytes) { workspace(device, stream, bytes); }
