@@ -106,9 +106,10 @@ cudaError_t launch_as(const TopkLaunch& l, const GridLayout& r, int min_chunk, v
                                              int(grid_rank_smem_bytes<kGridRankBlock>(kGridRankCap)));
         e != cudaSuccess)
       return e;
-  rank<<<unsigned(ceil_div64(cand_cap, 32)), kGridRankBlock, rank_smem, stream>>>(x, l.k, cand_cap, states, cands,
-                                                                            values, indices);
-  return cudaGetLastError();
+  // A programmatic dependent of the cooperative kernel (topk_dependent_launch.cuh).
+  return launch_after_prior_grid(rank, dim3(unsigned(ceil_div64(cand_cap, 32))), dim3(kGridRankBlock), rank_smem, stream,
+                                 false, x, l.k, cand_cap, static_cast<const SampleRowState*>(states),
+                                 static_cast<const std::uint64_t*>(cands), values, indices);
 }
 
 template <int BLOCK>

@@ -33,6 +33,7 @@
 
 #include <cooperative_groups.h>
 
+#include "topk_dependent_launch.cuh"
 #include "topk_device.cuh"
 #include "topk_grid_select_params.hpp"
 #include "topk_sample_select.cuh"
@@ -443,6 +444,8 @@ __global__ void __launch_bounds__(BLOCK)
     grid_rank_kernel(const T* __restrict__ x, int k, std::int64_t cand_cap, const SampleRowState* __restrict__ states,
                      const std::uint64_t* __restrict__ cands, T* __restrict__ values,
                      std::int32_t* __restrict__ indices) {
+  wait_for_prior_grid();  // topk_dependent_launch.cuh: before any global access or return
+  let_next_grid_start();
   constexpr int W = BLOCK / 32;
   extern __shared__ __align__(16) std::uint64_t s_list[];  // cand_cap + 2 W keys
   __shared__ std::uint32_t s_greater[W][32];

@@ -55,18 +55,30 @@ cudaError_t launch_tile_as(const TopkLaunch& l, const RadixPlan& r, void* worksp
   cudaError_t e = cudaMemsetAsync(workspace, 0, r.states_bytes + r.hists_bytes, stream);
   if (e != cudaSuccess) return e;
   const dim3 grid(unsigned(l.rows), unsigned(r.chunking.chunks));
-  // Every pass is queued; rows that are done make its blocks return at once.
-  for (int pass = 0; pass < kRadixPasses; ++pass) {
-    radix_hist_kernel<T, BLOCK, ITEMS><<<grid, BLOCK, 0, stream>>>(
-        x, l.x_stride, l.n, l.k, l.largest, kShift[pass], kWidth[pass], r.chunking.chunk_len, int(r.chunking.chunks),
-        r.cap, pass, r.cand_cap, states, hists, cands);
+  // Every pass is queued; rows that are done make its blocks return at once.  The first pass
+  // follows the memset plainly; every later kernel is a programmatic dependent of the one before
+  // (topk_dependent_launch.cuh).
+  radix_hist_kernel<T, BLOCK, ITEMS><<<grid, BLOCK, 0, stream>>>(x, l.x_stride, l.n, l.k, l.largest, kShift[0],
+                                                              kWidth[0], r.chunking.chunk_len,
+                                                              int(r.chunking.chunks), r.cap, 0, r.cand_cap, states,
+                                                              hists, cands);
+  if (e = cudaGetLastError(); e != cudaSuccess) return e;
+  for (int pass = 1; pass < kRadixPasses; ++pass) {
+    if (e = launch_after_prior_grid(&radix_hist_kernel<T, BLOCK, ITEMS>, grid, dim3(BLOCK), 0, stream, false, x,
+                                    l.x_stride, l.n, l.k, l.largest, kShift[pass], kWidth[pass], r.chunking.chunk_len,
+                                    int(r.chunking.chunks), r.cap, pass, r.cand_cap, states, hists, cands);
+        e != cudaSuccess)
+      return e;
   }
-  radix_gather_kernel<T, BLOCK, ITEMS><<<grid, BLOCK, 0, stream>>>(x, l.x_stride, l.n, l.largest, r.chunking.chunk_len,
-                                                                int(r.chunking.chunks), r.cap, r.cand_cap, states,
-                                                                cands, selected);
-  radix_sort_kernel<T, kSortBlock><<<unsigned(l.rows), kSortBlock, std::size_t(r.cap) * sizeof(std::uint64_t), stream>>>(
-      x, l.x_stride, l.k, r.cap, states, selected, static_cast<T*>(l.values), l.v_stride, l.indices, l.i_stride);
-  return cudaGetLastError();
+  if (e = launch_after_prior_grid(&radix_gather_kernel<T, BLOCK, ITEMS>, grid, dim3(BLOCK), 0, stream, false, x,
+                                  l.x_stride, l.n, l.largest, r.chunking.chunk_len, int(r.chunking.chunks), r.cap,
+                                  r.cand_cap, states, static_cast<const std::uint64_t*>(cands), selected);
+      e != cudaSuccess)
+    return e;
+  return launch_after_prior_grid(&radix_sort_kernel<T, kSortBlock>, dim3(unsigned(l.rows)), dim3(kSortBlock),
+                                 std::size_t(r.cap) * sizeof(std::uint64_t), stream, false, x, l.x_stride, l.k, r.cap,
+                                 static_cast<const RadixRowState*>(states), static_cast<const std::uint64_t*>(selected),
+                                 static_cast<T*>(l.values), l.v_stride, l.indices, l.i_stride);
 }
 
 // Every tile for each element type (f32, f16, bf16).

@@ -13,6 +13,7 @@
 #pragma once
 #include <cstdint>
 
+#include "topk_dependent_launch.cuh"
 #include "topk_device.cuh"
 
 namespace kiln::topk {
@@ -256,6 +257,8 @@ __global__ void __launch_bounds__(BLOCK)
                       int shift, int width, std::int64_t chunk_len, int chunks, int cap, int pass, int cand_cap,
                       RadixRowState* __restrict__ states, std::uint32_t* __restrict__ hists,
                       std::uint64_t* __restrict__ cands) {
+  wait_for_prior_grid();  // topk_dependent_launch.cuh: before any global access or return
+  let_next_grid_start();
   radix_hist_block<T, BLOCK, ITEMS>(blockIdx.x, int(blockIdx.y), x, x_stride, n, k, largest, shift, width, chunk_len,
                                     chunks, cap, pass, cand_cap, states, hists, cands);
 }
@@ -315,6 +318,8 @@ __global__ void __launch_bounds__(BLOCK)
     radix_gather_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest,
                         std::int64_t chunk_len, int chunks, int cap, int cand_cap, RadixRowState* __restrict__ states,
                         const std::uint64_t* __restrict__ cands, std::uint64_t* __restrict__ selected) {
+  wait_for_prior_grid();  // topk_dependent_launch.cuh: before any global access or return
+  let_next_grid_start();
   radix_gather_block<T, BLOCK, ITEMS>(blockIdx.x, int(blockIdx.y), x, x_stride, n, largest, chunk_len, chunks, cap,
                                       cand_cap, states, cands, selected);
 }
@@ -346,6 +351,8 @@ __global__ void __launch_bounds__(BLOCK)
                       const RadixRowState* __restrict__ states, const std::uint64_t* __restrict__ selected,
                       T* __restrict__ values, std::int64_t v_stride, std::int32_t* __restrict__ indices,
                       std::int64_t i_stride) {
+  wait_for_prior_grid();  // topk_dependent_launch.cuh: before any global access or return
+  let_next_grid_start();
   radix_sort_block<T, BLOCK>(blockIdx.x, x, x_stride, k, cap, states, selected, values, v_stride, indices, i_stride);
 }
 
