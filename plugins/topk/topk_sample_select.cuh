@@ -84,7 +84,6 @@ __global__ void __launch_bounds__(BLOCK)
     sample_gather_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest, int samples,
                          std::uint32_t* __restrict__ gathered) {
   wait_for_prior_grid();  // topk_dependent_launch.cuh: before any global access or return
-  let_next_grid_start();
   const int j = int(blockIdx.y) * BLOCK + int(threadIdx.x);
   if (j >= samples) return;
   const std::int64_t row = blockIdx.x;
@@ -175,7 +174,6 @@ __global__ void __launch_bounds__(BLOCK)
   const T* xr = x + row * x_stride;
   const int t = threadIdx.x, lane = t & 31;
   wait_for_prior_grid();  // topk_dependent_launch.cuh: before any global access or return
-  let_next_grid_start();
   if (row == 0 && t == 0) failed[0] = 0;  // read by the select kernel, after this one
 
   std::uint32_t best = 0;
@@ -286,7 +284,6 @@ __device__ __forceinline__ void sample_filter_body(const T* __restrict__ x, std:
                                                    SampleRowState* __restrict__ states,
                                                    std::uint64_t* __restrict__ cands) {
   wait_for_prior_grid();  // topk_dependent_launch.cuh: before any global access or return
-  let_next_grid_start();
   constexpr int E = 16 / int(sizeof(T));  // elements per 16-byte load
   static_assert(ITEMS % E == 0, "whole 16-byte loads per thread and tile");
   constexpr int VEC = ITEMS / E;  // 16-byte loads per thread and tile
@@ -471,7 +468,6 @@ __global__ void __launch_bounds__(BLOCK)
     sample_argmax_partial_kernel(const T* __restrict__ x, std::int64_t x_stride, std::int64_t n, int largest,
                                  std::int64_t chunk_len, std::uint64_t* __restrict__ partial) {
   wait_for_prior_grid();  // topk_dependent_launch.cuh: before any global access or return
-  let_next_grid_start();
   __shared__ std::uint64_t scratch[BLOCK / 32];
   const std::int64_t row = blockIdx.x;
   const T* xr = x + row * x_stride;
@@ -504,7 +500,6 @@ __global__ void __launch_bounds__(BLOCK)
                                const std::uint64_t* __restrict__ partial, T* __restrict__ values,
                                std::int64_t v_stride, std::int32_t* __restrict__ indices, std::int64_t i_stride) {
   wait_for_prior_grid();  // topk_dependent_launch.cuh: before any global access or return
-  let_next_grid_start();
   __shared__ std::uint64_t scratch[BLOCK / 32];
   const std::int64_t row = blockIdx.x;
   std::uint64_t m = 0;
@@ -552,7 +547,6 @@ __global__ void __launch_bounds__(BLOCK)
                          std::uint32_t* __restrict__ failed, T* __restrict__ values, std::int64_t v_stride,
                          std::int32_t* __restrict__ indices, std::int64_t i_stride) {
   wait_for_prior_grid();  // topk_dependent_launch.cuh: before any global access or return
-  let_next_grid_start();
   __shared__ std::uint64_t list[kSampleSortCap];
   __shared__ std::uint32_t hist[256];
   __shared__ std::uint32_t s_digit, s_above, s_bucket, s_count, s_oversized;
@@ -779,7 +773,6 @@ __global__ void __launch_bounds__(BLOCK)
                                   int chunks, int cap, RadixRowState* __restrict__ states,
                                   std::uint32_t* __restrict__ hists, std::uint64_t* __restrict__ selected) {
   wait_for_prior_grid();  // topk_dependent_launch.cuh: before any global access or return
-  let_next_grid_start();
   const std::uint32_t failed_rows = failed[0];  // the same for every block: the grid leaves together
   if (failed_rows == 0) return;
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
@@ -812,7 +805,6 @@ __global__ void __launch_bounds__(BLOCK)
                                 const std::uint64_t* __restrict__ selected, T* __restrict__ values, std::int64_t v_stride,
                                 std::int32_t* __restrict__ indices, std::int64_t i_stride) {
   wait_for_prior_grid();  // topk_dependent_launch.cuh: before any global access or return
-  let_next_grid_start();
   for (std::uint32_t i = blockIdx.x; i < failed[0]; i += gridDim.x) {
     radix_sort_block<T, BLOCK>(failed[1 + i], x, x_stride, k, cap, states, selected, values, v_stride, indices,
                                i_stride);
