@@ -117,6 +117,10 @@ ParamSpace& ParamSpace::param(std::string name, std::vector<int> values) {
                         "': a parameter name must be letters, digits and '_' (the tuning database stores it)");
   for (const Param& p : params_)
     if (p.name == name) throw ArgumentError("ParamSpace::param: '" + name + "' declared twice");
+  // only()'s configs name the parameters declared before it: one declared after would be missing
+  // from every one of them, so nothing in the space could run.
+  if (instantiated_)
+    throw ArgumentError("ParamSpace::param '" + name + "': declared after only(); expected every parameter before it");
   // A repeated value made enumerate() list the same config twice (the tuner timed it twice) and
   // neighbour() "move" to the value it came from.
   for (std::size_t i = 0; i < values.size(); ++i)
@@ -147,6 +151,27 @@ ParamSpace& ParamSpace::constraint(std::string name, ConstraintFn holds) {
 }
 
 ParamSpace& ParamSpace::only(std::vector<Config> instantiated) {
+  // Searches enumerate this list instead of the product, so a config outside the space (a typo'd
+  // name, a value missing from its list) was tuned and launched as if declared, and a repeated
+  // one timed twice; a second call added a second constraint the first list never saw.
+  if (instantiated_)
+    throw ArgumentError("ParamSpace::only: called twice; expected one list of every instantiated config");
+  if (instantiated.empty())
+    throw ArgumentError("ParamSpace::only: the list is empty; expected at least one instantiated config");
+  for (std::size_t i = 0; i < instantiated.size(); ++i) {
+    const Config& c = instantiated[i];
+    if (!contains(c)) {
+      std::string names;
+      for (const Param& p : params_) names += (names.empty() ? "" : ", ") + p.name;
+      throw ArgumentError("ParamSpace::only: config " + std::to_string(i) + " (" + detail::printable(c.to_string()) +
+                          ") is not in the space; expected exactly the parameters {" + names +
+                          "} declared before only(), each with a value from its list");
+    }
+    for (std::size_t j = 0; j < i; ++j)
+      if (instantiated[j] == c)
+        throw ArgumentError("ParamSpace::only: config " + std::to_string(i) + " (" + detail::printable(c.to_string()) +
+                            ") repeats config " + std::to_string(j) + "; expected distinct configs");
+  }
   auto list = std::make_shared<std::vector<Config>>(std::move(instantiated));
   instantiated_ = list;
   return constraint("instantiated", [list](const Config& c, const DeviceInfo&, const Problem&) {

@@ -97,6 +97,40 @@ TEST_CASE("only() restricts a space to instantiated configs") {
   CHECK(why->find("instantiated") != std::string::npos);
 }
 
+TEST_CASE("only() refuses a list that does not fit the space") {
+  const auto space = [] {
+    kiln::ParamSpace s;
+    s.param("BM", {64, 128}).param("BN", {64, 128});
+    return s;
+  };
+  const auto refuses = [&](std::vector<kiln::Config> list, const std::string& says) {
+    auto s = space();
+    try {
+      s.only(std::move(list));
+    } catch (const kiln::ArgumentError& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(says) != std::string::npos);
+      return;
+    }
+    FAIL("only() accepted the list; expected an ArgumentError saying '" << says << "'");
+  };
+  refuses({}, "the list is empty");
+  refuses({{{"BM", 64}, {"BN", 96}}}, "config 0 (BM=64 BN=96) is not in the space");
+  refuses({{{"BM", 64}}}, "expected exactly the parameters {BM, BN}");
+  refuses({{{"BM", 64}, {"BN", 64}, {"BK", 8}}}, "is not in the space");
+  refuses({{{"BM", 64}, {"BX", 64}}}, "is not in the space");
+  refuses({{{"BM", 64}, {"BN", 64}}, {{"BN", 64}, {"BM", 64}}}, "config 1 (BN=64 BM=64) repeats config 0");
+
+  auto twice = space();
+  twice.only({{{"BM", 64}, {"BN", 64}}});
+  CHECK_THROWS_AS(twice.only({{{"BM", 128}, {"BN", 128}}}), kiln::ArgumentError);
+  CHECK_THROWS_AS(twice.param("BK", {8, 16}), kiln::ArgumentError);
+  // The refused calls left the first list in force.
+  REQUIRE(twice.instantiated() != nullptr);
+  CHECK(twice.instantiated()->size() == 1);
+  CHECK(twice.params().size() == 2);
+}
+
 TEST_CASE("sample and neighbour stay inside the value lists") {
   const auto s = tile_space();
   std::mt19937_64 rng(7);

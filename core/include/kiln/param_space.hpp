@@ -63,12 +63,15 @@ class ParamSpace {
     ConstraintFn holds;
   };
 
-  // Throws ArgumentError for a repeated name, an empty value list or a value listed twice.
+  // Throws ArgumentError for a repeated name, an empty value list, a value listed twice, or a
+  // call after only().
   ParamSpace& param(std::string name, std::vector<int> values);
   // Throws ArgumentError for an empty name or an empty predicate.
   ParamSpace& constraint(std::string name, ConstraintFn holds);
   // Restricts the space to an explicit list of configs (for kernels instantiated from a
-  // compile-time list): adds a constraint named "instantiated".
+  // compile-time list): adds a constraint named "instantiated".  Call it once, after every
+  // param(); throws ArgumentError for an empty list, a config not in the space (other names, or a
+  // value not in its list) and a config listed twice.
   ParamSpace& only(std::vector<Config> instantiated);
   // The list given to only(), nullptr when none: searches enumerate it instead of the cartesian
   // product (thousands of configs for a dozen instantiated ones).
