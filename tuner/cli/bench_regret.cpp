@@ -257,7 +257,9 @@ int run_regret_bench(const RegretOptions& o) {
       arr.push(std::move(j));
     }
     Json out = Json::object();
-    out.set("tune_mode", rt->tune_mode()).set("problems", std::move(arr)).set("measured", measured).set("geomean_regret", geomean).set("max_regret", worst);
+    // With nothing measured there is no regret: 0 read as "better than perfect" to a script.
+    out.set("tune_mode", rt->tune_mode()).set("problems", std::move(arr)).set("measured", measured);
+    out.set("geomean_regret", measured ? Json(geomean) : Json()).set("max_regret", measured ? Json(worst) : Json());
     std::cout << out.dump() << "\n";
   } else {
     Table tab({"op", "problem", "op() runs", "evidence", "op()", "best", "best candidate", "regret"},
@@ -270,8 +272,12 @@ int run_regret_bench(const RegretOptions& o) {
       tab.add({r.op, r.problem, r.chosen, r.evidence, fmt_us(r.op_us), fmt_us(r.best_us), r.best, fmt_fixed(r.regret, 3)});
     }
     tab.print(std::cout);
-    std::cout << "KILN_TUNE=" << rt->tune_mode() << "; regret = time(op()'s choice) / time(fastest candidate); geomean " << fmt_fixed(geomean, 3) << ", max "
-              << fmt_fixed(worst, 3) << " over " << measured << " of " << rows.size() << " problems\n";
+    std::cout << "KILN_TUNE=" << rt->tune_mode() << "; regret = time(op()'s choice) / time(fastest candidate); ";
+    if (measured)
+      std::cout << "geomean " << fmt_fixed(geomean, 3) << ", max " << fmt_fixed(worst, 3) << " over " << measured << " of "
+                << rows.size() << " problems\n";
+    else
+      std::cout << "no regret: none of the " << rows.size() << " problems was measured (see the errors above)\n";
   }
   return measured == static_cast<int>(rows.size()) ? kExitOk : kExitFailed;
 }
