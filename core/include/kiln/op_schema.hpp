@@ -173,7 +173,7 @@ double unit_roundoff(DType t);
 // in `out`: 2 * unit_roundoff(out) for rounding the result (the reference rounds too, so a
 // correct kernel differs only where the two round a near-tie apart) plus 8 * sqrt(length) * 2^-24
 // for the f32 accumulation of random-signed terms, and at least 1e-4 (the f32 gemm bound).
-// bf16 output at length 8192: 7.9e-3; f16: 2.0e-3; f32: 1.0e-4.
+// bf16 output at length 8192: 7.9e-3; f16: 1.0e-3; f32: 1.0e-4.
 double accumulation_tolerance(DType out, std::int64_t length);
 
 }  // namespace kiln
