@@ -35,4 +35,11 @@ grep -qF "kiln: warning: '$work/empty.yaml' holds no entries; nothing is merged 
   fail "empty input: no warning naming it"
 grep -qF "'$db' holds no entries" <<<"$err" && fail "warned about an input with entries"
 [ -s "$work/tuning.yaml" ] || fail "the merge into an existing directory wrote nothing"
+
+# JSON `skipped` counts bad entries left out; a comments-only input has none (it counted 1).
+printf '# notes, not a database\n' >"$work/notes.yaml"
+out=$("$kiln" db merge "$work/notes.yaml" --into "$work/tuning.yaml" --json 2>/dev/null); rc=$?
+echo "$out"
+[ "$rc" -eq 0 ] || fail "comments-only input: exit status $rc, expected 0"
+grep -qF '"skipped": 0' <<<"$out" || fail "comments-only input: skipped is not 0"
 echo "OK"

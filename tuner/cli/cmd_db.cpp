@@ -189,7 +189,8 @@ int run_merge(const DbCli& o) {
                                   [](const std::string& w) { return w.find("holds no entries") != std::string::npos; });
     for (std::string& w : warnings) {
       std::cerr << "kiln: warning: " << w << "\n";
-      skipped.push_back(std::move(w));
+      // A comments-only file is named, but no entry of it was skipped: it counted as one.
+      if (w.find("holds no entries") == std::string::npos) skipped.push_back(std::move(w));
     }
     if (count_entries(inputs.back()) == 0 && !said)
       std::cerr << "kiln: warning: '" << detail::control_escaped(f) << "' holds no entries; nothing is merged from it\n";
