@@ -77,6 +77,10 @@ Command make_verify_command(CLI::App& parent) {
   app->add_flag("--json", o->json, "Print JSON");
   c.usage = kUsage;
   c.run = [o] {
+    // Shapes are per op (gemm mxnxk, topk rowsxnxk): without an op, `--shape 64x64` was tried on
+    // every op and failed on the first that reads it otherwise ("dot: dim out16 is 0 or 1, got 64").
+    if (o->op.empty() && !o->shapes.empty())
+      throw UsageError("--shape goes with an op: each op reads shapes its own way (kiln verify OP --shape SHAPE)");
     auto rt = open_runtime("off", false);
     std::vector<std::string> ops = rt->registry().op_names();
     if (!o->op.empty()) {
