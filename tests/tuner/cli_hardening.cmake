@@ -363,3 +363,9 @@ kiln_cli_test(bench_mode_flag_csv ARGS bench --regret --problems ${hardening_dat
               ERR "--csv goes with a bench of one op \\(--regret")
 kiln_cli_test(bench_mode_flag_csv_overhead ARGS bench --overhead tuner_scale --shape 64 --device host --csv EXPECT 2
               ERR "--csv goes with a bench of one op \\(--overhead")
+# Flags of the one-op table those modes never read: `--regret --no-oracle` still used the oracle,
+# `--overhead --runs 5` timed the usual 20000 calls.
+kiln_cli_test(bench_mode_flag_no_oracle ARGS bench --regret --problems ${hardening_data}/regret_problems.yaml --no-oracle
+              EXPECT 2 ERR "--no-oracle goes with a bench of one op \\(--regret does not read it")
+kiln_cli_test(bench_mode_flag_runs_overhead ARGS bench --overhead tuner_scale --shape 64 --device host --runs 5 EXPECT 2
+              ERR "--runs goes with a bench of one op \\(--overhead does not read it")

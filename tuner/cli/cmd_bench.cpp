@@ -104,7 +104,7 @@ Command make_bench_command(CLI::App& parent) {
                   "--regret: start no problem (and no candidate of the one under way) after this many seconds; the rest are reported as not measured (default: none)")
       ->check(in_range(1e-6, 1e7));
   c.usage = kUsage;
-  c.run = [o, csv_flag, iters_flag, batch_flag, problems_flag, time_limit_flag] {
+  c.run = [o, app, csv_flag, iters_flag, batch_flag, problems_flag, time_limit_flag] {
     if (o->overhead && o->regret) throw UsageError("--overhead and --regret are separate runs: pick one");
     // A flag of another mode was ignored without a word: `kiln bench --regret --problems P --csv`
     // printed the table, `kiln bench gemm --shape S --time-limit 60` ran without a limit.
@@ -117,6 +117,17 @@ Command make_bench_command(CLI::App& parent) {
     if ((o->overhead || o->regret) && csv_flag->count() > 0)
       throw UsageError(std::string("--csv goes with a bench of one op (") + (o->overhead ? "--overhead" : "--regret") +
                        " prints a table or, with --json, JSON)");
+    // Flags of the one-op table that these modes never read: `--regret --no-oracle` still took
+    // large problems' expected outputs from the oracle, `--overhead --runs 5` timed 20000 calls.
+    if (o->overhead || o->regret) {
+      std::vector<const char*> unread = {"--variants", "--vs", "--force", "--no-oracle", "--max-seconds-per-row"};
+      if (o->overhead) unread.insert(unread.end(), {"--runs", "--warmup", "--warm", "--input-seed"});
+      if (o->regret) unread.push_back("--dtype");  // each problem of the file names its own
+      for (const char* flag : unread)
+        if (app->count(flag) > 0)
+          throw UsageError(std::string(flag) + " goes with a bench of one op (" + (o->overhead ? "--overhead" : "--regret") +
+                           " does not read it)");
+    }
     if (o->overhead)
       return run_overhead_bench({o->op, o->shape, o->dtype, o->device, o->iters, o->batch, o->json});
     if (o->regret) {
