@@ -107,6 +107,9 @@ Command make_tune_command(CLI::App& parent) {
     const int sources = (!o->op.empty() ? 1 : 0) + (!o->plan.empty() ? 1 : 0) + (!o->from.empty() ? 1 : 0);
     if (sources != 1) throw UsageError("give exactly one of: an op (with --shape), --plan, --from");
     if (o->op.empty() && !o->shape.empty()) throw UsageError("--shape goes with an op, not with --plan or --from");
+    // Each plan line has its own dtype (f32 when it names none): `--plan P --dtype bf16` tuned f32.
+    if (o->op.empty() && app->count("--dtype") > 0)
+      throw UsageError("--dtype goes with an op, not with --plan or --from (each problem names its dtype, default f32)");
     const bool pool = !o->devices.empty() || o->simulate_devices > 0;
     if (pool && !o->op.empty()) throw UsageError("--devices goes with --plan or --from (one problem runs on --device)");
     if (pool && !o->device.empty()) throw UsageError("give --device or --devices, not both");
