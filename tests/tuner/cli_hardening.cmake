@@ -170,6 +170,8 @@ check list --json
 check db show
 check tune tuner_scale --shape 64 --device host --runs 3 --no-store --csv
 check list no_such_op --json
+check --version
+check tune --help
 out=$("$0" list --json 2>&1 >/dev/null) && [ -z "$out" ] || exit 1; exit 0]=] $<TARGET_FILE:kiln_cli>)
   set_tests_properties(cli_output_write_failure PROPERTIES LABELS cpu ENVIRONMENT
     "KILN_PLUGIN_PATH=${KILN_TUNER_FIXTURE_DIR};KILN_CACHE_DIR=${cli_cache}/misc;KILN_CONFIG_PATH=;KILN_LOG_LEVEL=warn;KILN_TUNE=off")

@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, args_v);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    if (e.get_exit_code() == 0) return with_output_checked(app.exit(e));  // --help, --version: to a full disk too
     std::string usage = kTopUsage;
     for (const auto& c : commands)
       if (c.app->parsed()) usage = c.usage;
