@@ -160,13 +160,10 @@ ParamSpace& ParamSpace::only(std::vector<Config> instantiated) {
     throw ArgumentError("ParamSpace::only: the list is empty; expected at least one instantiated config");
   for (std::size_t i = 0; i < instantiated.size(); ++i) {
     const Config& c = instantiated[i];
-    if (!contains(c)) {
-      std::string names;
-      for (const Param& p : params_) names += (names.empty() ? "" : ", ") + p.name;
+    if (auto why = outside_space(c))
       throw ArgumentError("ParamSpace::only: config " + std::to_string(i) + " (" + detail::printable(c.to_string()) +
-                          ") is not in the space; expected exactly the parameters {" + names +
-                          "} declared before only(), each with a value from its list");
-    }
+                          ") is not in the space: " + detail::printable(*why) +
+                          "; expected the parameters declared before only(), each with a value from its list");
     for (std::size_t j = 0; j < i; ++j)
       if (instantiated[j] == c)
         throw ArgumentError("ParamSpace::only: config " + std::to_string(i) + " (" + detail::printable(c.to_string()) +
@@ -257,6 +254,13 @@ bool ParamSpace::contains(const Config& c) const {
 }
 
 std::optional<std::string> ParamSpace::violated(const Config& c, const DeviceInfo& device, const Problem& problem) const {
+  if (auto why = outside_space(c)) return why;
+  for (const Constraint& k : constraints_)
+    if (!k.holds(c, device, problem)) return "constraint '" + k.name + "' fails";
+  return std::nullopt;
+}
+
+std::optional<std::string> ParamSpace::outside_space(const Config& c) const {
   if (c.values().size() != params_.size()) {
     std::string names;
     for (const Param& p : params_) names += (names.empty() ? "" : ", ") + p.name;
@@ -273,8 +277,6 @@ std::optional<std::string> ParamSpace::violated(const Config& c, const DeviceInf
       return name + ": " + std::to_string(value) + " not in {" + list + "}";
     }
   }
-  for (const Constraint& k : constraints_)
-    if (!k.holds(c, device, problem)) return "constraint '" + k.name + "' fails";
   return std::nullopt;
 }
 

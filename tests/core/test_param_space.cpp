@@ -115,8 +115,8 @@ TEST_CASE("only() refuses a list that does not fit the space") {
     FAIL("only() accepted the list; expected an ArgumentError saying '" << says << "'");
   };
   refuses({}, "the list is empty");
-  refuses({{{"BM", 64}, {"BN", 96}}}, "config 0 (BM=64 BN=96) is not in the space");
-  refuses({{{"BM", 64}}}, "expected exactly the parameters {BM, BN}");
+  refuses({{{"BM", 64}, {"BN", 96}}}, "config 0 (BM=64 BN=96) is not in the space: BN: 96 not in {64, 128}");
+  refuses({{{"BM", 64}}}, "does not name exactly the parameters {BM, BN}");
   refuses({{{"BM", 64}, {"BN", 64}, {"BK", 8}}}, "is not in the space");
   refuses({{{"BM", 64}, {"BX", 64}}}, "is not in the space");
   refuses({{{"BM", 64}, {"BN", 64}}, {{"BN", 64}, {"BM", 64}}}, "config 1 (BN=64 BM=64) repeats config 0");

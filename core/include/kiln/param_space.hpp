@@ -100,6 +100,9 @@ class ParamSpace {
   std::string to_string() const;  // "BM in {64,128}; BN in {64,128}; constraints: ..."
 
  private:
+  // Why `c` is not a config of the product (other names, a value not in its list), if it is not.
+  std::optional<std::string> outside_space(const Config& c) const;
+
   std::vector<Param> params_;
   std::vector<Constraint> constraints_;
   std::shared_ptr<const std::vector<Config>> instantiated_;
